@@ -1,0 +1,40 @@
+# sample-controller-py: every target that needs Python runs it from .venv, created on demand.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: venv test lint demo run e2e bench image install-crd clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+## test: the whole default suite (unit + integration against kubesim; e2e skips without a cluster)
+test: venv
+	$(PY) -m pytest -q
+
+lint: venv
+	$(VENV)/bin/ruff check .
+
+demo: venv
+	@echo "make demo: not yet (lands with the controller issue)"; exit 1
+
+run: venv
+	@echo "make run: not yet (lands with the controller issue)"; exit 1
+
+e2e: venv
+	@echo "make e2e: not yet (lands with the reliability/e2e issue)"; exit 1
+
+bench: venv
+	@echo "make bench: not yet"; exit 1
+
+image:
+	@echo "make image: not yet (lands with the operations issue)"; exit 1
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""kubesim package."""
