@@ -30,8 +30,9 @@ run: venv
 e2e: venv
 	@echo "make e2e: not yet (lands with the reliability/e2e issue)"; exit 1
 
+## bench: every bench/*_bench.py, each printing its figures beside a same-run baseline
 bench: venv
-	@echo "make bench: not yet"; exit 1
+	@set -e; for f in bench/*_bench.py; do echo "== $$f"; $(PY) $$f; done
 
 image:
 	@echo "make image: not yet (lands with the operations issue)"; exit 1
