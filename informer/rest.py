@@ -1,0 +1,341 @@
+"""Raw-JSON REST transport on top of the official client's ``ApiClient``.
+
+client-go twin: ``rest.RESTClient`` as the dynamic client uses it (``k8s.io/client-go/rest``),
+plus the error helpers of ``k8s.io/apimachinery/pkg/api/errors`` (``IsNotFound``, ...).
+
+Why not the generated ``*Api`` classes? They decode every response into model classes, which is
+slow and does not cover custom resources (DESIGN.md, "Objects are plain dicts"). Why not a
+hand-written HTTP client? The official client already knows kubeconfig, in-cluster config, token
+refresh, exec plugins, client certificates and TLS; we keep all of that by building every request
+with ``ApiClient.param_serialize`` (which applies auth and refreshes tokens) and sending it through
+the client's own urllib3 ``PoolManager`` (which carries the TLS settings). Only the encoding and
+decoding of bodies is ours: ``json.dumps`` / ``json.loads`` of plain dicts.
+
+Two things client-go's transport does that the official Python client does not, and that a
+controller needs, are added here:
+
+- a client-side token bucket (``--kube-api-qps`` / ``--kube-api-burst``), as client-go's
+  ``flowcontrol.NewTokenBucketRateLimiter`` on every request;
+- watch streams that can be closed from another thread and that fail when no byte arrives for a
+  read deadline, so a silently stalled watch is noticed instead of hanging forever.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import urllib3
+
+__all__ = [
+    "APIError",
+    "RESTClient",
+    "TransportError",
+    "WatchStream",
+    "is_already_exists",
+    "is_conflict",
+    "is_gone",
+    "is_not_found",
+    "is_too_many_requests",
+    "resource_path",
+]
+
+Params = Mapping[str, Any] | Sequence[tuple[str, Any]] | None
+Timeout = float | tuple[float, float] | None
+
+
+class TransportError(OSError):
+    """The request did not get an HTTP answer: refused, reset, TLS failure or read timeout."""
+
+
+class APIError(Exception):
+    """The server answered with a non-2xx status (apimachinery ``StatusError``).
+
+    Attributes mirror the ``Status`` object the server sends, so callers test ``reason`` the way
+    client-go's ``errors.IsConflict`` and friends do.
+    """
+
+    def __init__(
+        self,
+        code: int,
+        reason: str,
+        message: str,
+        status: dict | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(f"{code} {reason}: {message}")
+        self.code = code  # HTTP status code
+        self.reason = reason  # Status.reason (e.g. "Conflict"), else the HTTP reason phrase
+        self.message = message  # Status.message, else the (truncated) response text
+        self.status = status  # the decoded Status object, when the body was one
+        self.retry_after = retry_after  # seconds, from Retry-After or details.retryAfterSeconds
+
+    @classmethod
+    def from_response(cls, code: int, phrase: str, headers: Mapping[str, str], data: bytes) -> APIError:
+        status: dict | None = None
+        try:
+            decoded = json.loads(data) if data else None
+            if isinstance(decoded, dict) and decoded.get("kind") == "Status":
+                status = decoded
+        except ValueError:
+            pass
+        reason = (status or {}).get("reason") or phrase or str(code)
+        message = (status or {}).get("message") or data[:500].decode("utf-8", "replace").strip()
+        retry_after: float | None = None
+        header = headers.get("Retry-After")
+        if header:
+            try:
+                retry_after = float(header)
+            except ValueError:
+                retry_after = None  # an HTTP-date; kube-apiserver only ever sends seconds
+        if retry_after is None and status:
+            seconds = (status.get("details") or {}).get("retryAfterSeconds")
+            if seconds:
+                retry_after = float(seconds)
+        return cls(code, reason, message, status, retry_after)
+
+
+def is_not_found(err: BaseException) -> bool:
+    return isinstance(err, APIError) and err.code == 404
+
+
+def is_conflict(err: BaseException) -> bool:
+    return isinstance(err, APIError) and err.code == 409 and err.reason != "AlreadyExists"
+
+
+def is_already_exists(err: BaseException) -> bool:
+    return isinstance(err, APIError) and err.code == 409 and err.reason == "AlreadyExists"
+
+
+def is_gone(err: BaseException) -> bool:
+    """410: the resourceVersion is older than the server's history (``IsResourceExpired``/``IsGone``)."""
+    return isinstance(err, APIError) and (err.code == 410 or err.reason in ("Expired", "Gone"))
+
+
+def is_too_many_requests(err: BaseException) -> bool:
+    return isinstance(err, APIError) and err.code == 429
+
+
+def resource_path(
+    group: str,
+    version: str,
+    resource: str,
+    namespace: str | None = None,
+    name: str | None = None,
+    subresource: str | None = None,
+) -> str:
+    """The REST path of a collection or an object; the core group ("") lives under /api."""
+    parts = ["/api/" + version] if not group else [f"/apis/{group}/{version}"]
+    if namespace:
+        parts.append("namespaces/" + quote(namespace, safe=""))
+    parts.append(resource)
+    if name:
+        parts.append(quote(name, safe=""))
+        if subresource:
+            parts.append(subresource)
+    return "/".join(parts)
+
+
+class _TokenBucket:
+    """Client-side request throttle, as client-go's ``flowcontrol.tokenBucketRateLimiter.Accept``.
+
+    Each request takes a token, waiting for one when the bucket is empty. Reserving ahead (the
+    time at which the next token will exist) keeps it fair under contention without a thread.
+    """
+
+    def __init__(self, qps: float, burst: int) -> None:
+        self._qps = qps  # tokens added per second
+        self._burst = max(1, burst)  # bucket capacity
+        self._tokens = float(self._burst)  # tokens available at self._last; may go negative
+        self._last = time.monotonic()  # when self._tokens was computed
+        self._lock = threading.Lock()
+
+    def accept(self) -> None:
+        with self._lock:
+            now = time.monotonic()
+            self._tokens = min(self._burst, self._tokens + (now - self._last) * self._qps)
+            self._last = now
+            self._tokens -= 1
+            wait = -self._tokens / self._qps if self._tokens < 0 else 0.0
+        if wait > 0:
+            time.sleep(wait)
+
+
+class RESTClient:
+    """Sends requests with plain-dict bodies and returns decoded JSON.
+
+    Thread-safe: the underlying urllib3 pool is, and the throttle has its own lock.
+    """
+
+    def __init__(
+        self,
+        api_client: Any,
+        qps: float = 0.0,
+        burst: int = 0,
+        user_agent: str | None = None,
+    ) -> None:
+        self.api_client = api_client  # kubernetes.client.ApiClient: config, auth, TLS, pool
+        self._throttle = _TokenBucket(qps, burst or int(qps) or 1) if qps > 0 else None
+        self._user_agent = user_agent  # None keeps the ApiClient's own User-Agent
+
+    # -- building and sending ----------------------------------------------------------------
+
+    def _prepare(self, method: str, path: str, params: Params, content_type: str | None):
+        headers = {"Accept": "application/json"}
+        if content_type:
+            headers["Content-Type"] = content_type
+        # param_serialize applies auth (refreshing rotated or exec-plugin tokens) and the host.
+        _, url, headers, _, _ = self.api_client.param_serialize(
+            method, path, header_params=headers, auth_settings=["BearerToken"]
+        )
+        if self._user_agent:  # after param_serialize, which overlays the client's default headers
+            headers["User-Agent"] = self._user_agent
+        if params:
+            items = params.items() if isinstance(params, Mapping) else params
+            query = [(k, _query_value(v)) for k, v in items if v is not None]
+            if query:
+                url += "?" + urlencode(query)
+        return url, headers
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        params: Params,
+        body: Any,
+        content_type: str | None,
+        timeout: Timeout,
+        stream: bool,
+    ) -> urllib3.BaseHTTPResponse:
+        if self._throttle is not None:
+            self._throttle.accept()
+        url, headers = self._prepare(method, path, params, content_type if body is not None else None)
+        data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+        if isinstance(timeout, tuple):
+            urllib3_timeout = urllib3.Timeout(connect=timeout[0], read=timeout[1])
+        elif timeout is not None:
+            urllib3_timeout = urllib3.Timeout(total=timeout)
+        else:
+            urllib3_timeout = urllib3.Timeout(connect=10.0, read=None)
+        try:
+            return self.api_client.rest_client.pool_manager.request(
+                method,
+                url,
+                body=data,
+                headers=headers,
+                timeout=urllib3_timeout,
+                preload_content=not stream,
+                retries=False,  # retries are the caller's decision (backoff, Retry-After)
+            )
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise TransportError(f"{method} {path}: {exc}") from exc
+
+    # -- public API -------------------------------------------------------------------------
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        params: Params = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: Timeout = 60.0,
+    ) -> dict:
+        """Send one request and return the decoded JSON body; raise APIError on non-2xx."""
+        resp = self._send(method, path, params, body, content_type, timeout, stream=False)
+        data = resp.data
+        if resp.status >= 300:
+            raise APIError.from_response(resp.status, resp.reason or "", resp.headers, data)
+        return json.loads(data) if data else {}
+
+    def stream(self, path: str, params: Params = None, timeout: Timeout = (10.0, 330.0)) -> WatchStream:
+        """Open a streaming GET (a watch) and return its decoded lines.
+
+        The read part of ``timeout`` is the stall guard: when no byte arrives for that long the
+        stream raises TransportError, so the caller can re-watch.
+        """
+        resp = self._send("GET", path, params, None, None, timeout, stream=True)
+        if resp.status >= 300:
+            try:
+                data = resp.read()
+            finally:
+                resp.release_conn()
+            raise APIError.from_response(resp.status, resp.reason or "", resp.headers, data)
+        return WatchStream(resp, path)
+
+
+def _query_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+class WatchStream:
+    """The decoded lines of one chunked watch response (``watch.StreamWatcher`` in client-go).
+
+    Iterate it to get each ``{"type": ..., "object": ...}`` dict. ``close()`` may be called from
+    any thread: it shuts the socket down, which ends a blocked read at once, and iteration stops
+    quietly instead of raising.
+    """
+
+    def __init__(self, response: urllib3.BaseHTTPResponse, path: str) -> None:
+        self._response = response  # the open urllib3 response, never preloaded
+        self._path = path  # for error messages
+        self._closed = threading.Event()  # set by close(); iteration ends without an error
+
+    def __enter__(self) -> WatchStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    def close(self) -> None:
+        """Stop the stream now; safe to call more than once and from any thread."""
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        shutdown = getattr(self._response, "shutdown", None)  # urllib3 >= 2.3
+        try:
+            if shutdown is not None:
+                shutdown()
+            self._response.close()
+        except Exception:  # noqa: BLE001 - closing a dead socket may fail in many ways
+            pass
+
+    def _chunks(self) -> Iterator[bytes]:
+        resp = self._response
+        if resp.chunked and resp.supports_chunked_reads():
+            yield from resp.read_chunked(decode_content=True)
+            return
+        while True:
+            data = resp.read1(65536) if hasattr(resp, "read1") else resp.read(65536)
+            if not data:
+                return
+            yield data
+
+    def __iter__(self) -> Iterator[dict]:
+        buffer = b""
+        try:
+            for chunk in self._chunks():
+                buffer += chunk
+                while b"\n" in buffer:
+                    line, buffer = buffer.split(b"\n", 1)
+                    if line.strip():
+                        yield json.loads(line)
+            if buffer.strip() and not self.closed:
+                yield json.loads(buffer)
+        except (urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError) as exc:
+            # AttributeError: urllib3 drops its fp when another thread closes the response.
+            if self.closed:
+                return
+            raise TransportError(f"watch {self._path}: {exc}") from exc
+        finally:
+            self.close()

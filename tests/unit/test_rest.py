@@ -1,0 +1,243 @@
+"""informer.rest: requests, Status errors, Retry-After, throttling and watch streams.
+
+A tiny local HTTP server stands in for the API server so each case controls the exact bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from kubernetes import client
+
+from informer.rest import (
+    APIError,
+    RESTClient,
+    TransportError,
+    is_already_exists,
+    is_conflict,
+    is_gone,
+    is_not_found,
+    is_too_many_requests,
+    resource_path,
+)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    routes: dict = {}
+    seen: list = []
+
+    def log_message(self, *args):  # keep test output quiet
+        pass
+
+    def _reply(self, code, body, headers=()):
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in headers:
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _handle(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        self.seen.append((self.command, self.path, self.headers, body))
+        route = self.routes.get(self.path.split("?")[0])
+        if route is None:
+            self._reply(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                              "reason": "NotFound", "code": 404, "message": "not found"})
+            return
+        route(self)
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
+
+
+@pytest.fixture
+def server():
+    _Handler.routes = {}
+    _Handler.seen = []
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    srv.daemon_threads = True
+    t = threading.Thread(target=srv.serve_forever, args=(0.05,), name="test-http", daemon=True)
+    t.start()
+    cfg = client.Configuration()
+    cfg.host = f"http://127.0.0.1:{srv.server_address[1]}"
+    cfg.api_key = {"BearerToken": "s3cret"}
+    cfg.api_key_prefix = {"BearerToken": "Bearer"}
+    yield srv, client.ApiClient(cfg)
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_resource_path():
+    assert resource_path("", "v1", "namespaces") == "/api/v1/namespaces"
+    assert resource_path("apps", "v1", "deployments", "ns", "d") == "/apis/apps/v1/namespaces/ns/deployments/d"
+    assert (
+        resource_path("samplecontroller.k8s.io", "v1alpha1", "foos", "ns", "f", "status")
+        == "/apis/samplecontroller.k8s.io/v1alpha1/namespaces/ns/foos/f/status"
+    )
+
+
+def test_request_sends_json_with_auth_and_params(server):
+    _, api = server
+    _Handler.routes["/x"] = lambda h: h._reply(201, {"ok": True})
+    rc = RESTClient(api, user_agent="sample-controller-py/test")
+    out = rc.request("POST", "/x", params={"fieldManager": "m", "dryRun": None, "watch": True},
+                     body={"a": 1})
+    assert out == {"ok": True}
+    method, path, headers, body = _Handler.seen[-1]
+    assert method == "POST"
+    assert path == "/x?fieldManager=m&watch=true"  # None dropped, bools as Go writes them
+    assert headers["Authorization"] == "Bearer s3cret"
+    assert headers["User-Agent"] == "sample-controller-py/test"
+    assert json.loads(body) == {"a": 1}
+
+
+@pytest.mark.parametrize(
+    "code, reason, check",
+    [
+        (404, "NotFound", is_not_found),
+        (409, "Conflict", is_conflict),
+        (409, "AlreadyExists", is_already_exists),
+        (410, "Expired", is_gone),
+        (429, "TooManyRequests", is_too_many_requests),
+    ],
+)
+def test_status_errors_are_classified(server, code, reason, check):
+    _, api = server
+    status = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": reason,
+              "code": code, "message": f"it is {reason}"}
+    _Handler.routes["/e"] = lambda h: h._reply(code, status)
+    with pytest.raises(APIError) as info:
+        RESTClient(api).request("GET", "/e")
+    err = info.value
+    assert (err.code, err.reason, err.message, err.status) == (code, reason, f"it is {reason}", status)
+    assert check(err)
+    others = {is_not_found, is_conflict, is_already_exists, is_gone, is_too_many_requests} - {check}
+    assert not any(other(err) for other in others)
+
+
+def test_retry_after_from_header_and_from_details(server):
+    _, api = server
+    _Handler.routes["/h"] = lambda h: h._reply(429, {"kind": "Status", "code": 429}, [("Retry-After", "3")])
+    _Handler.routes["/d"] = lambda h: h._reply(
+        504, {"kind": "Status", "code": 504, "reason": "Timeout", "details": {"retryAfterSeconds": 1}})
+    rc = RESTClient(api)
+    with pytest.raises(APIError) as a:
+        rc.request("GET", "/h")
+    assert a.value.retry_after == 3.0
+    with pytest.raises(APIError) as b:
+        rc.request("GET", "/d")
+    assert (b.value.reason, b.value.retry_after) == ("Timeout", 1.0)
+
+
+def test_non_status_error_body(server):
+    _, api = server
+
+    def plain(h):
+        data = b"404 page not found\n"
+        h.send_response(404)
+        h.send_header("Content-Type", "text/plain")
+        h.send_header("Content-Length", str(len(data)))
+        h.end_headers()
+        h.wfile.write(data)
+
+    _Handler.routes["/p"] = plain
+    with pytest.raises(APIError) as info:
+        RESTClient(api).request("GET", "/p")
+    assert info.value.status is None
+    assert info.value.message == "404 page not found"
+    assert is_not_found(info.value)
+
+
+def test_connection_refused_is_transport_error():
+    cfg = client.Configuration()
+    cfg.host = "http://127.0.0.1:1"
+    with pytest.raises(TransportError):
+        RESTClient(client.ApiClient(cfg)).request("GET", "/api", timeout=2)
+
+
+def test_throttle_spaces_requests_beyond_burst(server):
+    _, api = server
+    _Handler.routes["/t"] = lambda h: h._reply(200, {})
+    rc = RESTClient(api, qps=20, burst=2)
+    start = time.monotonic()
+    for _ in range(6):  # 2 from the burst, then 4 at 20/s = at least ~0.2 s
+        rc.request("GET", "/t")
+    assert time.monotonic() - start >= 0.18
+
+
+def _chunked_watch(events, hold: threading.Event | None = None):
+    def route(h):
+        h.send_response(200)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+        for ev in events:
+            line = json.dumps(ev).encode() + b"\n"
+            # split each line in two chunks: the client must reassemble lines across chunks
+            for part in (line[:5], line[5:]):
+                h.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+            h.wfile.flush()
+        if hold is not None:
+            hold.wait(10)
+        h.wfile.write(b"0\r\n\r\n")
+    return route
+
+
+def test_stream_decodes_lines_across_chunks(server):
+    _, api = server
+    events = [{"type": "ADDED", "object": {"metadata": {"name": str(i)}}} for i in range(3)]
+    _Handler.routes["/w"] = _chunked_watch(events)
+    with RESTClient(api).stream("/w", {"watch": True}) as stream:
+        assert list(stream) == events
+
+
+def test_stream_close_from_another_thread_ends_iteration(server):
+    _, api = server
+    hold = threading.Event()
+    _Handler.routes["/w"] = _chunked_watch([{"type": "ADDED", "object": {}}], hold)
+    stream = RESTClient(api).stream("/w", timeout=(5, 30))
+    got = []
+    done = threading.Event()
+
+    def consume():
+        for ev in stream:
+            got.append(ev)
+        done.set()
+
+    threading.Thread(target=consume, name="consume", daemon=True).start()
+    deadline = time.monotonic() + 5
+    while not got and time.monotonic() < deadline:
+        time.sleep(0.01)
+    start = time.monotonic()
+    stream.close()
+    assert done.wait(2), "iteration must end promptly after close()"
+    assert time.monotonic() - start < 1.0
+    assert got == [{"type": "ADDED", "object": {}}]
+    hold.set()
+
+
+def test_stalled_stream_raises_transport_error(server):
+    _, api = server
+    hold = threading.Event()
+    _Handler.routes["/w"] = _chunked_watch([], hold)
+    stream = RESTClient(api).stream("/w", timeout=(5, 0.3))
+    with pytest.raises(TransportError):
+        list(stream)
+    hold.set()
+
+
+def test_stream_error_status_raises_before_items(server):
+    _, api = server
+    _Handler.routes["/w"] = lambda h: h._reply(400, {"kind": "Status", "code": 400,
+                                                     "reason": "BadRequest", "message": "bad selector"})
+    with pytest.raises(APIError) as info:
+        RESTClient(api).stream("/w")
+    assert info.value.reason == "BadRequest"
