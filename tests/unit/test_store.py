@@ -1,0 +1,225 @@
+"""informer.store: keys, the thread-safe indexed store, tombstones."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from informer.store import (
+    NAMESPACE_INDEX,
+    DeletedFinalStateUnknown,
+    Indexer,
+    IndexerError,
+    KeyFuncError,
+    ThreadSafeStore,
+    meta_namespace_index_func,
+    meta_namespace_key_func,
+    split_meta_namespace_key,
+)
+
+
+def obj(name, namespace="default", labels=None, rv="1"):
+    meta = {"name": name, "resourceVersion": rv}
+    if namespace:
+        meta["namespace"] = namespace
+    if labels:
+        meta["labels"] = labels
+    return {"metadata": meta}
+
+
+def by_label_app(o):
+    app = (o["metadata"].get("labels") or {}).get("app")
+    return [app] if app else []
+
+
+def names(objs):
+    return sorted(o["metadata"]["name"] for o in objs)
+
+
+# -- keys ------------------------------------------------------------------------------------------
+
+
+def test_key_func_namespaced_and_cluster_scoped():
+    assert meta_namespace_key_func(obj("a", "ns1")) == "ns1/a"
+    assert meta_namespace_key_func(obj("node-1", None)) == "node-1"
+    assert meta_namespace_key_func({"metadata": {"name": "x", "namespace": ""}}) == "x"
+
+
+def test_key_func_tombstone_and_explicit_key():
+    assert meta_namespace_key_func(DeletedFinalStateUnknown("ns/a", obj("a", "ns"))) == "ns/a"
+    assert meta_namespace_key_func(DeletedFinalStateUnknown("ns/gone", None)) == "ns/gone"
+    assert meta_namespace_key_func("ns/b") == "ns/b"
+
+
+@pytest.mark.parametrize("bad", [{}, {"metadata": {}}, {"metadata": {"name": ""}}, None, 42])
+def test_key_func_rejects_objects_without_name(bad):
+    with pytest.raises(KeyFuncError):
+        meta_namespace_key_func(bad)
+
+
+def test_split_key():
+    assert split_meta_namespace_key("ns/a") == ("ns", "a")
+    assert split_meta_namespace_key("a") == ("", "a")
+    with pytest.raises(ValueError):
+        split_meta_namespace_key("a/b/c")
+
+
+def test_namespace_index_func():
+    assert meta_namespace_index_func(obj("a", "ns")) == ["ns"]
+    assert meta_namespace_index_func(obj("a", None)) == [""]
+    assert meta_namespace_index_func(DeletedFinalStateUnknown("ns/a", obj("a", "ns"))) == ["ns"]
+
+
+def test_tombstone_is_a_value():
+    a = DeletedFinalStateUnknown("ns/a", None)
+    assert a == DeletedFinalStateUnknown("ns/a", None)
+    with pytest.raises(AttributeError):
+        a.key = "other"  # frozen
+
+
+# -- Indexer ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def indexer():
+    return Indexer(indexers={NAMESPACE_INDEX: meta_namespace_index_func, "app": by_label_app})
+
+
+def test_add_get_update_delete(indexer):
+    a1 = obj("a", rv="1")
+    indexer.add(a1)
+    assert indexer.get(obj("a")) is a1  # the very object: no copies
+    assert indexer.get_by_key("default/a") is a1
+    a2 = obj("a", rv="2")
+    indexer.update(a2)
+    assert indexer.get_by_key("default/a") is a2
+    assert len(indexer) == 1
+    indexer.delete(a2)
+    assert indexer.get_by_key("default/a") is None
+    indexer.delete(a2)  # deleting a missing key is fine
+    assert indexer.list() == [] and indexer.list_keys() == []
+
+
+def test_delete_by_tombstone_removes_recorded_key(indexer):
+    indexer.add(obj("a"))
+    indexer.delete(DeletedFinalStateUnknown("default/a", None))
+    assert indexer.list_keys() == []
+    assert indexer.by_index(NAMESPACE_INDEX, "default") == []
+
+
+def test_list_and_list_keys(indexer):
+    for n in ("a", "b"):
+        indexer.add(obj(n))
+    indexer.add(obj("c", "other"))
+    assert sorted(indexer.list_keys()) == ["default/a", "default/b", "other/c"]
+    assert names(indexer.list()) == ["a", "b", "c"]
+
+
+def test_namespace_index(indexer):
+    indexer.add(obj("a", "ns1"))
+    indexer.add(obj("b", "ns1"))
+    indexer.add(obj("c", "ns2"))
+    assert names(indexer.by_index(NAMESPACE_INDEX, "ns1")) == ["a", "b"]
+    assert sorted(indexer.index_keys(NAMESPACE_INDEX, "ns2")) == ["ns2/c"]
+    assert sorted(indexer.list_index_func_values(NAMESPACE_INDEX)) == ["ns1", "ns2"]
+    assert names(indexer.index(NAMESPACE_INDEX, obj("zzz", "ns1"))) == ["a", "b"]
+    assert indexer.by_index(NAMESPACE_INDEX, "nope") == []
+
+
+def test_index_follows_updates_and_drops_empty_values(indexer):
+    indexer.add(obj("a", labels={"app": "web"}))
+    indexer.add(obj("b", labels={"app": "web"}))
+    assert names(indexer.by_index("app", "web")) == ["a", "b"]
+    indexer.update(obj("a", labels={"app": "db"}))
+    assert names(indexer.by_index("app", "web")) == ["b"]
+    assert names(indexer.by_index("app", "db")) == ["a"]
+    indexer.update(obj("b", labels={}))  # leaves the index entirely
+    assert indexer.by_index("app", "web") == []
+    assert indexer.list_index_func_values("app") == ["db"]
+    indexer.delete(obj("a"))
+    assert indexer.list_index_func_values("app") == []
+
+
+def test_unknown_index_is_an_error(indexer):
+    with pytest.raises(IndexerError):
+        indexer.by_index("missing", "x")
+    with pytest.raises(IndexerError):
+        indexer.index_keys("missing", "x")
+    with pytest.raises(IndexerError):
+        indexer.index("missing", obj("a"))
+    assert indexer.list_index_func_values("missing") == []
+
+
+def test_replace_rebuilds_items_and_indices(indexer):
+    indexer.add(obj("old", "ns1", labels={"app": "web"}))
+    indexer.replace([obj("n1", "ns2", labels={"app": "db"}), obj("n2", "ns2")], "10")
+    assert sorted(indexer.list_keys()) == ["ns2/n1", "ns2/n2"]
+    assert indexer.by_index(NAMESPACE_INDEX, "ns1") == []
+    assert names(indexer.by_index(NAMESPACE_INDEX, "ns2")) == ["n1", "n2"]
+    assert indexer.by_index("app", "web") == []
+    assert names(indexer.by_index("app", "db")) == ["n1"]
+
+
+def test_add_indexers_indexes_existing_items_and_rejects_conflicts():
+    idx = Indexer()
+    idx.add(obj("a", labels={"app": "web"}))
+    idx.add_indexers({"app": by_label_app})
+    assert names(idx.by_index("app", "web")) == ["a"]
+    with pytest.raises(IndexerError):
+        idx.add_indexers({"app": by_label_app})
+    assert set(idx.get_indexers()) == {"app"}
+
+
+def test_add_rejects_unkeyable_object(indexer):
+    with pytest.raises(KeyFuncError):
+        indexer.add({"spec": {}})
+    assert indexer.list() == []
+
+
+def test_resync_is_a_no_op(indexer):
+    indexer.add(obj("a"))
+    indexer.resync()
+    assert indexer.list_keys() == ["default/a"]
+
+
+def test_thread_safe_store_key_api():
+    s = ThreadSafeStore({NAMESPACE_INDEX: meta_namespace_index_func})
+    s.add("ns/a", obj("a", "ns"))
+    s.update("ns/a", obj("a", "ns2"))  # object moved namespace under the same key
+    assert s.index_keys(NAMESPACE_INDEX, "ns") == []
+    assert s.index_keys(NAMESPACE_INDEX, "ns2") == ["ns/a"]
+    s.delete("ns/a")
+    assert len(s) == 0 and s.list_index_func_values(NAMESPACE_INDEX) == []
+
+
+def test_concurrent_writers_and_readers_keep_indices_consistent(indexer):
+    """Items and indices must agree at every moment a reader looks (one lock for both)."""
+    stop = threading.Event()
+    errors: list[str] = []
+
+    def writer(prefix):
+        for i in range(300):
+            indexer.add(obj(f"{prefix}-{i % 20}", labels={"app": f"v{i % 3}"}, rv=str(i)))
+            if i % 7 == 0:
+                indexer.delete(obj(f"{prefix}-{(i + 5) % 20}"))
+
+    def reader():
+        while not stop.is_set():
+            for value in indexer.list_index_func_values("app"):
+                for o in indexer.by_index("app", value):
+                    if o["metadata"]["labels"]["app"] != value:
+                        errors.append(f"{o['metadata']['name']} indexed under {value}")
+
+    readers = [threading.Thread(target=reader, name=f"reader-{i}") for i in range(2)]
+    writers = [threading.Thread(target=writer, args=(p,), name=f"writer-{p}") for p in "xyz"]
+    for t in readers + writers:
+        t.start()
+    for t in writers:
+        t.join()
+    stop.set()
+    for t in readers:
+        t.join()
+    assert errors == []
+    total = sum(len(indexer.index_keys("app", v)) for v in indexer.list_index_func_values("app"))
+    assert total == len(indexer.list_keys())
