@@ -1,0 +1,389 @@
+"""Events on the objects a controller manages, as client-go's ``tools/record`` package posts them.
+
+Why this is more than one POST per event: a controller that reconciles every 30 s would write a
+new Event object every 30 s per Foo, flooding etcd and making ``kubectl describe`` unreadable. So,
+as upstream:
+
+- ``EventRecorder.event`` never blocks the caller: events go into a bounded queue (1000) that a
+  sender thread drains; when the queue is full the event is dropped with a log line
+  (``record.EventBroadcaster``, ``watch.Broadcaster`` with ``DropIfChannelFull``);
+- the ``EventCorrelator`` (events_cache.go) runs before each write:
+    1. the *aggregator* folds 10 events that differ only in message, within 10 minutes, into one
+       "(combined from similar events): ..." event;
+    2. the *logger* recognises an event identical to one already written and turns the write
+       into a PATCH of that Event's ``count`` and ``lastTimestamp``, so ``kubectl describe``
+       shows one line "x42 over 21m" instead of 42 lines;
+    3. the *spam filter*, a token bucket per involved object (burst 25, one token per 5 min),
+       drops what is left of a storm;
+- a failed write is retried up to 12 times, 10 s apart, unless the server said the request
+  itself is wrong (``recordToSink``).
+
+client-go twins: ``record.EventRecorder`` / ``EventBroadcaster`` (event.go), ``EventCorrelator``
+(events_cache.go). Differences: one sender thread instead of a broadcaster with watchers (we have
+exactly one sink, the API), and no ``StartLogging`` watcher: the recorder logs each event itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import socket
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from informer.rest import APIError, RESTClient, TransportError, is_not_found, resource_path
+
+__all__ = [
+    "EVENT_TYPE_NORMAL",
+    "EVENT_TYPE_WARNING",
+    "EventCorrelator",
+    "EventRecorder",
+]
+
+log = logging.getLogger(__name__)
+
+EVENT_TYPE_NORMAL = "Normal"
+EVENT_TYPE_WARNING = "Warning"
+
+# Defaults of client-go record (event.go, events_cache.go).
+QUEUE_LENGTH = 1000  # maxQueuedEvents
+MAX_TRIES_PER_EVENT = 12  # maxTriesPerEvent
+RETRY_INTERVAL = 10.0  # defaultSleepDuration, seconds
+LRU_CACHE_SIZE = 4096  # maxLruCacheEntries
+AGGREGATE_MAX_EVENTS = 10  # defaultAggregateMaxEvents
+AGGREGATE_INTERVAL = 600.0  # defaultAggregateIntervalInSeconds
+SPAM_BURST = 25  # defaultSpamBurst
+SPAM_QPS = 1.0 / 300.0  # defaultSpamQPS: one token per 5 minutes
+
+_COMBINED_PREFIX = "(combined from similar events): "
+
+
+def _now_rfc3339() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class _LRU(OrderedDict):
+    """A size-bounded dict that forgets the least recently used key (golang lru.Cache)."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self._size = size
+
+    def get_recent(self, key: Any) -> Any:
+        value = self.get(key)
+        if value is not None:
+            self.move_to_end(key)
+        return value
+
+    def put(self, key: Any, value: Any) -> None:
+        self[key] = value
+        self.move_to_end(key)
+        while len(self) > self._size:
+            self.popitem(last=False)
+
+
+def _object_key(event: dict) -> tuple:
+    io = event["involvedObject"]
+    src = event.get("source") or {}
+    return (
+        src.get("component", ""),
+        src.get("host", ""),
+        io.get("kind", ""),
+        io.get("namespace", ""),
+        io.get("name", ""),
+        io.get("uid", ""),
+        io.get("apiVersion", ""),
+    )
+
+
+@dataclass
+class _SpamRecord:
+    tokens: float  # tokens left in this object's bucket at `last`
+    last: float  # monotonic time tokens was computed
+
+
+@dataclass
+class _AggregateRecord:
+    local_keys: set[str] = field(default_factory=set)  # distinct messages seen in the interval
+    last: float = 0.0  # monotonic time of the newest of them
+
+
+@dataclass
+class _LogRecord:
+    count: int  # the count written to the server for this Event
+    first_timestamp: str  # firstTimestamp of the Event, kept across repeats
+    name: str  # metadata.name of the Event object on the server
+    resource_version: str  # as last written
+
+
+@dataclass
+class CorrelateResult:
+    """What to write for one event: the event, and whether it is a PATCH of an existing one."""
+
+    event: dict | None  # None when skipped
+    patch: dict | None = None  # the body of a strategic merge patch, when it repeats an Event
+    skip: bool = False  # dropped by the spam filter
+
+
+class EventCorrelator:
+    """Aggregate, deduplicate and rate-limit events before they are written (events_cache.go).
+
+    Thread-safe; the sender thread is the only writer in practice, but tests and the recorder's
+    callers may call ``correlate`` concurrently.
+    """
+
+    def __init__(self, clock=time.monotonic, cache_size: int = LRU_CACHE_SIZE) -> None:
+        self._clock = clock  # monotonic seconds; injectable for tests
+        self._lock = threading.Lock()
+        self._spam: _LRU = _LRU(cache_size)  # object key -> _SpamRecord
+        self._aggregate: _LRU = _LRU(cache_size)  # aggregate key -> _AggregateRecord
+        self._log: _LRU = _LRU(cache_size)  # exact event key -> _LogRecord
+
+    def correlate(self, event: dict) -> CorrelateResult:
+        with self._lock:
+            event = self._aggregate_event(event)
+            patch = self._observe(event)
+            if not self._spam_allows(event):
+                return CorrelateResult(None, skip=True)
+            return CorrelateResult(event, patch)
+
+    def update_state(self, written: dict) -> None:
+        """Remember what the server stored, so the next identical event patches it."""
+        with self._lock:
+            self._log.put(
+                _event_key(written),
+                _LogRecord(
+                    count=int(written.get("count") or 1),
+                    first_timestamp=written.get("firstTimestamp") or "",
+                    name=written["metadata"]["name"],
+                    resource_version=written["metadata"].get("resourceVersion", ""),
+                ),
+            )
+
+    def forget(self, event: dict) -> None:
+        """Drop the memory of an Event the server no longer has (a PATCH answered 404)."""
+        with self._lock:
+            self._log.pop(_event_key(event), None)
+
+    # -- the three stages ---------------------------------------------------------------------
+
+    def _aggregate_event(self, event: dict) -> dict:
+        now = self._clock()
+        key = _object_key(event) + (event.get("type", ""), event.get("reason", ""))
+        record = self._aggregate.get_recent(key)
+        if record is None or now - record.last > AGGREGATE_INTERVAL:
+            record = _AggregateRecord()
+        record.local_keys.add(event.get("message", ""))
+        record.last = now
+        self._aggregate.put(key, record)
+        if len(record.local_keys) < AGGREGATE_MAX_EVENTS:
+            return event
+        combined = dict(event)
+        combined["message"] = _COMBINED_PREFIX + event.get("message", "")
+        return combined
+
+    def _observe(self, event: dict) -> dict | None:
+        record: _LogRecord | None = self._log.get_recent(_event_key(event))
+        if record is None:
+            return None
+        event["count"] = record.count + 1
+        event["firstTimestamp"] = record.first_timestamp
+        event["metadata"]["name"] = record.name
+        return {
+            "count": event["count"],
+            "lastTimestamp": event["lastTimestamp"],
+            "message": event["message"],
+        }
+
+    def _spam_allows(self, event: dict) -> bool:
+        now = self._clock()
+        key = _object_key(event)
+        record = self._spam.get_recent(key)
+        if record is None:
+            record = _SpamRecord(tokens=float(SPAM_BURST), last=now)
+        record.tokens = min(SPAM_BURST, record.tokens + (now - record.last) * SPAM_QPS)
+        record.last = now
+        allowed = record.tokens >= 1.0
+        if allowed:
+            record.tokens -= 1.0
+        self._spam.put(key, record)
+        return allowed
+
+
+def _event_key(event: dict) -> tuple:
+    return _object_key(event) + (
+        event.get("type", ""),
+        event.get("reason", ""),
+        event.get("message", ""),
+    )
+
+
+class EventRecorder:
+    """Record Events about objects, asynchronously (``record.EventRecorder``).
+
+    ``event(obj, type, reason, message)`` returns at once. ``start()`` runs the sender thread;
+    ``shutdown(timeout)`` flushes what is queued, within the timeout, and stops it.
+    """
+
+    def __init__(
+        self,
+        rest: RESTClient,
+        component: str,
+        host: str | None = None,
+        field_manager: str | None = None,
+        queue_length: int = QUEUE_LENGTH,
+        max_tries: int = MAX_TRIES_PER_EVENT,
+        retry_interval: float = RETRY_INTERVAL,
+        correlator: EventCorrelator | None = None,
+    ) -> None:
+        self._rest = rest  # writes Events through the API
+        self._component = component  # source.component and reportingComponent
+        self._host = host or socket.gethostname()  # source.host and reportingInstance
+        self._field_manager = field_manager or component  # ?fieldManager= on every write
+        self._queue: queue.Queue = queue.Queue(maxsize=queue_length)  # events waiting for the sender
+        self._max_tries = max_tries  # write attempts per event before it is dropped
+        self._retry_interval = retry_interval  # seconds between attempts
+        self._correlator = correlator or EventCorrelator()
+        self._stop = threading.Event()  # set by shutdown: stop retrying, flush what is queued
+        self._thread: threading.Thread | None = None  # the sender
+        self.dropped = 0  # events dropped because the queue was full (for tests and metrics)
+
+    # -- producing ----------------------------------------------------------------------------
+
+    def event(self, obj: dict, event_type: str, reason: str, message: str) -> None:
+        """Record an event about obj (a Foo, a Deployment, ...). Never blocks."""
+        meta = obj.get("metadata") or {}
+        now = _now_rfc3339()
+        namespace = meta.get("namespace") or "default"
+        ev = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {
+                # "<object name>.<hex unix nanos>", as makeEvent
+                "name": f"{meta.get('name', '')}.{time.time_ns():x}",
+                "namespace": namespace,
+            },
+            "involvedObject": {
+                "kind": obj.get("kind", ""),
+                "namespace": meta.get("namespace", ""),
+                "name": meta.get("name", ""),
+                "uid": meta.get("uid", ""),
+                "apiVersion": obj.get("apiVersion", ""),
+                "resourceVersion": meta.get("resourceVersion", ""),
+            },
+            "reason": reason,
+            "message": message,
+            "source": {"component": self._component, "host": self._host},
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+            "type": event_type,
+            "reportingComponent": self._component,
+            "reportingInstance": self._host,
+        }
+        log.info(
+            "event",
+            extra={"object": f"{meta.get('namespace', '')}/{meta.get('name', '')}",
+                   "kind": obj.get("kind", ""), "type": event_type, "reason": reason,
+                   "event_message": message},
+        )
+        try:
+            self._queue.put_nowait(ev)
+        except queue.Full:
+            self.dropped += 1
+            log.error("event queue full, dropping event", extra={"reason": reason})
+
+    def eventf(self, obj: dict, event_type: str, reason: str, fmt: str, *args: Any) -> None:
+        self.event(obj, event_type, reason, fmt % args if args else fmt)
+
+    # -- sending ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="event-sender", daemon=True)
+            self._thread.start()
+
+    def shutdown(self, timeout: float = 5.0) -> bool:
+        """Flush queued events (no more retries), stop the sender; True when all were sent."""
+        self._stop.set()
+        if self._thread is None:
+            return self._queue.empty()
+        self._queue.put(None)  # wakes the sender; may block briefly if the queue is full
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def _run(self) -> None:
+        while True:
+            ev = self._queue.get()
+            if ev is None:
+                return
+            try:
+                self._record_to_sink(ev)
+            except Exception:  # noqa: BLE001 - the sender must outlive any single bad event
+                log.exception("unexpected error while writing an event")
+
+    def _record_to_sink(self, ev: dict) -> None:
+        result = self._correlator.correlate(ev)
+        if result.skip or result.event is None:
+            return
+        for attempt in range(1, self._max_tries + 1):
+            written = self._write(result.event, result.patch)
+            if written:
+                return
+            if self._stop.is_set() or attempt == self._max_tries:
+                break
+            # upstream sleeps a random part of the interval before the first retry, so that
+            # many recorders restarted together do not retry in lockstep
+            if self._stop.wait(self._retry_interval):
+                break
+        log.error("dropping event after %d attempts", attempt,
+                  extra={"reason": ev.get("reason"), "event_message": ev.get("message")})
+
+    def _write(self, ev: dict, patch: dict | None) -> bool:
+        """One attempt; True when done (written, or not worth retrying)."""
+        namespace = ev["metadata"]["namespace"]
+        params = {"fieldManager": self._field_manager}
+        try:
+            if patch is not None:
+                try:
+                    stored = self._rest.request(
+                        "PATCH",
+                        resource_path("", "v1", "events", namespace, ev["metadata"]["name"]),
+                        params=params,
+                        body=patch,
+                        content_type="application/strategic-merge-patch+json",
+                    )
+                except APIError as err:
+                    if not is_not_found(err):
+                        raise
+                    # The Event expired or was deleted: write it anew (recordToSink does).
+                    self._correlator.forget(ev)
+                    ev = dict(ev, count=1, firstTimestamp=ev["lastTimestamp"])
+                    ev["metadata"] = {"name": f"{ev['involvedObject']['name']}.{time.time_ns():x}",
+                                      "namespace": namespace}
+                    stored = self._create(ev, params)
+            else:
+                stored = self._create(ev, params)
+        except TransportError as err:
+            log.warning("could not write event, will retry: %s", err)
+            return False
+        except APIError as err:
+            if err.code in (429,) or err.code >= 500:
+                log.warning("could not write event, will retry: %s", err)
+                return False
+            # 4xx: the request itself is wrong (namespace terminating, invalid, ...); upstream
+            # gives up at once on these too.
+            log.error("server rejected event, not retrying: %s", err)
+            return True
+        self._correlator.update_state(stored)
+        return True
+
+    def _create(self, ev: dict, params: dict) -> dict:
+        return self._rest.request(
+            "POST", resource_path("", "v1", "events", ev["metadata"]["namespace"]),
+            params=params, body=ev,
+        )

@@ -1,0 +1,219 @@
+"""controller.events: the correlator (aggregate, dedupe, spam filter) and the async recorder."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from controller.events import (
+    EVENT_TYPE_NORMAL,
+    EVENT_TYPE_WARNING,
+    EventCorrelator,
+    EventRecorder,
+)
+from informer.rest import APIError, TransportError
+
+FOO = {
+    "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+    "kind": "Foo",
+    "metadata": {"name": "foo-a", "namespace": "ns1", "uid": "u-1", "resourceVersion": "7"},
+}
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def make_event(message="Foo synced successfully", reason="Synced", obj=FOO, name="x"):
+    return {
+        "metadata": {"name": name, "namespace": "ns1"},
+        "involvedObject": {"kind": obj["kind"], "namespace": "ns1", "name": obj["metadata"]["name"],
+                           "uid": obj["metadata"]["uid"], "apiVersion": obj["apiVersion"]},
+        "reason": reason,
+        "message": message,
+        "source": {"component": "sample-controller", "host": "h"},
+        "firstTimestamp": "2026-01-01T00:00:00Z",
+        "lastTimestamp": "2026-01-01T00:00:00Z",
+        "count": 1,
+        "type": EVENT_TYPE_NORMAL,
+    }
+
+
+def stored(ev, rv="1"):
+    out = dict(ev)
+    out["metadata"] = dict(ev["metadata"], resourceVersion=rv)
+    return out
+
+
+def test_identical_events_become_a_patch_of_the_first():
+    c = EventCorrelator(clock=FakeClock())
+    first = c.correlate(make_event(name="foo-a.1"))
+    assert first.patch is None and not first.skip
+    c.update_state(stored(first.event))
+    second = c.correlate(make_event(name="foo-a.2"))
+    assert second.patch == {"count": 2, "lastTimestamp": "2026-01-01T00:00:00Z",
+                            "message": "Foo synced successfully"}
+    assert second.event["metadata"]["name"] == "foo-a.1"  # patches the stored Event
+    c.update_state(stored(second.event, rv="2"))
+    assert c.correlate(make_event(name="foo-a.3")).patch["count"] == 3
+
+
+def test_different_messages_are_not_deduplicated():
+    c = EventCorrelator(clock=FakeClock())
+    c.update_state(stored(c.correlate(make_event("m1")).event))
+    assert c.correlate(make_event("m2")).patch is None
+
+
+def test_ten_similar_events_are_combined():
+    c = EventCorrelator(clock=FakeClock())
+    messages = [c.correlate(make_event(f"message {i}", reason="Scaled")).event["message"]
+                for i in range(12)]
+    assert messages[:9] == [f"message {i}" for i in range(9)]
+    assert messages[9] == "(combined from similar events): message 9"
+    assert messages[11] == "(combined from similar events): message 11"
+
+
+def test_aggregation_window_expires():
+    clock = FakeClock()
+    c = EventCorrelator(clock=clock)
+    for i in range(9):
+        c.correlate(make_event(f"m{i}"))
+    clock.now += 601
+    assert c.correlate(make_event("m9")).event["message"] == "m9"
+
+
+def test_spam_filter_burst_then_one_per_five_minutes():
+    clock = FakeClock()
+    c = EventCorrelator(clock=clock)
+    results = [c.correlate(make_event(f"m{i % 3}", reason=f"R{i}")) for i in range(30)]
+    assert [r.skip for r in results] == [False] * 25 + [True] * 5
+    clock.now += 299
+    assert c.correlate(make_event("x", reason="late")).skip
+    clock.now += 2
+    assert not c.correlate(make_event("x", reason="later")).skip
+    # another object has its own bucket
+    other = dict(FOO, metadata=dict(FOO["metadata"], name="foo-b", uid="u-2"))
+    assert not c.correlate(make_event(obj=other)).skip
+
+
+class FakeRest:
+    """Records requests; answers from a script of callables or stored objects."""
+
+    def __init__(self, failures=()):
+        self.calls = []
+        self.failures = list(failures)  # exceptions raised by the first calls, in order
+        self.written = threading.Event()
+        self.rv = 0
+
+    def request(self, method, path, params=None, body=None, content_type="application/json",
+                timeout=None):
+        self.calls.append((method, path, params, body, content_type))
+        if self.failures:
+            raise self.failures.pop(0)
+        self.rv += 1
+        if method == "POST":
+            out = dict(body)
+            out["metadata"] = dict(body["metadata"], resourceVersion=str(self.rv))
+        else:
+            out = {"metadata": {"name": path.rsplit("/", 1)[1], "namespace": "ns1",
+                                "resourceVersion": str(self.rv)},
+                   **{k: v for k, v in self.last_post().items() if k != "metadata"}, **body}
+        self.written.set()
+        return out
+
+    def last_post(self):
+        return next(c[3] for c in reversed(self.calls) if c[0] == "POST")
+
+
+def wait_for(predicate, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.005)
+    return False
+
+
+def test_recorder_posts_then_patches_repeats():
+    rest = FakeRest()
+    rec = EventRecorder(rest, component="sample-controller", host="node-1")
+    rec.start()
+    rec.event(FOO, EVENT_TYPE_NORMAL, "Synced", "Foo synced successfully")
+    rec.event(FOO, EVENT_TYPE_NORMAL, "Synced", "Foo synced successfully")
+    assert rec.shutdown(timeout=5)
+    (m1, p1, q1, b1, _), (m2, p2, q2, b2, ct2) = rest.calls
+    assert (m1, p1) == ("POST", "/api/v1/namespaces/ns1/events")
+    assert q1 == {"fieldManager": "sample-controller"}
+    assert b1["involvedObject"] == {"kind": "Foo", "namespace": "ns1", "name": "foo-a", "uid": "u-1",
+                                    "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+                                    "resourceVersion": "7"}
+    assert b1["metadata"]["name"].startswith("foo-a.")
+    assert (b1["type"], b1["reason"], b1["count"]) == ("Normal", "Synced", 1)
+    assert b1["source"] == {"component": "sample-controller", "host": "node-1"}
+    assert (m2, p2) == ("PATCH", f"/api/v1/namespaces/ns1/events/{b1['metadata']['name']}")
+    assert ct2 == "application/strategic-merge-patch+json"
+    assert b2["count"] == 2
+
+
+def test_recorder_retries_transient_errors_and_gives_up_on_bad_requests():
+    rest = FakeRest(failures=[TransportError("refused"), APIError(503, "ServiceUnavailable", "x")])
+    rec = EventRecorder(rest, component="c", host="h", retry_interval=0.01)
+    rec.start()
+    rec.event(FOO, EVENT_TYPE_WARNING, "ErrResourceExists", "m")
+    assert wait_for(lambda: rest.written.is_set())
+    assert [c[0] for c in rest.calls] == ["POST", "POST", "POST"]
+
+    rest2 = FakeRest(failures=[APIError(422, "Invalid", "bad")])
+    rec2 = EventRecorder(rest2, component="c", host="h", retry_interval=0.01)
+    rec2.start()
+    rec2.event(FOO, EVENT_TYPE_WARNING, "R", "m")
+    assert rec2.shutdown(timeout=5)
+    assert len(rest2.calls) == 1  # not retried
+    assert rec.shutdown(timeout=5)
+
+
+def test_recorder_gives_up_after_max_tries():
+    rest = FakeRest(failures=[TransportError("refused")] * 10)
+    rec = EventRecorder(rest, component="c", host="h", retry_interval=0.001, max_tries=3)
+    rec.start()
+    rec.event(FOO, EVENT_TYPE_NORMAL, "R", "m")
+    assert wait_for(lambda: len(rest.calls) >= 3)
+    assert rec.shutdown(timeout=5)
+    assert len(rest.calls) == 3
+
+
+def test_shutdown_flushes_with_one_attempt_each_and_no_retry_wait():
+    rest = FakeRest(failures=[TransportError("refused")] * 10)
+    rec = EventRecorder(rest, component="c", host="h", retry_interval=60)
+    rec.event(FOO, EVENT_TYPE_NORMAL, "R", "m1")
+    rec.event(FOO, EVENT_TYPE_NORMAL, "R", "m2")
+    rec.start()
+    start = time.monotonic()
+    assert rec.shutdown(timeout=5)
+    assert time.monotonic() - start < 2  # never sat out the 60 s retry interval
+    assert [c[3]["message"] for c in rest.calls] == ["m1", "m2"]
+
+
+def test_patch_of_vanished_event_creates_a_new_one():
+    rest = FakeRest()
+    rec = EventRecorder(rest, component="c", host="h")
+    rec.start()
+    rec.event(FOO, EVENT_TYPE_NORMAL, "Synced", "ok")
+    assert wait_for(lambda: len(rest.calls) == 1)
+    rest.failures = [APIError(404, "NotFound", "gone")]
+    rec.event(FOO, EVENT_TYPE_NORMAL, "Synced", "ok")
+    assert rec.shutdown(timeout=5)
+    assert [c[0] for c in rest.calls] == ["POST", "PATCH", "POST"]
+    assert rest.calls[2][3]["count"] == 1
+
+
+def test_full_queue_drops_without_blocking():
+    rest = FakeRest()
+    rec = EventRecorder(rest, component="c", host="h", queue_length=2)  # not started
+    for i in range(5):
+        rec.event(FOO, EVENT_TYPE_NORMAL, "R", f"m{i}")
+    assert rec.dropped == 3
