@@ -55,9 +55,8 @@ class TextFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         t = time.localtime(record.created)
         micros = int((record.created % 1) * 1_000_000)
-        header = "%s%s %s.%06d %s]" % (
-            record.levelname[0], time.strftime("%m%d", t), time.strftime("%H:%M:%S", t), micros,
-            record.threadName)
+        header = (f"{record.levelname[0]}{time.strftime('%m%d', t)} "
+                  f"{time.strftime('%H:%M:%S', t)}.{micros:06d} {record.threadName}]")
         parts = [header, json.dumps(record.getMessage())]
         parts += [f"{k}={_value(v)}" for k, v in _fields(record).items()]
         line = " ".join(parts)
