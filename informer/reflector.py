@@ -1,0 +1,733 @@
+"""Reflector: keeps a store in step with the API server by listing, then watching.
+
+client-go twin: ``tools/cache/reflector.go`` (and ``tools/pager`` for paged lists, and
+``wait.ExponentialBackoffManager`` for the backoff).
+
+The loop, as upstream:
+
+1. **List** the resource and ``replace`` the store with the result. The first list asks for
+   ``resourceVersion=0`` (served from the API server's watch cache) through the pager with pages of
+   500. Paging is switched off when listing at a specific resourceVersion (so the watch cache can
+   serve it), and kept on for later lists if the first list came back paged (no watch cache).
+   When the server answers 410 Expired (or "too large resource version"), the list is retried at
+   once with ``resourceVersion=""``, a consistent read of the latest state.
+2. **Watch** from the list's resourceVersion with ``allowWatchBookmarks=true`` and a
+   ``timeoutSeconds`` random in [5 min, 10 min) that spreads reconnections. Every event moves
+   ``last_sync_resource_version``; BOOKMARK events do only that. When the server ends the watch
+   normally, or the connection drops, watch again from there: no relist is needed.
+3. An ERROR event or an error answer ends the cycle: the reflector backs off and lists again
+   (step 1). The exceptions are 429 Too Many Requests and "connection refused", which only delay
+   the next watch (honouring Retry-After): the server is busy or restarting, and the data we hold
+   is still good. Back-off is 800 ms doubling to a 30 s cap, each delay stretched by up to 100%
+   jitter, reset after 2 minutes without needing one.
+
+What Python clients usually get wrong and this one does not:
+
+- a **stalled watch** (no bytes, no FIN, e.g. a load balancer dropped the flow) is torn down: every
+  read has a deadline a little past the watch's own ``timeoutSeconds``, and hitting it ends the
+  watch like a dropped connection;
+- **stop is prompt**: a helper thread closes the open watch the moment the stop event is set, and
+  list calls are abandoned rather than waited for, so ``run`` returns within a second.
+
+``WatchList`` (``use_watch_list=True``; on by default in client-go since 1.35) replaces the list
+with a watch that streams the initial state (``sendInitialEvents=true``,
+``resourceVersionMatch=NotOlderThan``) until a BOOKMARK annotated
+``k8s.io/initial-events-end: "true"``, then replaces the store and keeps the same watch. If the
+server rejects it, or ignores it (no such bookmark arrives in time), the reflector falls back to
+list+watch, and stops trying WatchList when the server plainly does not support it.
+
+Deliberate differences from client-go: errors that end a watch (Expired, other ERROR events, a
+watch that closed at once) are raised from ``list_and_watch`` so the watch error handler sees them
+(upstream logs them and returns nil); the relist that follows is the same.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from informer.listwatch import ListerWatcher, watch_read_timeout
+from informer.metrics import NOOP_METRICS, InformerMetrics
+from informer.rest import APIError, TransportError, is_gone, is_too_many_requests
+from informer.store import Indexer
+
+__all__ = [
+    "DEFAULT_MIN_WATCH_TIMEOUT",
+    "DEFAULT_PAGE_SIZE",
+    "INITIAL_EVENTS_ANNOTATION",
+    "ExponentialBackoff",
+    "Reflector",
+    "ReflectorStore",
+    "VeryShortWatchError",
+    "WatchErrorHandler",
+    "api_error_from_status",
+    "default_watch_error_handler",
+    "is_connection_refused",
+    "is_expired_error",
+    "is_too_large_resource_version_error",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PAGE_SIZE = 500  # client-go tools/pager defaultPageSize
+DEFAULT_MIN_WATCH_TIMEOUT = 300.0  # watch timeoutSeconds is random in [min, 2*min)
+INITIAL_EVENTS_ANNOTATION = "k8s.io/initial-events-end"  # marks WatchList's end-of-initial-state bookmark
+
+
+class ReflectorStore(Protocol):
+    """Where the reflector writes: a FIFO, or a plain ``Indexer`` (client-go ``ReflectorStore``)."""
+
+    def add(self, obj: Any) -> None: ...
+
+    def update(self, obj: Any) -> None: ...
+
+    def delete(self, obj: Any) -> None: ...
+
+    def replace(self, objects: list[Any], resource_version: str) -> None: ...
+
+    def resync(self) -> None: ...
+
+
+WatchErrorHandler = Callable[["Reflector", BaseException], None]
+"""Called with each error that ends a list-and-watch cycle, before the back-off (client-go
+``WatchErrorHandler``). It must return quickly."""
+
+
+class VeryShortWatchError(Exception):
+    """The watch closed within a second without a single event: the server is unwell."""
+
+
+class _Stopped(Exception):
+    """Internal: the stop event was set while a call was in flight."""
+
+
+class _WatchListIgnored(Exception):
+    """Internal: the server answered a WatchList request like a plain watch."""
+
+
+# -- error classification ----------------------------------------------------------------------
+
+
+def api_error_from_status(status: Mapping[str, Any] | None) -> APIError:
+    """The APIError a watch ERROR event's Status stands for (apimachinery ``FromObject``)."""
+    status = dict(status or {})
+    details = status.get("details") or {}
+    retry = details.get("retryAfterSeconds")
+    return APIError(
+        int(status.get("code") or 500),
+        status.get("reason") or "",
+        status.get("message") or "watch error",
+        status,
+        float(retry) if retry else None,
+    )
+
+
+def is_expired_error(err: BaseException) -> bool:
+    """410 Expired / Gone: the resourceVersion is older than the server's history."""
+    return is_gone(err)
+
+
+def is_too_large_resource_version_error(err: BaseException) -> bool:
+    """The server has not yet reached the resourceVersion we asked for (cause ResourceVersionTooLarge)."""
+    if not isinstance(err, APIError):
+        return False
+    details = (err.status or {}).get("details") or {}
+    for cause in details.get("causes") or []:
+        if cause.get("reason") == "ResourceVersionTooLarge":
+            return True
+        if cause.get("message") == "Too large resource version":
+            return True
+    return err.code == 504 and "Too large resource version" in (err.message or "")
+
+
+def is_connection_refused(err: BaseException) -> bool:
+    """True for a refused connection anywhere in the error's cause chain."""
+    seen: set[int] = set()
+    stack: list[Any] = [err]
+    while stack:
+        e = stack.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, ConnectionRefusedError):
+            return True
+        if isinstance(e, BaseException) and "connection refused" in str(e).lower():
+            return True
+        stack.extend([getattr(e, "__cause__", None), getattr(e, "__context__", None), getattr(e, "reason", None)])
+    return False
+
+
+def _is_watch_error_retriable(err: BaseException) -> bool:
+    """Errors after which watching again is enough (client-go ``isWatchErrorRetriable``)."""
+    return is_too_many_requests(err) or (isinstance(err, TransportError) and is_connection_refused(err))
+
+
+def default_watch_error_handler(reflector: Reflector, err: BaseException) -> None:
+    """Log by severity (client-go ``DefaultWatchErrorHandler``)."""
+    if is_expired_error(err):
+        log.info("%s: watch closed with: %s", reflector.name, err)
+    else:
+        log.warning("%s: failed to list/watch: %s", reflector.name, err)
+
+
+# -- backoff -----------------------------------------------------------------------------------
+
+
+class ExponentialBackoff:
+    """Delays between failed attempts (apimachinery ``ExponentialBackoffManager``).
+
+    Each call to ``next_delay`` returns the current step stretched by up to ``jitter`` times
+    itself, then doubles the step up to ``cap``. When ``reset_after`` seconds have passed since the
+    previous call, things were healthy for a while and the step starts again at ``initial``.
+    """
+
+    def __init__(
+        self,
+        initial: float = 0.8,
+        cap: float = 30.0,
+        reset_after: float = 120.0,
+        factor: float = 2.0,
+        jitter: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+        rand: Callable[[], float] = random.random,
+    ) -> None:
+        self.initial = initial  # first delay, seconds
+        self.cap = cap  # the step never grows past this (jitter may still add to it)
+        self.reset_after = reset_after  # quiet seconds after which the step resets
+        self.factor = factor  # step multiplier per call
+        self.jitter = jitter  # a delay is step * (1 + jitter * rand())
+        self._clock = clock  # monotonic seconds
+        self._rand = rand  # uniform [0, 1)
+        self._lock = threading.Lock()  # guards _step and _last
+        self._step = initial  # the next delay before jitter
+        self._last: float | None = None  # clock() at the previous next_delay call
+
+    def next_delay(self) -> float:
+        with self._lock:
+            now = self._clock()
+            if self._last is None or now - self._last > self.reset_after:
+                self._step = self.initial
+            self._last = now
+            delay = self._step
+            self._step = min(self._step * self.factor, self.cap)
+        if self.jitter > 0:
+            delay += self._rand() * self.jitter * delay
+        return delay
+
+
+# -- the reflector -----------------------------------------------------------------------------
+
+
+class Reflector:
+    """Lists and watches one resource into a store until stopped (client-go ``Reflector``).
+
+    ``run(stop)`` blocks until ``stop`` is set; run it on its own thread. The store is usually the
+    informer's FIFO, but any object with ``add``/``update``/``delete``/``replace``/``resync`` works,
+    e.g. a plain ``Indexer``.
+    """
+
+    def __init__(
+        self,
+        list_watch: ListerWatcher,
+        store: ReflectorStore,
+        *,
+        name: str = "reflector",
+        resync_period: float = 0.0,
+        should_resync: Callable[[], bool] | None = None,
+        page_size: int | None = None,
+        use_watch_list: bool = False,
+        min_watch_timeout: float = DEFAULT_MIN_WATCH_TIMEOUT,
+        watch_stall_timeout: Callable[[float], float] = watch_read_timeout,
+        watch_list_bookmark_timeout: float = 10.0,
+        backoff: ExponentialBackoff | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        rand: Callable[[], float] = random.random,
+        watch_error_handler: WatchErrorHandler | None = None,
+        metrics: InformerMetrics = NOOP_METRICS,
+    ) -> None:
+        self.name = name  # for logs and thread names
+        self.list_watch = list_watch  # the source
+        self.store = store  # the destination
+        self.resync_period = resync_period  # seconds between store.resync() calls; 0 = never
+        self.should_resync = should_resync  # consulted at each resync tick; None means always
+        self.page_size = page_size  # client-go WatchListPageSize: forces this page size when set
+        self.use_watch_list = use_watch_list  # try WatchList before list+watch
+        self.min_watch_timeout = min_watch_timeout  # watch timeoutSeconds in [min, 2*min)
+        self.watch_stall_timeout = watch_stall_timeout  # timeoutSeconds -> read deadline (stall guard)
+        self.watch_list_bookmark_timeout = watch_list_bookmark_timeout  # quiet seconds before WatchList counts as ignored
+        self.backoff = backoff or ExponentialBackoff(clock=clock, rand=rand)  # between failed cycles
+        self.watch_error_handler: WatchErrorHandler = watch_error_handler or default_watch_error_handler
+        self.metrics = metrics  # list/watch counters
+        self._clock = clock  # monotonic seconds; injectable for tests
+        self._rand = rand  # uniform [0, 1) for the watch timeout; injectable for tests
+
+        self._rv_lock = threading.Lock()  # guards the three fields below
+        self._last_sync_resource_version = ""  # RV of the last list or event applied to the store
+        self._rv_unavailable = False  # the last list/watch at that RV got Expired / too large
+        self._paginated_result = False  # the RV="0" list came back paged: the server has no watch cache
+
+        self._watch_list_supported = True  # cleared once the server rejects or ignores WatchList
+        self._listed_once = False  # a list has completed before (the next one is a relist)
+
+        self._stream_lock = threading.Lock()  # guards _stream and _stopping
+        self._stream: Any = None  # the open watch, closed by the helper thread on stop
+        self._stopping = False  # set by the helper thread once stop fired; no new stream may stay open
+        self._pending_calls: set[threading.Event] = set()  # abandonable calls to release on stop
+
+    # -- public API -----------------------------------------------------------------------------
+
+    def last_sync_resource_version(self) -> str:
+        """The resourceVersion the store is known to reflect ("" before the first list)."""
+        with self._rv_lock:
+            return self._last_sync_resource_version
+
+    def run(self, stop: threading.Event) -> None:
+        """List and watch until ``stop`` is set, backing off between failed cycles."""
+        helper = threading.Thread(
+            target=self._helper_loop, args=(stop,), name=f"{self.name}-stopper", daemon=True
+        )
+        helper.start()
+        log.debug("%s: starting reflector", self.name)
+        try:
+            while not stop.is_set():
+                delay: float | None = None
+                try:
+                    self.list_and_watch(stop)
+                except _Stopped:
+                    break
+                except Exception as err:  # noqa: BLE001 - every failure is retried after backoff
+                    if stop.is_set():
+                        break
+                    self.watch_error_handler(self, err)
+                    delay = self._delay_after(err)
+                if delay is None:
+                    delay = self.backoff.next_delay()
+                if stop.wait(delay):
+                    break
+        finally:
+            log.debug("%s: reflector stopped", self.name)
+
+    def list_and_watch(self, stop: threading.Event) -> None:
+        """One cycle: list (or WatchList) into the store, then watch until the watch fails.
+
+        Returns when stopped; raises the error that ended the cycle.
+        """
+        stream = None
+        if self.use_watch_list and self._watch_list_supported:
+            try:
+                stream = self._watch_list(stop)
+            except _Stopped:
+                raise
+            except Exception as err:  # noqa: BLE001 - any failure falls back to list+watch
+                log.warning(
+                    "%s: WatchList failed, falling back to list+watch: %s", self.name, err
+                )
+                stream = None
+        if stream is None:
+            self._list(stop)
+        self._watch(stream, stop)
+
+    # -- list -----------------------------------------------------------------------------------
+
+    def _relist_resource_version(self) -> str:
+        """RV for the next list (client-go ``relistResourceVersion``)."""
+        with self._rv_lock:
+            if self._rv_unavailable:
+                return ""  # our RV is gone or not yet served: read the latest, consistently
+            if not self._last_sync_resource_version:
+                return "0"  # the first list may come from the watch cache
+            return self._last_sync_resource_version
+
+    def _rewatch_resource_version(self) -> str:
+        with self._rv_lock:
+            return "" if self._rv_unavailable else self._last_sync_resource_version
+
+    def _set_last_sync_resource_version(self, rv: str) -> None:
+        with self._rv_lock:
+            self._last_sync_resource_version = rv
+
+    def _set_rv_unavailable(self, unavailable: bool) -> None:
+        with self._rv_lock:
+            self._rv_unavailable = unavailable
+
+    def _list(self, stop: threading.Event) -> None:
+        options = {"resourceVersion": self._relist_resource_version()}
+        if self.page_size:
+            page_size = self.page_size
+        elif self._paginated_result:
+            page_size = DEFAULT_PAGE_SIZE  # the server pages for real: keep doing so
+        elif options["resourceVersion"] not in ("", "0"):
+            page_size = 0  # unpaged, so the watch cache can serve it instead of etcd
+        else:
+            page_size = DEFAULT_PAGE_SIZE
+        self.metrics.inc_lists()
+        if self._listed_once:
+            self.metrics.inc_relists()
+        try:
+            result, paginated = self._call_unless_stopped(
+                lambda: self._paged_list(options, page_size), stop, "list"
+            )
+        except Exception as err:
+            if not (is_expired_error(err) or is_too_large_resource_version_error(err)):
+                raise
+            # Our RV is unusable: list again at once at the latest RV.
+            self._set_rv_unavailable(True)
+            retry = {"resourceVersion": self._relist_resource_version()}
+            result, paginated = self._call_unless_stopped(
+                lambda: self._paged_list(retry, page_size), stop, "list"
+            )
+        if options["resourceVersion"] == "0" and paginated:
+            self._paginated_result = True
+        self._set_rv_unavailable(False)
+        metadata = result.get("metadata") or {}
+        resource_version = metadata.get("resourceVersion") or ""
+        items = _items_with_kind(result)
+        self.store.replace(items, resource_version)
+        self._set_last_sync_resource_version(resource_version)
+        self._listed_once = True
+        log.debug("%s: listed %d items at resourceVersion %s", self.name, len(items), resource_version)
+
+    def _paged_list(self, options: Mapping[str, Any], page_size: int) -> tuple[dict, bool]:
+        """All pages of one list (client-go ``pager.ListPager``); returns (list, was_paged).
+
+        Later pages carry only ``continue`` (the server pins them to the first page's snapshot).
+        If a continue token expires mid-way, the whole list is fetched again unpaged at the
+        originally requested resourceVersion (``FullListIfExpired``).
+        """
+        opts = dict(options)
+        if page_size:
+            opts["limit"] = page_size
+        first = self.list_watch.list(opts)
+        token = (first.get("metadata") or {}).get("continue")
+        if not token:
+            return first, False
+        items = list(first.get("items") or [])
+        while token:
+            page_opts = {k: v for k, v in opts.items() if k not in ("resourceVersion", "resourceVersionMatch")}
+            page_opts["continue"] = token
+            try:
+                page = self.list_watch.list(page_opts)
+            except APIError as err:
+                if not is_expired_error(err):
+                    raise
+                full = {k: v for k, v in options.items() if k not in ("limit", "continue")}
+                return self.list_watch.list(full), True
+            items.extend(page.get("items") or [])
+            token = (page.get("metadata") or {}).get("continue")
+        combined = dict(first)
+        combined["metadata"] = dict(first.get("metadata") or {}, **{"continue": ""})
+        combined["items"] = items
+        return combined, True
+
+    # -- watch ----------------------------------------------------------------------------------
+
+    def _watch_timeout_seconds(self) -> int:
+        return max(1, int(self.min_watch_timeout * (self._rand() + 1.0)))
+
+    def _open_watch(self, options: dict, read_timeout: float, stop: threading.Event) -> _OpenWatch:
+        self.metrics.inc_watches()
+        stream = self._call_unless_stopped(
+            lambda: self.list_watch.watch(options, read_timeout=read_timeout), stop, "watch"
+        )
+        watch = _OpenWatch(stream)
+        with self._stream_lock:
+            if self._stopping:
+                watch.close()
+                raise _Stopped()
+            self._stream = watch
+        return watch
+
+    def _watch(self, stream: _OpenWatch | None, stop: threading.Event) -> None:
+        """Watch from the last synced RV, re-watching after clean ends, until an error."""
+        while True:
+            if stop.is_set():
+                _close(stream)
+                raise _Stopped()
+            start = self._clock()
+            if stream is None:
+                timeout_seconds = self._watch_timeout_seconds()
+                options = {
+                    "resourceVersion": self.last_sync_resource_version(),
+                    "timeoutSeconds": timeout_seconds,
+                    "allowWatchBookmarks": True,
+                }
+                try:
+                    stream = self._open_watch(options, self.watch_stall_timeout(timeout_seconds), stop)
+                except _Stopped:
+                    raise
+                except Exception as err:
+                    if _is_watch_error_retriable(err):
+                        log.info("%s: watch failed, backing off: %s", self.name, err)
+                        if stop.wait(self._delay_after(err)):
+                            raise _Stopped() from None
+                        continue
+                    raise
+            try:
+                self._handle_watch(start, stream, stop, self.store, self._set_last_sync_resource_version)
+            except _Stopped:
+                raise
+            except Exception as err:
+                if is_too_many_requests(err):
+                    log.info("%s: watch returned 429, backing off: %s", self.name, err)
+                    if stop.wait(self._delay_after(err)):
+                        raise _Stopped() from None
+                    continue
+                raise
+            finally:
+                self._forget_stream(stream)
+                stream = None
+
+    def _handle_watch(
+        self,
+        start: float,
+        watch: _OpenWatch,
+        stop: threading.Event,
+        store: ReflectorStore,
+        set_resource_version: Callable[[str], None],
+        exit_on_initial_events_end: bool = False,
+    ) -> bool:
+        """Apply a watch's events to ``store`` until it ends (client-go ``handleAnyWatch``).
+
+        Returns whether WatchList's initial-events-end bookmark was seen (and, when
+        ``exit_on_initial_events_end``, returns right after it with the stream still open).
+        A connection that drops or stalls ends the watch like a clean close; an ERROR event raises
+        its APIError; a watch that closes within a second without events raises
+        VeryShortWatchError.
+        """
+        count = 0
+        initial_events_end = False
+        metrics = self.metrics
+        try:
+            for event in watch.events:
+                if stop.is_set():
+                    raise _Stopped()
+                metrics.inc_watch_events()
+                event_type = event.get("type")
+                obj = event.get("object")
+                if event_type == "ERROR":
+                    raise api_error_from_status(obj)
+                try:
+                    metadata = obj["metadata"]
+                    resource_version = metadata.get("resourceVersion") or ""
+                except (KeyError, TypeError, AttributeError):
+                    log.error("%s: unable to understand watch event %r", self.name, event)
+                    continue
+                try:
+                    if event_type == "ADDED":
+                        store.add(obj)
+                    elif event_type == "MODIFIED":
+                        store.update(obj)
+                    elif event_type == "DELETED":
+                        store.delete(obj)
+                    elif event_type == "BOOKMARK":
+                        annotations = metadata.get("annotations") or {}
+                        if annotations.get(INITIAL_EVENTS_ANNOTATION) == "true":
+                            initial_events_end = True
+                    else:
+                        log.error("%s: unable to understand watch event %r", self.name, event)
+                        continue
+                except Exception:  # noqa: BLE001 - one bad object must not end the watch
+                    log.exception("%s: unable to apply %s event to the store", self.name, event_type)
+                    continue
+                if resource_version:
+                    set_resource_version(resource_version)
+                count += 1
+                if exit_on_initial_events_end and initial_events_end:
+                    return True
+        except TransportError as err:
+            if stop.is_set():
+                raise _Stopped() from None
+            if exit_on_initial_events_end:
+                raise
+            # The connection dropped or stalled past its deadline: re-watch from where we are.
+            log.info("%s: watch connection ended: %s", self.name, err)
+        if stop.is_set():
+            raise _Stopped()
+        if count == 0 and self._clock() - start < 1.0:
+            raise VeryShortWatchError(
+                f"{self.name}: unexpected watch close - watch lasted less than a second and no items received"
+            )
+        log.debug("%s: watch closed after %d events", self.name, count)
+        return initial_events_end
+
+    # -- WatchList ------------------------------------------------------------------------------
+
+    def _watch_list(self, stop: threading.Event) -> _OpenWatch:
+        """Stream the initial state, replace the store with it, and return the still-open watch.
+
+        Raises when the server rejects or ignores the request (the caller then lists instead).
+        """
+        received_rv = [""]  # RV of the last event of the current attempt
+        while True:
+            if stop.is_set():
+                raise _Stopped()
+            received_rv[0] = ""
+            temporary = Indexer()  # the stream's objects until the bookmark confirms them
+            options = {
+                "resourceVersion": self._rewatch_resource_version(),
+                "allowWatchBookmarks": True,
+                "sendInitialEvents": True,
+                "resourceVersionMatch": "NotOlderThan",
+                "timeoutSeconds": self._watch_timeout_seconds(),
+            }
+            start = self._clock()
+            stream = None
+            try:
+                # A short read deadline: if the server ignores sendInitialEvents, the bookmark never
+                # comes and the stream goes quiet. Once the bookmark is in, the same stream keeps
+                # this deadline; a quiet spell then just means one re-watch.
+                stream = self._open_watch(options, self.watch_list_bookmark_timeout, stop)
+                got_bookmark = self._handle_watch(
+                    start, stream, stop, temporary, lambda rv: received_rv.__setitem__(0, rv), True
+                )
+            except _Stopped:
+                self._forget_stream(stream)
+                raise
+            except Exception as err:
+                self._forget_stream(stream)
+                if _is_watch_error_retriable(err):
+                    if stop.wait(self._delay_after(err)):
+                        raise _Stopped() from None
+                    continue
+                if is_expired_error(err) or is_too_large_resource_version_error(err):
+                    self._set_rv_unavailable(True)  # stream from the latest RV instead
+                    continue
+                if isinstance(err, TransportError) and stream is not None:
+                    self._watch_list_supported = False
+                    raise _WatchListIgnored(f"no initial-events-end bookmark: {err}") from err
+                if isinstance(err, APIError) and err.code in (400, 422):
+                    self._watch_list_supported = False  # the server does not know the parameters
+                raise
+            if not got_bookmark:
+                self._forget_stream(stream)
+                self._watch_list_supported = False
+                raise _WatchListIgnored("the watch ended before the initial-events-end bookmark")
+            break
+        self._set_rv_unavailable(False)
+        self.store.replace(temporary.list(), received_rv[0])
+        self._set_last_sync_resource_version(received_rv[0])
+        self._listed_once = True
+        return stream
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _delay_after(self, err: BaseException) -> float:
+        """The next backoff step, but never shorter than the server's Retry-After."""
+        delay = self.backoff.next_delay()
+        retry_after = getattr(err, "retry_after", None)
+        if retry_after:
+            delay = max(delay, float(retry_after))
+        return delay
+
+    def _forget_stream(self, stream: _OpenWatch | None) -> None:
+        with self._stream_lock:
+            if self._stream is stream:
+                self._stream = None
+        _close(stream)
+
+    def _call_unless_stopped(self, fn: Callable[[], Any], stop: threading.Event, what: str) -> Any:
+        """Run a blocking request on a helper thread and stop waiting for it when ``stop`` fires.
+
+        A list of a large resource, or a request to a server that hangs, must not delay shutdown
+        (client-go runs its list in a goroutine for the same reason). An abandoned call finishes in
+        the background; a watch stream it returns late is closed there.
+        """
+        done = threading.Event()  # set when the call returns, or by the helper thread on stop
+        box: dict[str, Any] = {}  # "outcome": (result, error) once the call returned in time
+        with self._stream_lock:
+            if self._stopping or stop.is_set():
+                raise _Stopped()
+            self._pending_calls.add(done)
+
+        def call() -> None:
+            result: Any = None
+            error: BaseException | None = None
+            try:
+                result = fn()
+            except BaseException as err:  # noqa: BLE001 - handed to the waiting thread
+                error = err
+            with self._stream_lock:
+                abandoned = box.get("abandoned", False)
+                if not abandoned:
+                    box["outcome"] = (result, error)
+            if abandoned:
+                _close(result)  # nobody will read this stream
+            done.set()
+
+        threading.Thread(target=call, name=f"{self.name}-{what}", daemon=True).start()
+        done.wait()
+        with self._stream_lock:
+            self._pending_calls.discard(done)
+            if "outcome" not in box:
+                box["abandoned"] = True  # released by stop before the call returned
+                raise _Stopped()
+        result, error = box["outcome"]
+        if error is not None:
+            raise error
+        return result
+
+    def _helper_loop(self, stop: threading.Event) -> None:
+        """Resync the store on schedule; on stop, close the watch and release pending calls."""
+        period = self.resync_period if self.resync_period > 0 else None
+        while not stop.wait(period):
+            if self.should_resync is None or self.should_resync():
+                try:
+                    self.store.resync()
+                except Exception:  # noqa: BLE001 - a failed resync is retried next period
+                    log.exception("%s: resync failed", self.name)
+        with self._stream_lock:
+            self._stopping = True
+            stream, self._stream = self._stream, None
+            pending = list(self._pending_calls)
+        _close(stream)
+        for done in pending:
+            done.set()
+
+
+class _OpenWatch:
+    """A watch stream and the one iterator over it.
+
+    WatchList hands its stream on to the regular watch loop mid-way, so both must read through the
+    same iterator: a second ``iter(stream)`` would lose lines the first had already buffered.
+    """
+
+    __slots__ = ("events", "stream")
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream  # has close(), callable from any thread
+        self.events = iter(stream)  # yields decoded watch events
+
+    def close(self) -> None:
+        _close(self.stream)
+
+
+def _close(stream: Any) -> None:
+    close = getattr(stream, "close", None)
+    if close is not None:
+        try:
+            close()
+        except Exception:  # noqa: BLE001 - closing a broken stream may fail; it is gone either way
+            log.debug("closing a watch stream failed", exc_info=True)
+
+
+def _items_with_kind(result: Mapping[str, Any]) -> list[Any]:
+    """The list's items, each given the kind/apiVersion that typed lists leave out.
+
+    Watch events and single GETs always carry them; items of built-in lists do not. Filling them
+    in (as client-go's unstructured list decoding does) makes every cached object look the same
+    however it arrived. The items are fresh from the decoder, so nothing shared is mutated.
+    """
+    items = result.get("items") or []
+    kind = result.get("kind") or ""
+    api_version = result.get("apiVersion")
+    if kind.endswith("List") and api_version:
+        item_kind = kind[: -len("List")]
+        for item in items:
+            if isinstance(item, dict) and "kind" not in item:
+                item["kind"] = item_kind
+                item["apiVersion"] = api_version
+    return items
