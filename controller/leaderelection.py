@@ -1,0 +1,334 @@
+"""Leader election on a coordination.k8s.io/v1 Lease, with client-go's semantics.
+
+client-go twin: ``tools/leaderelection`` (leaderelection.go) with a ``resourcelock.LeaseLock``.
+
+Why not the official client's ``kubernetes.leaderelection``? It cannot be stopped (its acquire
+loop sleeps forever with no stop signal), it never releases the lease on shutdown (a standby
+then waits out the whole lease duration), and it does not count ``leaseTransitions``. Those
+three are what a controller deployed with two replicas needs, so this module writes the loop
+itself, on our RESTClient, and keeps client-go's rules:
+
+- a candidate retries every ``retry_period`` (jittered by 1.2, as ``wait.JitterUntil``);
+- a lease is expired when the *local* clock says ``lease_duration`` has passed since this
+  candidate last *saw the record change*: clocks of different machines are never compared;
+- writes are guarded by the Lease's resourceVersion (optimistic concurrency), so two
+  candidates racing for an expired lease cannot both win;
+- the leader renews every ``retry_period`` and gives up leadership when it could not renew
+  for ``renew_deadline``;
+- with ``release_on_cancel`` the leader, when stopped, writes the lease with no holder and a
+  1 s duration, so a standby takes over at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from prometheus_client import REGISTRY, CollectorRegistry, Gauge
+
+from informer.rest import APIError, RESTClient, TransportError, is_not_found, resource_path
+
+__all__ = ["LeaderElectionConfig", "LeaderElector", "LeaseLock", "micro_time"]
+
+log = logging.getLogger(__name__)
+
+JITTER_FACTOR = 1.2  # leaderelection.go: JitterFactor
+
+
+def micro_time(ts: float) -> str:
+    """metav1.MicroTime: RFC 3339 with exactly six fractional digits (the server insists)."""
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass
+class LeaderElectionRecord:
+    """The part of a Lease spec leader election reads and writes (resourcelock.LeaderElectionRecord)."""
+
+    holder_identity: str = ""
+    lease_duration_seconds: int = 0
+    acquire_time: str | None = None
+    renew_time: str | None = None
+    lease_transitions: int = 0
+
+    @classmethod
+    def from_spec(cls, spec: dict) -> LeaderElectionRecord:
+        return cls(
+            holder_identity=spec.get("holderIdentity") or "",
+            lease_duration_seconds=int(spec.get("leaseDurationSeconds") or 0),
+            acquire_time=spec.get("acquireTime"),
+            renew_time=spec.get("renewTime"),
+            lease_transitions=int(spec.get("leaseTransitions") or 0),
+        )
+
+    def to_spec(self) -> dict:
+        spec: dict[str, Any] = {
+            "holderIdentity": self.holder_identity or None,
+            "leaseDurationSeconds": self.lease_duration_seconds,
+            "leaseTransitions": self.lease_transitions,
+        }
+        if self.acquire_time:
+            spec["acquireTime"] = self.acquire_time
+        if self.renew_time:
+            spec["renewTime"] = self.renew_time
+        return {k: v for k, v in spec.items() if v is not None}
+
+
+class LeaseLock:
+    """Reads and writes one Lease (resourcelock.LeaseLock)."""
+
+    def __init__(self, rest: RESTClient, namespace: str, name: str, identity: str) -> None:
+        self.rest = rest
+        self.namespace = namespace
+        self.name = name
+        self.identity = identity  # who we are: "<hostname>_<uuid>"
+        self._lease: dict | None = None  # the Lease as last read or written (for its RV)
+
+    def describe(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def get(self) -> LeaderElectionRecord:
+        """The current record; raises APIError (404 when there is no Lease yet)."""
+        self._lease = self.rest.request(
+            "GET", resource_path("coordination.k8s.io", "v1", "leases", self.namespace, self.name),
+            timeout=10)
+        return LeaderElectionRecord.from_spec(self._lease.get("spec") or {})
+
+    def create(self, record: LeaderElectionRecord) -> None:
+        self._lease = self.rest.request(
+            "POST", resource_path("coordination.k8s.io", "v1", "leases", self.namespace),
+            params={"fieldManager": "sample-controller"},
+            body={"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                  "metadata": {"name": self.name, "namespace": self.namespace},
+                  "spec": record.to_spec()},
+            timeout=10)
+
+    def update(self, record: LeaderElectionRecord) -> None:
+        """PUT guarded by the resourceVersion last read: 409 when someone wrote in between."""
+        if self._lease is None:
+            raise RuntimeError("update before get")
+        body = {**self._lease, "spec": record.to_spec()}
+        self._lease = self.rest.request(
+            "PUT",
+            resource_path("coordination.k8s.io", "v1", "leases", self.namespace, self.name),
+            params={"fieldManager": "sample-controller"}, body=body, timeout=10)
+
+
+@dataclass
+class LeaderElectionConfig:
+    lock: LeaseLock
+    lease_duration: float = 15.0  # how long a lease holds without renewal
+    renew_deadline: float = 10.0  # how long the leader keeps trying to renew before giving up
+    retry_period: float = 2.0  # time between attempts
+    release_on_cancel: bool = True  # write a 1 s lease with no holder when stopped
+    name: str = ""  # label of the metric; defaults to the lease name
+    on_started_leading: Callable[[threading.Event], None] | None = None  # gets a stop event
+    on_stopped_leading: Callable[[], None] | None = None
+    on_new_leader: Callable[[str], None] | None = None
+
+    def validate(self) -> None:
+        """NewLeaderElector's checks: lease > renew deadline > 1.2 x retry period > 0."""
+        if self.lease_duration <= self.renew_deadline:
+            raise ValueError("leaseDuration must be greater than renewDeadline")
+        if self.renew_deadline <= JITTER_FACTOR * self.retry_period:
+            raise ValueError("renewDeadline must be greater than retryPeriod*JitterFactor")
+        if self.retry_period < 0.001 or self.lease_duration < 0.001:
+            raise ValueError("durations must be positive")
+
+
+_LEADER_GAUGES: dict[int, Gauge] = {}
+
+
+def _leader_gauge(registry: CollectorRegistry | None) -> Gauge | None:
+    if registry is None:
+        return None
+    key = id(registry)
+    if key not in _LEADER_GAUGES:
+        _LEADER_GAUGES[key] = Gauge(
+            "leader_election_master_status",
+            "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
+            "backup, 1 indicates master. 'name' is the string used to identify the lease.",
+            ["name"], registry=registry)
+    return _LEADER_GAUGES[key]
+
+
+class LeaderElector:
+    """Runs the acquire/renew loop and calls back when leadership starts and ends."""
+
+    def __init__(self, config: LeaderElectionConfig, registry: CollectorRegistry | None = REGISTRY,
+                 clock: Callable[[], float] = time.monotonic,
+                 wall_clock: Callable[[], float] = time.time) -> None:
+        config.validate()
+        self.config = config
+        self._clock = clock  # monotonic: judges expiry on what *we* observed
+        self._wall = wall_clock  # for the timestamps written into the Lease
+        self._observed: LeaderElectionRecord | None = None  # the record as last read
+        self._observed_time = 0.0  # local monotonic time when _observed last changed
+        self._reported_leader = ""  # last holder passed to on_new_leader
+        self._leading = threading.Event()  # set while we hold the lease
+        self._gauge = _leader_gauge(registry)
+        self._name = config.name or config.lock.name
+        if self._gauge is not None:
+            self._gauge.labels(self._name).set(0)
+
+    # -- state --------------------------------------------------------------------------------
+
+    def is_leader(self) -> bool:
+        return self._leading.is_set()
+
+    def get_leader(self) -> str:
+        return self._observed.holder_identity if self._observed else ""
+
+    # -- the loop -----------------------------------------------------------------------------
+
+    def run(self, stop: threading.Event) -> bool:
+        """Acquire, lead until the lease is lost or ``stop`` is set, then release.
+
+        Returns True when leadership ended because ``stop`` was set (a clean shutdown), False
+        when the lease was lost (the caller should exit non-zero so the pod restarts) or never
+        acquired.
+        """
+        if not self._acquire(stop):
+            return stop.is_set()
+        leading_stop = threading.Event()  # tells the leader's work to stop
+        self._set_leading(True)
+        worker = None
+        if self.config.on_started_leading:
+            worker = threading.Thread(target=self.config.on_started_leading, args=(leading_stop,),
+                                      name="leading", daemon=True)
+            worker.start()
+        lost = True
+        try:
+            lost = self._renew(stop)
+        finally:
+            leading_stop.set()
+            if lost:
+                # Someone else may lead already: say so first (the callback usually exits the
+                # process), and do not wait for a graceful drain of work we no longer own.
+                self._set_leading(False)
+                if self.config.on_stopped_leading:
+                    self.config.on_stopped_leading()
+            else:
+                # A clean stop: let the work finish, then hand the lease over at once.
+                if worker is not None:
+                    worker.join()
+                if self.config.release_on_cancel:
+                    self.release()
+                self._set_leading(False)
+                if self.config.on_stopped_leading:
+                    self.config.on_stopped_leading()
+        return not lost
+
+    def _set_leading(self, leading: bool) -> None:
+        if leading:
+            self._leading.set()
+            log.info("became leader", extra={"lease": self.config.lock.describe(),
+                                             "identity": self.config.lock.identity})
+        else:
+            self._leading.clear()
+        if self._gauge is not None:
+            self._gauge.labels(self._name).set(1 if leading else 0)
+
+    def _acquire(self, stop: threading.Event) -> bool:
+        log.info("attempting to acquire leader lease", extra={"lease": self.config.lock.describe()})
+        while not stop.is_set():
+            if self.try_acquire_or_renew():
+                return True
+            stop.wait(self.config.retry_period * (1 + random.random() * (JITTER_FACTOR - 1)))
+        return False
+
+    def _renew(self, stop: threading.Event) -> bool:
+        """Renew until stop (returns False) or until renewing failed for renew_deadline (True)."""
+        while not stop.wait(self.config.retry_period):
+            deadline = self._clock() + self.config.renew_deadline
+            while True:
+                if self.try_acquire_or_renew():
+                    break
+                if self._clock() >= deadline or stop.wait(self.config.retry_period):
+                    if stop.is_set():
+                        return False
+                    log.error("failed to renew lease, lost leadership",
+                              extra={"lease": self.config.lock.describe()})
+                    return True
+        return False
+
+    def try_acquire_or_renew(self) -> bool:
+        """One attempt (tryAcquireOrRenew); True when we hold the lease afterwards."""
+        lock = self.config.lock
+        now_wall = micro_time(self._wall())
+        record = LeaderElectionRecord(
+            holder_identity=lock.identity,
+            lease_duration_seconds=max(1, int(round(self.config.lease_duration))),
+            acquire_time=now_wall,
+            renew_time=now_wall,
+        )
+        try:
+            old = lock.get()
+        except APIError as err:
+            if not is_not_found(err):
+                log.warning("error retrieving lease", extra={"lease": lock.describe(),
+                                                             "error": str(err)})
+                return False
+            try:
+                lock.create(record)
+            except (APIError, TransportError) as create_err:
+                log.info("failed to create lease", extra={"error": str(create_err)})
+                return False
+            self._observe(record)
+            return True
+        except TransportError as err:
+            log.warning("error retrieving lease", extra={"lease": lock.describe(), "error": str(err)})
+            return False
+
+        if self._observed != old:
+            self._observe(old)
+        now = self._clock()
+        held_by_other = old.holder_identity and old.holder_identity != lock.identity
+        if held_by_other and self._observed_time + old.lease_duration_seconds > now:
+            log.debug("lease is held by another candidate and has not yet expired",
+                      extra={"holder": old.holder_identity})
+            return False
+
+        if old.holder_identity == lock.identity:
+            record.acquire_time = old.acquire_time
+            record.lease_transitions = old.lease_transitions
+        else:
+            record.lease_transitions = old.lease_transitions + 1
+        try:
+            lock.update(record)
+        except (APIError, TransportError) as err:
+            log.info("failed to update lease", extra={"error": str(err)})
+            return False
+        self._observe(record)
+        return True
+
+    def _observe(self, record: LeaderElectionRecord) -> None:
+        self._observed = record
+        self._observed_time = self._clock()
+        if record.holder_identity and record.holder_identity != self._reported_leader:
+            self._reported_leader = record.holder_identity
+            log.info("new leader elected", extra={"leader": record.holder_identity})
+            if self.config.on_new_leader:
+                self.config.on_new_leader(record.holder_identity)
+
+    def release(self) -> bool:
+        """Give the lease up now: no holder, 1 s duration (client-go's release)."""
+        if self._observed is None or self._observed.holder_identity != self.config.lock.identity:
+            return False
+        now = micro_time(self._wall())
+        record = LeaderElectionRecord(
+            holder_identity="", lease_duration_seconds=1, acquire_time=now, renew_time=now,
+            lease_transitions=self._observed.lease_transitions)
+        try:
+            self.config.lock.update(record)
+        except (APIError, TransportError) as err:
+            log.error("failed to release lease", extra={"error": str(err)})
+            return False
+        self._observe(record)
+        log.info("released leader lease", extra={"lease": self.config.lock.describe()})
+        return True

@@ -1,0 +1,237 @@
+"""controller.leaderelection against an in-memory Lease endpoint with resourceVersion checks."""
+
+from __future__ import annotations
+
+import copy
+import re
+import threading
+import time
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from controller.leaderelection import (
+    LeaderElectionConfig,
+    LeaderElector,
+    LeaseLock,
+    micro_time,
+)
+from informer.rest import APIError, TransportError
+
+LEASE = "/apis/coordination.k8s.io/v1/namespaces/ns/leases/lock"
+
+
+class FakeLeaseServer:
+    """GET/POST/PUT of one Lease, with optimistic concurrency like the API server."""
+
+    def __init__(self):
+        self.lease = None
+        self.rv = 0
+        self.writes = []  # spec of every successful write, in order
+        self.fail = False  # every request raises TransportError while True
+        self.lock = threading.Lock()
+
+    def request(self, method, path, params=None, body=None, content_type=None, timeout=None):
+        with self.lock:
+            if self.fail:
+                raise TransportError("connection refused")
+            if method == "GET":
+                if self.lease is None:
+                    raise APIError(404, "NotFound", "leases \"lock\" not found")
+                return copy.deepcopy(self.lease)
+            if method == "POST":
+                if self.lease is not None:
+                    raise APIError(409, "AlreadyExists", "exists")
+                return self._store(body)
+            if method == "PUT":
+                if body["metadata"].get("resourceVersion") != self.lease["metadata"]["resourceVersion"]:
+                    raise APIError(409, "Conflict", "the object has been modified")
+                return self._store(body)
+            raise AssertionError(method)
+
+    def _store(self, body):
+        self.rv += 1
+        lease = copy.deepcopy(body)
+        lease["metadata"]["resourceVersion"] = str(self.rv)
+        self.lease = lease
+        self.writes.append(copy.deepcopy(lease["spec"]))
+        return copy.deepcopy(lease)
+
+
+class Clock:
+    def __init__(self):
+        self.t = 100.0
+
+    def __call__(self):
+        return self.t
+
+
+def elector(server, identity, clock=None, **kw):
+    lock = LeaseLock(server, "ns", "lock", identity)
+    cfg = LeaderElectionConfig(lock=lock, **kw)
+    wall = iter(range(1_700_000_000, 1_800_000_000))  # each write gets a new renewTime
+    return LeaderElector(cfg, registry=CollectorRegistry(), clock=clock or Clock(),
+                         wall_clock=lambda: next(wall) + 0.5)
+
+
+def test_micro_time_has_six_fractional_digits():
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", micro_time(1_700_000_000.5))
+    assert micro_time(1_700_000_000.5) == "2023-11-14T22:13:20.500000Z"
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"lease_duration": 10, "renew_deadline": 10}, "leaseDuration must be greater"),
+    ({"renew_deadline": 2.4, "retry_period": 2}, "renewDeadline must be greater"),
+])
+def test_config_validation(kw, message):
+    with pytest.raises(ValueError, match=message):
+        elector(FakeLeaseServer(), "a", **kw)
+
+
+def test_first_candidate_creates_lease():
+    server = FakeLeaseServer()
+    a = elector(server, "a")
+    assert a.try_acquire_or_renew()
+    spec = server.lease["spec"]
+    assert spec["holderIdentity"] == "a"
+    assert spec["leaseDurationSeconds"] == 15
+    assert spec["leaseTransitions"] == 0
+    assert spec["acquireTime"] == spec["renewTime"] == "2023-11-14T22:13:20.500000Z"  # one now
+    assert a.get_leader() == "a"
+
+
+def test_other_candidate_waits_for_expiry_on_its_own_clock():
+    server = FakeLeaseServer()
+    a = elector(server, "a")
+    assert a.try_acquire_or_renew()
+    b_clock = Clock()
+    b = elector(server, "b", clock=b_clock)
+    assert not b.try_acquire_or_renew()  # first sight of the record starts b's timer
+    b_clock.t += 14.9
+    assert not b.try_acquire_or_renew()
+    # a renews: the record changes, so b's timer restarts even though the clocks never met
+    assert a.try_acquire_or_renew()
+    b_clock.t += 0.2
+    assert not b.try_acquire_or_renew()
+    b_clock.t += 15.1
+    assert b.try_acquire_or_renew()
+    spec = server.lease["spec"]
+    assert spec["holderIdentity"] == "b" and spec["leaseTransitions"] == 1
+    assert not a.try_acquire_or_renew()  # a now sees b's fresh lease
+
+
+def test_renewal_keeps_acquire_time_and_transitions():
+    server = FakeLeaseServer()
+    times = iter([1000.0, 1002.0])
+    lock = LeaseLock(server, "ns", "lock", "a")
+    a = LeaderElector(LeaderElectionConfig(lock=lock), registry=None, clock=Clock(),
+                      wall_clock=lambda: next(times))
+    assert a.try_acquire_or_renew()
+    first = server.lease["spec"]
+    assert a.try_acquire_or_renew()
+    second = server.lease["spec"]
+    assert second["acquireTime"] == first["acquireTime"]
+    assert second["renewTime"] != first["renewTime"]
+    assert second["leaseTransitions"] == 0
+
+
+def test_racing_candidates_cannot_both_win():
+    server = FakeLeaseServer()
+    lock_a = LeaseLock(server, "ns", "lock", "a")
+    lock_b = LeaseLock(server, "ns", "lock", "b")
+    server.lease = {"metadata": {"name": "lock", "namespace": "ns", "resourceVersion": "0"},
+                    "spec": {"holderIdentity": "old", "leaseDurationSeconds": 1}}
+    # both read the same expired record...
+    lock_a.get()
+    lock_b.get()
+    from controller.leaderelection import LeaderElectionRecord
+    lock_a.update(LeaderElectionRecord("a", 15))
+    with pytest.raises(APIError) as err:  # ...and the second write is refused
+        lock_b.update(LeaderElectionRecord("b", 15))
+    assert err.value.code == 409
+
+
+def test_release_writes_empty_holder_and_one_second():
+    server = FakeLeaseServer()
+    a = elector(server, "a")
+    assert a.try_acquire_or_renew()
+    assert a.release()
+    spec = server.lease["spec"]
+    assert "holderIdentity" not in spec and spec["leaseDurationSeconds"] == 1
+    # a lease with no holder is free: a standby takes over at once, not after fifteen seconds
+    b = elector(server, "b")
+    assert b.try_acquire_or_renew()
+    assert server.lease["spec"]["holderIdentity"] == "b"
+    assert server.lease["spec"]["leaseTransitions"] == 1
+    assert not elector(FakeLeaseServer(), "c").release()  # not leader: nothing to release
+
+
+def test_run_leads_until_stop_then_releases():
+    server = FakeLeaseServer()
+    started, stopped = threading.Event(), threading.Event()
+    work_stopped = threading.Event()
+
+    def lead(leading_stop):
+        started.set()
+        leading_stop.wait()
+        work_stopped.set()
+
+    a = elector(server, "a", clock=time.monotonic, lease_duration=0.5, renew_deadline=0.3,
+                retry_period=0.05,
+                on_started_leading=lead, on_stopped_leading=stopped.set)
+    stop = threading.Event()
+    result = {}
+    t = threading.Thread(target=lambda: result.update(clean=a.run(stop)))
+    t.start()
+    assert started.wait(5)
+    assert a.is_leader()
+    stop.set()
+    t.join(5)
+    assert result == {"clean": True}
+    assert work_stopped.is_set() and stopped.is_set()
+    assert not a.is_leader()
+    assert server.lease["spec"]["leaseDurationSeconds"] == 1  # released
+    assert len(server.writes) >= 2
+
+
+def test_run_returns_false_when_renewal_fails_past_deadline():
+    server = FakeLeaseServer()
+    stopped = threading.Event()
+    started = threading.Event()
+    a = elector(server, "a", clock=time.monotonic, lease_duration=0.5, renew_deadline=0.3,
+                retry_period=0.05,
+                on_started_leading=lambda s: started.set(), on_stopped_leading=stopped.set)
+    stop = threading.Event()
+    result = {}
+    t = threading.Thread(target=lambda: result.update(clean=a.run(stop)))
+    t.start()
+    assert started.wait(5)
+    server.fail = True
+    t.join(5)
+    assert result == {"clean": False}
+    assert stopped.is_set() and not a.is_leader()
+    stop.set()
+
+
+def test_metric_follows_leadership():
+    server = FakeLeaseServer()
+    registry = CollectorRegistry()
+    lock = LeaseLock(server, "ns", "lock", "a")
+    a = LeaderElector(LeaderElectionConfig(lock=lock, lease_duration=0.5, renew_deadline=0.3,
+                                           retry_period=0.05), registry=registry)
+
+    def value():
+        return registry.get_sample_value("leader_election_master_status", {"name": "lock"})
+
+    assert value() == 0
+    stop = threading.Event()
+    t = threading.Thread(target=a.run, args=(stop,))
+    t.start()
+    for _ in range(500):
+        if value() == 1:
+            break
+        stop.wait(0.01)
+    assert value() == 1
+    stop.set()
+    t.join(5)
+    assert value() == 0
