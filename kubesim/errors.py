@@ -1,0 +1,253 @@
+"""Status bodies for every error kubesim returns, shaped exactly as kube-apiserver shapes them.
+
+Twin of k8s.io/apimachinery/pkg/api/errors (errors.go): one builder per reason. The quirks come
+from /work/shared/KUBE_APISERVER_FACTS.md and are easy to get wrong, so they live here only:
+
+- details.kind is the RESOURCE (plural) for NotFound, AlreadyExists, Conflict on update and the
+  successful-delete Status, but the KIND for 422 Invalid and for Conflict from DELETE
+  preconditions;
+- details.group is omitted for the core group (Go's omitempty);
+- a successful-delete Status has status Success and neither code nor reason.
+
+Handlers raise ``ApiError``; the HTTP layer turns it into a response.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ApiError",
+    "already_exists",
+    "bad_request",
+    "conflict",
+    "delete_success",
+    "expired",
+    "forbidden",
+    "internal_error",
+    "invalid",
+    "method_not_allowed",
+    "not_acceptable",
+    "not_found",
+    "page_not_found",
+    "qualified",
+    "service_unavailable",
+    "status",
+    "timeout",
+    "too_many_requests",
+    "unauthorized",
+    "unsupported_media_type",
+]
+
+
+class ApiError(Exception):
+    """An HTTP error response: a Status body (dict) or, for unknown paths, plain text.
+
+    body: the Status dict, or None for the text/plain "404 page not found" answer.
+    headers: extra response headers (Retry-After for 429).
+    """
+
+    def __init__(self, code: int, body: dict | None, headers: dict[str, str] | None = None):
+        super().__init__(body.get("message") if body else "404 page not found")
+        self.code = code  # HTTP status code, equal to body["code"] when body has one
+        self.body = body  # the Status object sent to the client; None means text/plain 404
+        self.headers = headers or {}  # extra response headers, e.g. {"Retry-After": "1"}
+
+
+def status(
+    code: int | None,
+    reason: str | None,
+    message: str | None,
+    details: dict | None = None,
+    success: bool = False,
+) -> dict:
+    """A metav1.Status with Go's omitempty rules applied (empty fields are left out)."""
+    body: dict[str, Any] = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success" if success else "Failure",
+    }
+    if message:
+        body["message"] = message
+    if reason:
+        body["reason"] = reason
+    if details:
+        body["details"] = details
+    if code:
+        body["code"] = code
+    return body
+
+
+def _details(name: str | None, group: str, kind: str, **extra: Any) -> dict:
+    d: dict[str, Any] = {}
+    if name:
+        d["name"] = name
+    if group:
+        d["group"] = group
+    if kind:
+        d["kind"] = kind
+    d.update({k: v for k, v in extra.items() if v is not None})
+    return d
+
+
+def qualified(resource: str, group: str) -> str:
+    """schema.GroupResource.String(): "deployments.apps", or "namespaces" for core."""
+    return f"{resource}.{group}" if group else resource
+
+
+def not_found(group: str, resource: str, name: str) -> ApiError:
+    msg = f'{qualified(resource, group)} "{name}" not found'
+    return ApiError(404, status(404, "NotFound", msg, _details(name, group, resource)))
+
+
+def already_exists(group: str, resource: str, name: str) -> ApiError:
+    msg = f'{qualified(resource, group)} "{name}" already exists'
+    return ApiError(409, status(409, "AlreadyExists", msg, _details(name, group, resource)))
+
+
+def conflict(group: str, kind_or_resource: str, name: str, why: str) -> ApiError:
+    """409 Conflict. Pass the plural for update conflicts, the Kind for DELETE preconditions."""
+    msg = (
+        f'Operation cannot be fulfilled on {qualified(kind_or_resource, group)} "{name}": {why}'
+    )
+    return ApiError(409, status(409, "Conflict", msg, _details(name, group, kind_or_resource)))
+
+
+STALE_OBJECT = (
+    "the object has been modified; please apply your changes to the latest version and try again"
+)
+
+
+def invalid(group: str, kind: str, name: str, causes: list[dict]) -> ApiError:
+    """422 Invalid; causes are {"reason","message","field"} dicts, one per bad field.
+
+    The message mirrors NewInvalid: '<Kind>.<group> "<name>" is invalid: <field>: <msg>, ...'
+    (a single cause) or '[<field>: <msg>, ...]' for several.
+    """
+    parts = [f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes]
+    joined = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+    msg = f'{qualified(kind, group)} "{name}" is invalid: {joined}'
+    return ApiError(
+        422, status(422, "Invalid", msg, _details(name, group, kind, causes=causes or None))
+    )
+
+
+def invalid_plain(message: str) -> ApiError:
+    """422 Invalid without details (failed JSON-patch test/remove, unknown op)."""
+    return ApiError(422, status(422, "Invalid", message))
+
+
+def field_invalid(field: str, value: Any, detail: str) -> dict:
+    """A FieldValueInvalid cause, its message formatted as field.ErrorList does."""
+    import json
+
+    shown = json.dumps(value) if not isinstance(value, str) else f'"{value}"'
+    return {
+        "reason": "FieldValueInvalid",
+        "message": f"Invalid value: {shown}: {detail}",
+        "field": field,
+    }
+
+
+def field_required(field: str, detail: str = "") -> dict:
+    msg = "Required value" + (f": {detail}" if detail else "")
+    return {"reason": "FieldValueRequired", "message": msg, "field": field}
+
+
+def field_forbidden(field: str, detail: str) -> dict:
+    return {"reason": "FieldValueForbidden", "message": f"Forbidden: {detail}", "field": field}
+
+
+def field_not_supported(field: str, value: Any, allowed: list[str]) -> dict:
+    import json
+
+    quoted = ", ".join(f'"{a}"' for a in allowed)
+    return {
+        "reason": "FieldValueNotSupported",
+        "message": f"Unsupported value: {json.dumps(value)}: supported values: {quoted}",
+        "field": field,
+    }
+
+
+def bad_request(message: str) -> ApiError:
+    return ApiError(400, status(400, "BadRequest", message))
+
+
+def unauthorized() -> ApiError:
+    return ApiError(401, status(401, "Unauthorized", "Unauthorized"))
+
+
+def forbidden(group: str, resource: str, name: str, message: str, causes=None) -> ApiError:
+    return ApiError(
+        403,
+        status(403, "Forbidden", message, _details(name, group, resource, causes=causes)),
+    )
+
+
+def method_not_allowed() -> ApiError:
+    msg = "the server does not allow this method on the requested resource"
+    return ApiError(405, status(405, "MethodNotAllowed", msg, {}))
+
+
+def not_acceptable(accept: str) -> ApiError:
+    msg = f"only the following media types are accepted: application/json, application/yaml (got {accept})"
+    return ApiError(406, status(406, "NotAcceptable", msg))
+
+
+def unsupported_media_type(content_type: str) -> ApiError:
+    msg = f"the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got {content_type})"
+    return ApiError(415, status(415, "UnsupportedMediaType", msg))
+
+
+def expired(message: str) -> ApiError:
+    """410 Gone with reason Expired (NewResourceExpired): too old resourceVersion/continue."""
+    return ApiError(410, status(410, "Expired", message))
+
+
+def too_many_requests(retry_after: int, message: str = "") -> ApiError:
+    body = status(
+        429,
+        "TooManyRequests",
+        message or "Too many requests, please try again later.",
+        {"retryAfterSeconds": retry_after},
+    )
+    return ApiError(429, body, {"Retry-After": str(retry_after)})
+
+
+def internal_error(message: str) -> ApiError:
+    body = status(
+        500,
+        "InternalError",
+        f"Internal error occurred: {message}",
+        {"causes": [{"message": message}]},
+    )
+    return ApiError(500, body)
+
+
+def internal_error_no_reason(message: str) -> ApiError:
+    """500 without reason, as the server sends for a create carrying a resourceVersion."""
+    return ApiError(500, status(500, None, message))
+
+
+def service_unavailable(message: str = "the server is currently unable to handle the request") -> ApiError:
+    return ApiError(503, status(503, "ServiceUnavailable", message))
+
+
+def timeout(message: str, retry_after: int | None = None, causes=None) -> ApiError:
+    details = {}
+    if causes:
+        details["causes"] = causes
+    if retry_after is not None:
+        details["retryAfterSeconds"] = retry_after
+    return ApiError(504, status(504, "Timeout", message, details or None))
+
+
+def page_not_found() -> ApiError:
+    """The text/plain 404 for unknown groups, versions and CR-group resources."""
+    return ApiError(404, None)
+
+
+def delete_success(group: str, resource: str, name: str, uid: str) -> dict:
+    """The Status a DELETE returns for an object removed at once: no code, no reason."""
+    return status(None, None, None, _details(name, group, resource, uid=uid), success=True)

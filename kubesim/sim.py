@@ -1,0 +1,255 @@
+"""KubeSim: the in-process Kubernetes API server that tests, benchmarks and the demo start.
+
+    with KubeSim() as sim:
+        apps = kubernetes.client.AppsV1Api(sim.api_client)
+        sim.write_kubeconfig(path)   # for kubectl, or for code that loads kubeconfig itself
+
+It wires the parts together: storage (objects, resourceVersion, history, watchers), the
+resource registry (built-ins + CRDs), the REST verbs, the HTTP server, the background
+controllers (deployment status, namespace and CRD finalizers, garbage collector) and fault
+injection. State lives in this object, not in the HTTP server, so ``restart()`` keeps it.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import tempfile
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from .controllers import ControllerManager
+from .faults import FaultInjector
+from .gc import GarbageCollector
+from .resources import Registry
+from .rest import Rest
+from .server import ApiServer, RequestRecord
+from .storage import Storage
+from .validation import SchemaValidator
+
+__all__ = ["KubeSim"]
+
+DEFAULT_NAMESPACES = ("default", "kube-system")
+
+
+class KubeSim:
+    """A Kubernetes API server on 127.0.0.1 for tests; see the README's kubesim section.
+
+    Args:
+        host, port: where to listen; port 0 picks a free port (kept across ``restart()``).
+        crds: CRDs to create at start: dicts, or paths of YAML/JSON files (multi-document ok).
+        deployment_status_delay: seconds after a Deployment's spec changes until its status
+            reports every replica ready and available; None disables the loop.
+        history_size: watch events retained; watches/continues from older RVs get 410 Expired.
+        watch_queue_size: events a watcher may have pending before it is closed as too slow.
+        bookmark_interval: seconds between periodic BOOKMARKs (the real server: 60 s); one is
+            also sent 2 s before a watch's timeoutSeconds ends.
+        tls: serve HTTPS with a fresh self-signed certificate (``ca_file`` holds it).
+        token: require this bearer token (no token -> 403 on resources, wrong token -> 401).
+        request_log_size: how many requests ``request_log`` keeps (oldest dropped first).
+        gc_delay: seconds the garbage collector waits before acting (the real one: well under 1 s).
+    """
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        crds: Iterable[dict | str | os.PathLike] = (),
+        deployment_status_delay: float | None = None,
+        history_size: int = 10_000,
+        watch_queue_size: int = 100_000,
+        bookmark_interval: float = 60.0,
+        tls: bool = False,
+        token: str | None = None,
+        request_log_size: int = 100_000,
+        gc_delay: float = 0.0,
+    ):
+        self.host = host  # listen address
+        self.port = port  # 0 until started; then fixed, so restart() reuses it
+        self.tls = tls  # serve HTTPS
+        self.token = token  # required bearer token, or None for no authentication
+        self.storage = Storage(history_size, watch_queue_size)  # objects, RV, history, watchers
+        self.registry = Registry()  # served resources and discovery
+        self.rest = Rest(self.storage, self.registry, SchemaValidator())  # the verbs
+        self.faults = FaultInjector(self)  # fault injection (see faults.py)
+        self.server = ApiServer(
+            self.rest, self.registry, token=token, faults=self.faults,
+            request_log_size=request_log_size, bookmark_interval=bookmark_interval,
+        )  # HTTP front end; replaced socket on restart, same state
+        self.server.admin_handler = self.faults.handle_admin
+        self.controllers = ControllerManager(self.storage, self.rest, deployment_status_delay)
+        self.gc = GarbageCollector(self.storage, self.rest, self.registry, self.controllers, gc_delay)
+        self._tmpdir = tempfile.TemporaryDirectory(prefix="kubesim-")  # cert, kubeconfig
+        self.ca_file: str | None = None  # PEM of the self-signed certificate when tls=True
+        self._key_file: str | None = None
+        self._api_client = None  # created on first use of api_client
+        self._lock = threading.Lock()  # serialises start/stop/restart
+        self._started = False
+        self._bootstrap(crds)
+
+    # ---- bootstrap -----------------------------------------------------------------------------
+
+    def _bootstrap(self, crds: Iterable[Any]) -> None:
+        ns_info = self.registry.lookup("", "v1", "namespaces")
+        for name in DEFAULT_NAMESPACES:
+            self.rest.create(ns_info, "", {"metadata": {"name": name}}, {})
+        for crd in crds:
+            for doc in _load_docs(crd):
+                self.create_crd(doc)
+
+    def create_crd(self, crd: dict | str | os.PathLike) -> dict:
+        """Create (or replace) a CRD directly in storage and make its resources servable."""
+        docs = _load_docs(crd)
+        info = self.registry.lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        out = {}
+        for doc in docs:
+            doc = copy.deepcopy(doc)  # Rest takes ownership of the bodies it is given
+            name = doc["metadata"]["name"]
+            existing = self.storage.get(info.storage_key, "", name)
+            if existing is None:
+                _, stored = self.rest.create(info, "", doc, {})
+            else:
+                doc = dict(doc, metadata=dict(doc["metadata"], resourceVersion=existing.obj["metadata"]["resourceVersion"]))
+                _, stored = self.rest.update(info, "", name, doc, {})
+            out = stored.obj
+        return out
+
+    # ---- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> KubeSim:
+        with self._lock:
+            if self._started:
+                return self
+            ctx = None
+            if self.tls:
+                from .tls import make_server_context
+
+                ctx, self.ca_file, self._key_file = make_server_context(self._tmpdir.name, self.host, self.ca_file, self._key_file)
+            self.port = self.server.start(self.host, self.port, ctx)
+            self.controllers.start()
+            self._started = True
+            return self
+
+    def stop(self) -> None:
+        """Stop serving: close watches and connections; state is kept for restart()."""
+        with self._lock:
+            if not self._started:
+                return
+            self._started = False
+            self.server.stop()
+            self.controllers.stop()
+
+    def restart(self) -> None:
+        """Stop, then serve again on the same port with the same objects and history."""
+        self.stop()
+        self.start()
+
+    def close(self) -> None:
+        """stop() and release the temporary files and the api_client."""
+        self.stop()
+        if self._api_client is not None:
+            self._api_client.close()
+            self._api_client = None
+        self._tmpdir.cleanup()
+
+    def __enter__(self) -> KubeSim:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ---- client side ---------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """Base URL, e.g. http://127.0.0.1:41234 (https when tls=True)."""
+        scheme = "https" if self.tls else "http"
+        return f"{scheme}://{self.host}:{self.port}"
+
+    def configuration(self):
+        """A fresh kubernetes.client.Configuration pointing at this server."""
+        from kubernetes import client
+
+        cfg = client.Configuration()
+        cfg.host = self.url
+        if self.token is not None:
+            cfg.api_key = {"authorization": self.token}
+            cfg.api_key_prefix = {"authorization": "Bearer"}
+        if self.tls:
+            cfg.ssl_ca_cert = self.ca_file
+            cfg.verify_ssl = True
+        return cfg
+
+    def new_api_client(self):
+        """A new kubernetes.client.ApiClient (own connection pool) for this server."""
+        from kubernetes import client
+
+        return client.ApiClient(self.configuration())
+
+    @property
+    def api_client(self):
+        """A shared, preconfigured kubernetes.client.ApiClient (created on first use)."""
+        if self._api_client is None:
+            self._api_client = self.new_api_client()
+        return self._api_client
+
+    def kubeconfig(self, namespace: str = "default") -> dict:
+        """The kubeconfig document (context "kubesim") for this server."""
+        cluster: dict[str, Any] = {"server": self.url}
+        if self.tls:
+            cluster["certificate-authority"] = self.ca_file
+        user: dict[str, Any] = {"token": self.token} if self.token is not None else {}
+        return {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "kubesim", "cluster": cluster}],
+            "users": [{"name": "kubesim", "user": user}],
+            "contexts": [{"name": "kubesim", "context": {"cluster": "kubesim", "user": "kubesim", "namespace": namespace}}],
+            "current-context": "kubesim",
+            "preferences": {},
+        }
+
+    def write_kubeconfig(self, path: str | os.PathLike, namespace: str = "default") -> str:
+        """Write a kubeconfig for this server (for kubectl and config.load_kube_config)."""
+        import yaml
+
+        path = str(path)
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w") as f:
+            yaml.safe_dump(self.kubeconfig(namespace), f, sort_keys=False)
+        return path
+
+    # ---- observation and control for tests -----------------------------------------------------
+
+    @property
+    def request_log(self) -> list[RequestRecord]:
+        """Every request served so far (oldest first; bounded by request_log_size)."""
+        return list(self.server.request_log)
+
+    def clear_request_log(self) -> None:
+        self.server.request_log.clear()
+
+    @property
+    def resource_version(self) -> int:
+        """The current global resourceVersion."""
+        return self.storage.rv
+
+    def wait_idle(self, timeout: float = 5.0) -> bool:
+        """Wait until the background controllers (GC, namespace, CRD cleanup) have nothing due."""
+        return self.controllers.wait_idle(timeout)
+
+    def send_bookmarks(self) -> None:
+        """Make every bookmark-enabled watch send a BOOKMARK now (if its RV advanced)."""
+        self.storage.request_bookmarks()
+
+
+def _load_docs(src: Any) -> list[dict]:
+    if isinstance(src, dict):
+        return [src]
+    import yaml
+
+    with open(src) as f:
+        return [d for d in yaml.safe_load_all(f) if d]
