@@ -209,6 +209,7 @@ class _Histogram:
         # counts[i]: observations in (DURATION_BUCKETS[i-1], DURATION_BUCKETS[i]]; the last
         # slot is the +Inf bucket. Not cumulative: collect() accumulates.
         self.counts = [0] * (len(DURATION_BUCKETS) + 1)
+        # sum: the total of every observed value.
         self.sum = 0.0
 
     def observe(self, value: float) -> None:

@@ -123,6 +123,15 @@ def test_repeated_add_after_with_an_earlier_time_moves_the_item_up(
     assert drain(q) == ["b"], "the superseded 5 s entry of a must not fire"
 
 
+def test_an_immediate_add_does_not_cancel_a_pending_add_after(q: DelayingQueue, clock: FakeClock):
+    """As client-go (kubernetes/kubernetes#126027): the heap entry stays and fires later."""
+    q.add_after("a", 5.0)
+    q.add_after("a", 0)
+    assert drain(q) == ["a"]
+    step(q, clock, 5.0)
+    assert drain(q) == ["a"]
+
+
 def test_due_item_already_queued_is_not_queued_twice(q: DelayingQueue, clock: FakeClock):
     q.add("a")
     q.add_after("a", 1.0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -54,14 +54,14 @@ class ZeroLimiter:
     def __init__(self) -> None:
         self.calls = 0
 
-    def when(self, item):
+    def when(self, item: Hashable) -> float:
         self.calls += 1
         return 0.0
 
-    def forget(self, item):
+    def forget(self, item: Hashable) -> None:
         pass
 
-    def num_requeues(self, item):
+    def num_requeues(self, item: Hashable) -> int:
         return 0
 
 
