@@ -352,6 +352,7 @@ class Rest:
         if sub == "status":
             obj = strategy.prepare_status_update(info, obj, old.obj)
             meta = obj["metadata"]
+            self._validate(info, obj, name)
         else:
             strategy.prepare_update(info, obj, old.obj)
             # System-owned metadata comes from the stored object.

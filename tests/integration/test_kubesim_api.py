@@ -583,3 +583,23 @@ def test_namespace_delete_terminates_and_removes_contents(sim, core, apps):
     else:
         pytest.fail("namespace was not removed")
     assert apps.list_namespaced_deployment("doomed").items == []
+
+
+def test_delete_collection_returns_deleted_objects(sim, custom):
+    for n, tier in (("a", "x"), ("b", "x"), ("c", "y")):
+        custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo(n, labels={"tier": tier}))
+    out = custom.delete_collection_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, label_selector="tier=x")
+    assert out["kind"] == "FooList" and [i["metadata"]["name"] for i in out["items"]] == ["a", "b"]
+    left = custom.list_namespaced_custom_object(GROUP, VERSION, "default", PLURAL)
+    assert [i["metadata"]["name"] for i in left["items"]] == ["c"]
+
+
+def test_apply_patch_is_a_documented_simplification(sim):
+    path = f"/apis/{GROUP}/{VERSION}/namespaces/default/foos/applied"
+    body = json.dumps(foo("applied", replicas=2)).encode()  # JSON is YAML
+    hdr = {"Content-Type": "application/apply-patch+yaml"}
+    assert raw(sim, "PATCH", path, body, hdr)[0] == 422  # fieldManager is required
+    code, _, out = raw(sim, "PATCH", path + "?fieldManager=test", body, hdr)
+    assert code == 201 and json.loads(out)["spec"]["replicas"] == 2
+    code, _, out = raw(sim, "PATCH", path + "?fieldManager=test", b"spec:\n  replicas: 3\n", hdr)
+    assert code == 200 and json.loads(out)["spec"]["replicas"] == 3
