@@ -25,7 +25,7 @@ from typing import Any
 from informer.rest import APIError, TransportError
 from informer.store import meta_namespace_key_func
 
-__all__ = ["FakeListWatch", "FakeWatchStream", "expired_status", "wait_until"]
+__all__ = ["FakeListWatch", "FakeWatchStream", "RunningInformer", "expired_status", "wait_until"]
 
 
 def wait_until(predicate, timeout: float = 2.0, interval: float = 0.005, message: str = "") -> None:
@@ -339,3 +339,29 @@ class FakeListWatch:
 
 def _status(code: int, reason: str) -> dict:
     return {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": reason, "code": code}
+
+
+class RunningInformer:
+    """Runs an informer on a named thread for the length of a ``with`` block.
+
+    On exit the stop event is set and the thread must end within ``stop_within`` seconds,
+    otherwise AssertionError: a test that leaves an informer running is a broken test.
+    """
+
+    def __init__(self, informer: Any, stop_within: float = 2.0) -> None:
+        self.informer = informer  # anything with run(stop)
+        self.stop = threading.Event()  # set on exit
+        self.stop_within = stop_within  # seconds the informer has to stop
+        self.thread = threading.Thread(
+            target=informer.run, args=(self.stop,), name=f"informer-{getattr(informer, 'name', 'test')}"
+        )
+
+    def __enter__(self) -> RunningInformer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(self.stop_within)
+        if self.thread.is_alive():
+            raise AssertionError(f"{self.thread.name} did not stop within {self.stop_within}s")
