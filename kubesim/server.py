@@ -317,10 +317,10 @@ class ApiServer:
             else:
                 self._send(h, req, 200, b"ok", "text/plain; charset=utf-8")
             return
-        self._forbid_anonymous(req)
-        if self.faults is not None:
-            self.faults.before_request(req.verb, "")
         parts = path.split("/")[1:]
+        resource_path = (parts[0] == "api" and len(parts) > 2) or (parts[0] == "apis" and len(parts) > 3)
+        if not resource_path:
+            self._forbid_anonymous(req)  # non-resource URLs: discovery, openapi, unknown paths
         if parts[0] == "api":
             if len(parts) == 1:
                 return self._send_discovery(h, req, self.registry.api_versions(self._server_address(h)))
@@ -353,6 +353,8 @@ class ApiServer:
         return f"{host}:{port}"
 
     def _send_discovery(self, h, req, doc) -> None:
+        if self.faults is not None:
+            self.faults.before_request(req.verb, "")
         if req.method not in ("GET", "HEAD"):
             raise errors.method_not_allowed()
         if doc is None:
@@ -389,7 +391,11 @@ class ApiServer:
 
     def _serve_resource(self, h: _Handler, req: _Request, group: str, version: str,
                         parts: list[str], body: bytes) -> None:
-        r = self._parse_route(group, version, parts)
+        try:
+            r = self._parse_route(group, version, parts)
+        except errors.ApiError:
+            self._forbid_anonymous(req)  # anonymous users learn nothing about unknown resources
+            raise
         info, ns, name, sub = r.info, r.namespace, r.name, r.sub
         req.resource = info.plural + (f"/{sub}" if sub else "")
         req.namespace, req.name = ns, name

@@ -1,0 +1,39 @@
+"""`python -m kubesim`: prints its URL, writes a kubeconfig, serves until SIGTERM."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+from kubernetes import client, config
+
+
+def test_cli_serves_until_sigterm(tmp_path):
+    kc = tmp_path / "kubeconfig"
+    crd = tmp_path / "crd.yaml"
+    crd.write_text(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+        "metadata: {name: bars.example.com}\n"
+        "spec:\n  group: example.com\n  scope: Namespaced\n  names: {plural: bars, kind: Bar}\n"
+        "  versions:\n  - name: v1\n    served: true\n    storage: true\n"
+        "    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kubesim", "--listen", "127.0.0.1:0", "--kubeconfig", str(kc),
+         "--crd", str(crd), "--deployment-status-delay", "0.1"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:")
+        api = config.new_client_from_config(config_file=str(kc))
+        assert api.configuration.host == url
+        lst = client.CustomObjectsApi(api).list_namespaced_custom_object("example.com", "v1", "default", "bars")
+        assert lst["items"] == []
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
