@@ -28,6 +28,7 @@ from .storage import ExpiredError, Storage, Stored, Watcher, encode, normalize
 __all__ = ["Rest", "WatchRequest"]
 
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # utilrand.String's alphabet
+IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")  # may not be deleted
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
 
@@ -474,6 +475,10 @@ class Rest:
 
     def delete(self, info: ResourceInfo, ns: str, name: str, query: dict, body: Any) -> tuple[int, Any]:
         opts = self._delete_options(query, body)
+        if info.kind == "Namespace" and not info.custom and name in IMMORTAL_NAMESPACES:
+            # NamespaceLifecycle admission refuses these before anything else.
+            raise errors.forbidden("", "namespaces", name,
+                                   f'namespaces "{name}" is forbidden: this namespace may not be deleted')
         with self.storage.lock:
             old = self._get_or_404(info, ns, name)
             return 200, self._delete_locked(info, old, opts)

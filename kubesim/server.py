@@ -28,6 +28,7 @@ from . import errors
 from .resources import Registry, ResourceInfo
 from .rest import Rest, WatchRequest
 from .storage import INITIAL_END, Stored, encode
+from .table import render_table
 
 __all__ = ["ApiServer", "RequestRecord"]
 
@@ -42,8 +43,8 @@ _REASONS = {
 _PUBLIC_PATHS = {"/version", "/healthz", "/livez", "/readyz"}
 VERSION_INFO = {
     "major": "1",
-    "minor": "33",
-    "gitVersion": "v1.33.0-kubesim",
+    "minor": "36",
+    "gitVersion": "v1.36.0-kubesim",
     "gitCommit": "0000000000000000000000000000000000000000",
     "gitTreeState": "clean",
     "buildDate": "2025-01-01T00:00:00Z",
@@ -208,7 +209,8 @@ class ApiServer:
         self.faults = faults  # FaultInjector or None
         self.request_log: deque[RequestRecord] = deque(maxlen=request_log_size)  # newest last
         self.bookmark_interval = bookmark_interval  # seconds between periodic BOOKMARKs
-        self.admin_handler = None  # callable(handler, req, method, body) for /kubesim/* paths
+        self.admin_handler = None  # callable(server, handler, req, body) for /kubesim/* paths
+        self.table_renderer = render_table  # (info, items, list_meta) -> meta.k8s.io Table
         self.httpd: _HTTPServer | None = None  # the listening server while started
         self.url = ""  # base URL while started
         self._thread: threading.Thread | None = None  # runs serve_forever
@@ -345,8 +347,27 @@ class ApiServer:
                 return self._send_discovery(h, req, self.registry.api_resource_list(group, version))
             return self._serve_resource(h, req, group, version, parts[3:], body)
         if parts[0] == "openapi":
-            raise errors.page_not_found()
+            return self._serve_openapi(h, req, parts)
         raise errors.page_not_found()
+
+    def _serve_openapi(self, h: _Handler, req: _Request, parts: list[str]) -> None:
+        """/openapi/v3 (root and per group-version); /openapi/v2 is not served (404)."""
+        from . import openapi
+
+        if len(parts) < 2 or parts[1] != "v3":
+            raise errors.page_not_found()
+        if len(parts) == 2:
+            return self._send_json(h, req, 200, openapi.root_document(self.registry))
+        rest = parts[2:]
+        if rest[0] == "api" and len(rest) == 2:
+            doc = openapi.group_version_document(self.registry, "", rest[1])
+        elif rest[0] == "apis" and len(rest) == 3:
+            doc = openapi.group_version_document(self.registry, rest[1], rest[2])
+        else:
+            doc = None
+        if doc is None:
+            raise errors.page_not_found()
+        self._send_json(h, req, 200, doc)
 
     def _server_address(self, h: _Handler) -> str:
         host, port = h.server.server_address[:2]
@@ -420,7 +441,8 @@ class ApiServer:
         if is_watch:
             if r.watch_path and name and sub:
                 raise errors.page_not_found()
-            return self._serve_watch(h, req, self.rest.open_watch(info, ns, q, name or None))
+            fmt = self._negotiate(h, info)
+            return self._serve_watch(h, req, self.rest.open_watch(info, ns, q, name or None), fmt == "table")
         fmt = self._negotiate(h, info)
         rest = self.rest
         if method == "GET":
@@ -553,7 +575,6 @@ class ApiServer:
                 return "yaml"
         raise errors.not_acceptable(accept)
 
-    table_renderer = None  # callable(info, list[Stored] | Stored, list_meta) -> dict; set in step 4
 
     def _send_obj(self, h, req, code: int, info: ResourceInfo, stored: Stored, fmt: str) -> None:
         if fmt == "json":
@@ -605,7 +626,7 @@ class ApiServer:
 
     # ---- watch ---------------------------------------------------------------------------------
 
-    def _serve_watch(self, h: _Handler, req: _Request, wr: WatchRequest) -> None:
+    def _serve_watch(self, h: _Handler, req: _Request, wr: WatchRequest, table: bool = False) -> None:
         req.code = 200
         h.wfile.write(b"HTTP/1.1 200 OK\r\nCache-Control: no-cache, private\r\n"
                       b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
@@ -636,6 +657,9 @@ class ApiServer:
                         if etype == INITIAL_END:
                             parts.append(_bookmark(info, obj, True))
                             last_bm_rv = max(last_bm_rv, obj)
+                        elif table:
+                            parts.append(b'{"type":"' + etype.encode() + b'","object":'
+                                         + encode(self.table_renderer(info, [obj], None)) + b"}\n")
                         else:
                             parts.append(b'{"type":"' + etype.encode() + b'","object":'
                                          + obj.at_version(gv) + b"}\n")

@@ -603,3 +603,9 @@ def test_apply_patch_is_a_documented_simplification(sim):
     assert code == 201 and json.loads(out)["spec"]["replicas"] == 2
     code, _, out = raw(sim, "PATCH", path + "?fieldManager=test", b"spec:\n  replicas: 3\n", hdr)
     assert code == 200 and json.loads(out)["spec"]["replicas"] == 3
+
+
+def test_system_namespaces_may_not_be_deleted(core):
+    with pytest.raises(ApiException) as ei:
+        core.delete_namespace("default")
+    assert ei.value.status == 403 and status_of(ei.value)["reason"] == "Forbidden"
