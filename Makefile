@@ -21,11 +21,17 @@ test: venv
 lint: venv
 	$(VENV)/bin/ruff check .
 
+## demo: the controller against the embedded API server (kubesim), narrated; no cluster needed
 demo: venv
-	@echo "make demo: not yet (lands with the controller issue)"; exit 1
+	$(PY) -m controller.demo
 
+## install-crd: apply the Foo CRD to the cluster of the current kubeconfig
+install-crd: venv
+	$(VENV)/bin/kubectl apply -f crds/foo-crd.yaml
+
+## run: the controller against the current kubeconfig (make install-crd first)
 run: venv
-	@echo "make run: not yet (lands with the controller issue)"; exit 1
+	$(VENV)/bin/sample-controller $(ARGS)
 
 e2e: venv
 	@echo "make e2e: not yet (lands with the reliability/e2e issue)"; exit 1

@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from kubernetes import client
@@ -27,8 +27,9 @@ from controller.logs import configure_logging
 from controller.metrics import ReconcileMetrics
 from informer.factory import SharedInformerFactory
 from informer.labels import SelectorParseError, parse_selector
+from informer.metrics import InformerMetricsProvider, default_metrics_provider
 from informer.rest import APIError, RESTClient, TransportError
-from workqueue import RateLimitingQueue, sample_controller_rate_limiter
+from workqueue import PrometheusMetricsProvider, RateLimitingQueue, sample_controller_rate_limiter
 
 __all__ = ["StartupError", "build_parser", "check_api", "main", "run"]
 
@@ -112,15 +113,20 @@ def check_api(rest: RESTClient, host: str) -> None:
 
 
 def run(args: argparse.Namespace, rest: RESTClient, stop: threading.Event,
-        registry: Any = None, ready: threading.Event | None = None) -> int:
+        registry: Any = None, ready: threading.Event | None = None,
+        on_start: Callable[[dict[str, Any]], None] | None = None) -> int:
     """Run the controller until ``stop`` is set; return the exit status.
 
     Kept apart from ``main`` so tests can run a whole controller in a thread with their own
     stop event and metrics registry (signal handlers can only be installed on the main thread).
+    ``ready`` is set once the caches have synced; ``on_start`` receives the shared informers
+    and the controller before anything starts (the demo taps them to narrate what happens).
     """
     from prometheus_client import REGISTRY
 
     registry = REGISTRY if registry is None else registry
+    informer_metrics = (default_metrics_provider() if registry is REGISTRY
+                        else InformerMetricsProvider(registry))
     namespace = args.namespace or None
     foo_selector = args.foo_selector
 
@@ -131,17 +137,22 @@ def run(args: argparse.Namespace, rest: RESTClient, stop: threading.Event,
     # Two factories, as sample-controller has: the Foo selector (sharding) must narrow the Foo
     # informer only; Deployments of Foos outside the shard are ignored by handle_object.
     kube_factory = SharedInformerFactory(rest, args.resync_period, namespace=namespace,
-                                         fifo=args.fifo)
+                                         fifo=args.fifo, name="kube", metrics=informer_metrics)
     foo_factory = SharedInformerFactory(rest, args.resync_period, namespace=namespace,
-                                        tweak_list_options=only_selected_foos, fifo=args.fifo)
+                                        tweak_list_options=only_selected_foos, fifo=args.fifo,
+                                        name="samplecontroller", metrics=informer_metrics)
     deployment_informer = kube_factory.for_resource(*DEPLOYMENT_GVR)
     foo_informer = foo_factory.for_resource(*FOO_GVR)
 
     recorder = EventRecorder(rest, component=CONTROLLER_AGENT_NAME)
-    queue = RateLimitingQueue(sample_controller_rate_limiter(), name="foo")
+    queue = RateLimitingQueue(sample_controller_rate_limiter(), name="foo",
+                              metrics_provider=PrometheusMetricsProvider(registry))
     controller = Controller(rest, foo_informer, deployment_informer, recorder, queue=queue,
                             metrics=ReconcileMetrics("foo", registry))
 
+    if on_start is not None:
+        on_start({"foo_informer": foo_informer, "deployment_informer": deployment_informer,
+                  "controller": controller})
     recorder.start()
     kube_factory.start(stop)
     foo_factory.start(stop)
