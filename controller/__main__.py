@@ -12,8 +12,10 @@ import argparse
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
+import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -23,6 +25,8 @@ from controller.config import ConfigError, load_client_configuration
 from controller.durations import parse_duration
 from controller.events import EventRecorder
 from controller.foo_controller import CONTROLLER_AGENT_NAME, DEPLOYMENT_GVR, FOO_GVR, Controller
+from controller.health import Checks, EndpointServer, parse_bind_address
+from controller.leaderelection import LeaderElectionConfig, LeaderElector, LeaseLock
 from controller.logs import configure_logging
 from controller.metrics import ReconcileMetrics
 from informer.factory import SharedInformerFactory
@@ -31,7 +35,7 @@ from informer.metrics import InformerMetricsProvider, default_metrics_provider
 from informer.rest import APIError, RESTClient, TransportError
 from workqueue import PrometheusMetricsProvider, RateLimitingQueue, sample_controller_rate_limiter
 
-__all__ = ["StartupError", "build_parser", "check_api", "main", "run"]
+__all__ = ["Process", "StartupError", "build_parser", "check_api", "main", "run", "serve"]
 
 log = logging.getLogger("controller")
 
@@ -84,6 +88,24 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Client-side burst of requests (default 30).")
     p.add_argument("--graceful-shutdown-timeout", type=_duration, default=30.0, metavar="DURATION",
                    help="How long in-flight work may take after SIGTERM (default 30s).")
+    p.add_argument("--metrics-bind-address", default=":8080",
+                   help="Address of the /metrics endpoint, host:port or :port; 0 disables it "
+                        "(default :8080).")
+    p.add_argument("--health-probe-bind-address", default=":8081",
+                   help="Address of /healthz and /readyz; 0 disables them (default :8081).")
+    p.add_argument("--leader-elect", action="store_true",
+                   help="Run only while holding a Lease, so several replicas can run with one "
+                        "active (off by default for local runs; on in manifests/).")
+    p.add_argument("--leader-elect-lease-name", default="sample-controller",
+                   help="Name of the Lease (default sample-controller).")
+    p.add_argument("--leader-elect-namespace", default="",
+                   help="Namespace of the Lease (default: the pod's namespace, else default).")
+    p.add_argument("--leader-elect-lease-duration", type=_duration, default=15.0, metavar="DURATION",
+                   help="How long a lease holds without renewal (default 15s).")
+    p.add_argument("--leader-elect-renew-deadline", type=_duration, default=10.0, metavar="DURATION",
+                   help="How long the leader retries renewing before giving up (default 10s).")
+    p.add_argument("--leader-elect-retry-period", type=_duration, default=2.0, metavar="DURATION",
+                   help="Time between leader election attempts (default 2s).")
     p.add_argument("--log-format", choices=("text", "json"), default="text")
     p.add_argument("-v", "--v", dest="verbosity", type=int, default=0,
                    help="Log verbosity: 0 default, 4 debug (every event and key).")
@@ -191,29 +213,160 @@ def install_signal_handlers(stop: threading.Event) -> None:
     signal.signal(signal.SIGINT, handler)
 
 
+POD_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+# A reconcile running this long is wedged (a hung connection, a deadlock): /healthz fails so
+# the kubelet restarts the pod. Far above any sane sync, which takes milliseconds.
+STUCK_SYNC_SECONDS = 300.0
+
+
+def pod_namespace(environ: Any = None, path: str = POD_NAMESPACE_FILE) -> str:
+    """The namespace this pod runs in (downward API env, then the ServiceAccount file)."""
+    environ = os.environ if environ is None else environ
+    if environ.get("POD_NAMESPACE"):
+        return environ["POD_NAMESPACE"]
+    try:
+        with open(path) as f:
+            return f.read().strip() or "default"
+    except OSError:
+        return "default"
+
+
+class Process:
+    """What the probes look at: the current controller (one per leadership term) and phase."""
+
+    def __init__(self, leader_elect: bool) -> None:
+        self.leader_elect = leader_elect
+        self.parts: dict[str, Any] = {}  # from run()'s on_start: informers and controller
+        self.shutting_down = threading.Event()
+        self.elector: Any = None  # LeaderElector when --leader-elect
+
+    def healthz_checks(self) -> Checks:
+        checks = Checks()
+        checks.add("ping", lambda: None)
+        checks.add("workers", self._workers_check)
+        return checks
+
+    def readyz_checks(self) -> Checks:
+        checks = Checks()
+        checks.add("ping", lambda: None)
+        checks.add("shutdown", lambda: "shutting down" if self.shutting_down.is_set() else None)
+        checks.add("informer-sync", self._synced_check)
+        return checks
+
+    def _workers_check(self) -> str | None:
+        controller = self.parts.get("controller")
+        if controller is None or self.shutting_down.is_set():
+            return None  # not started (standby) or stopping on purpose
+        stuck = controller.longest_running_sync()
+        if stuck > STUCK_SYNC_SECONDS:
+            return f"a reconcile has been running for {stuck:.0f}s"
+        return None
+
+    def _synced_check(self) -> str | None:
+        controller = self.parts.get("controller")
+        if controller is None:
+            # A standby replica is ready: it is healthy and waiting for the lease. Were it not,
+            # a rolling update would wait forever for the new pods (which stand by while the old
+            # leader holds the lease) to become ready.
+            if self.leader_elect and self.elector is not None and not self.elector.is_leader():
+                return None
+            return "controller not started"
+        return None if controller.has_synced() else "informer caches not synced"
+
+
+def start_endpoints(args: argparse.Namespace, process: Process, registry: Any) -> list[EndpointServer]:
+    servers = []
+    metrics_address = parse_bind_address(args.metrics_bind_address)
+    probe_address = parse_bind_address(args.health_probe_bind_address)
+    if metrics_address is not None:
+        server = EndpointServer(metrics_address, "metrics")
+        server.add_metrics(registry=registry)
+        servers.append(server.start())
+    if probe_address is not None:
+        server = EndpointServer(probe_address, "health-probes")
+        server.add_checks("/healthz", process.healthz_checks())
+        server.add_checks("/readyz", process.readyz_checks())
+        servers.append(server.start())
+    return servers
+
+
+def serve(args: argparse.Namespace, rest: RESTClient, stop: threading.Event,
+          registry: Any = None, process: Process | None = None) -> int:
+    """Everything main() does after start-up checks: endpoints, leader election, the controller.
+
+    Returns 0 after a clean stop, 1 when the lease was lost (so the pod restarts).
+    """
+    from prometheus_client import REGISTRY
+
+    registry = REGISTRY if registry is None else registry
+    process = process or Process(args.leader_elect)
+    servers = start_endpoints(args, process, registry)
+    try:
+        if not args.leader_elect:
+            code = run(args, rest, stop, registry=registry, on_start=process.parts.update)
+            process.shutting_down.set()
+            return code
+
+        namespace = args.leader_elect_namespace or pod_namespace()
+        identity = f"{socket.gethostname()}_{uuid.uuid4()}"
+        result: dict[str, int] = {}
+
+        def lead(leading_stop: threading.Event) -> None:
+            result["code"] = run(args, rest, leading_stop, registry=registry,
+                                 on_start=process.parts.update)
+
+        elector = LeaderElector(LeaderElectionConfig(
+            lock=LeaseLock(rest, namespace, args.leader_elect_lease_name, identity),
+            lease_duration=args.leader_elect_lease_duration,
+            renew_deadline=args.leader_elect_renew_deadline,
+            retry_period=args.leader_elect_retry_period,
+            release_on_cancel=True,
+            on_started_leading=lead,
+        ), registry=registry)
+        process.elector = elector
+        log.info("leader election on", extra={"lease": f"{namespace}/{args.leader_elect_lease_name}",
+                                              "identity": identity})
+        clean = elector.run(stop)
+        process.shutting_down.set()
+        if not clean and not stop.is_set():
+            log.error("leader election lost; exiting so that the pod restarts")
+            return 1
+        return result.get("code", 0)
+    finally:
+        process.shutting_down.set()
+        for server in servers:
+            server.stop()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.log_format, args.verbosity)
     try:
+        parse_bind_address(args.metrics_bind_address)
+        parse_bind_address(args.health_probe_bind_address)
         cfg = load_client_configuration(args.kubeconfig, args.master)
         api_client = client.ApiClient(cfg)
         rest = RESTClient(api_client, qps=args.kube_api_qps, burst=args.kube_api_burst,
                           user_agent=USER_AGENT)
         check_api(rest, cfg.host)
-    except (ConfigError, StartupError) as err:
+    except (ConfigError, StartupError, ValueError) as err:
         log.error("cannot start", extra={"error": str(err)})
         print(f"sample-controller: {err}", file=sys.stderr)
         return 1
     stop = threading.Event()
     install_signal_handlers(stop)
-    # Wait in short slices so the main thread stays responsive to signals.
+    # The work runs in a thread; the main thread only waits, in short slices, so that it stays
+    # responsive to signals (Python runs signal handlers on the main thread only).
     result: dict[str, int] = {}
-    runner = threading.Thread(target=lambda: result.update(code=run(args, rest, stop)),
+    runner = threading.Thread(target=lambda: result.update(code=serve(args, rest, stop)),
                               name="controller", daemon=True)
     runner.start()
     while runner.is_alive():
         runner.join(0.5)
-    return result.get("code", 1)
+    code = result.get("code", 1)
+    log.info("exiting", extra={"code": code})
+    return code
 
 
 if __name__ == "__main__":

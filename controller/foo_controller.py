@@ -109,6 +109,9 @@ class Controller:
                           else RateLimitingQueue(sample_controller_rate_limiter(), name="foo"))
         self.metrics = metrics  # reconcile counters; None in unit tests
         self._registrations: list[Any] = []  # handler registrations, for has_synced
+        self._in_flight: dict[str, float] = {}  # key -> monotonic start, while a worker syncs it
+        self._in_flight_lock = threading.Lock()
+        self._workers: list[threading.Thread] = []  # started by run()
 
         log.info("setting up event handlers")
         self._registrations.append(foo_informer.add_event_handler(ResourceEventHandlerFuncs(
@@ -202,6 +205,7 @@ class Controller:
             threading.Thread(target=self.run_worker, name=f"foo-worker-{i}", daemon=True)
             for i in range(workers)
         ]
+        self._workers = threads
         for t in threads:
             t.start()
         log.info("started workers")
@@ -232,6 +236,8 @@ class Controller:
         # done() tells the queue we are finished with this key, whatever happens, so that it
         # can be handed out again (it may have been re-added while we worked on it).
         start = time.monotonic()
+        with self._in_flight_lock:
+            self._in_flight[key] = start
         try:
             self.sync_handler(key)
         except Exception as err:  # noqa: BLE001 - every error is retried, none kills the worker
@@ -249,7 +255,18 @@ class Controller:
                                                      round(time.monotonic() - start, 6)})
             return True
         finally:
+            with self._in_flight_lock:
+                self._in_flight.pop(key, None)
             self.workqueue.done(key)
+
+    def longest_running_sync(self) -> float:
+        """Seconds the oldest in-flight sync has been running (0 when none): a wedge detector."""
+        with self._in_flight_lock:
+            oldest = min(self._in_flight.values(), default=None)
+        return 0.0 if oldest is None else time.monotonic() - oldest
+
+    def workers_alive(self) -> int:
+        return sum(t.is_alive() for t in self._workers)
 
     def _observe(self, result: str, start: float) -> None:
         if self.metrics is not None:
