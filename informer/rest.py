@@ -31,6 +31,8 @@ from urllib.parse import quote, urlencode
 
 import urllib3
 
+from workqueue.rate_limiters import BucketRateLimiter
+
 __all__ = [
     "APIError",
     "RESTClient",
@@ -140,31 +142,6 @@ def resource_path(
     return "/".join(parts)
 
 
-class _TokenBucket:
-    """Client-side request throttle, as client-go's ``flowcontrol.tokenBucketRateLimiter.Accept``.
-
-    Each request takes a token, waiting for one when the bucket is empty. Reserving ahead (the
-    time at which the next token will exist) keeps it fair under contention without a thread.
-    """
-
-    def __init__(self, qps: float, burst: int) -> None:
-        self._qps = qps  # tokens added per second
-        self._burst = max(1, burst)  # bucket capacity
-        self._tokens = float(self._burst)  # tokens available at self._last; may go negative
-        self._last = time.monotonic()  # when self._tokens was computed
-        self._lock = threading.Lock()
-
-    def accept(self) -> None:
-        with self._lock:
-            now = time.monotonic()
-            self._tokens = min(self._burst, self._tokens + (now - self._last) * self._qps)
-            self._last = now
-            self._tokens -= 1
-            wait = -self._tokens / self._qps if self._tokens < 0 else 0.0
-        if wait > 0:
-            time.sleep(wait)
-
-
 class RESTClient:
     """Sends requests with plain-dict bodies and returns decoded JSON.
 
@@ -179,7 +156,9 @@ class RESTClient:
         user_agent: str | None = None,
     ) -> None:
         self.api_client = api_client  # kubernetes.client.ApiClient: config, auth, TLS, pool
-        self._throttle = _TokenBucket(qps, burst or int(qps) or 1) if qps > 0 else None
+        # client-go's flowcontrol.NewTokenBucketRateLimiter is the same x/time/rate bucket the
+        # workqueue's BucketRateLimiter reserves from: one token per request, waiting when empty.
+        self._throttle = BucketRateLimiter(qps, max(1, burst or int(qps))) if qps > 0 else None
         self._user_agent = user_agent  # None keeps the ApiClient's own User-Agent
 
     # -- building and sending ----------------------------------------------------------------
@@ -212,7 +191,9 @@ class RESTClient:
         stream: bool,
     ) -> urllib3.BaseHTTPResponse:
         if self._throttle is not None:
-            self._throttle.accept()
+            delay = self._throttle.when(None)
+            if delay > 0:
+                time.sleep(delay)
         url, headers = self._prepare(method, path, params, content_type if body is not None else None)
         data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
         if isinstance(timeout, tuple):
