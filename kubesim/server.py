@@ -112,6 +112,19 @@ class _HTTPServer(ThreadingHTTPServer):
                 pass
 
 
+class _Headers(dict):
+    """Request headers keyed by lower-cased name; get() accepts any case."""
+
+    def get(self, key: str, default=None):  # type: ignore[override]
+        return dict.get(self, key.lower(), default)
+
+    def __getitem__(self, key: str) -> str:
+        return dict.__getitem__(self, key.lower())
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key.lower() if isinstance(key, str) else key)
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _HTTPServer
@@ -136,6 +149,46 @@ class _Handler(BaseHTTPRequestHandler):
             super().finish()
         except OSError:
             pass
+
+    def parse_request(self) -> bool:
+        """A lean replacement of BaseHTTPRequestHandler.parse_request.
+
+        The stdlib version parses headers with the email package, which costs more than the
+        rest of a small create; kubesim only needs a case-insensitive header map, keep-alive
+        and Expect: 100-continue.
+        """
+        self.command = None
+        self.request_version = self.default_request_version
+        self.close_connection = True
+        requestline = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
+        self.requestline = requestline
+        words = requestline.split()
+        if len(words) != 3 or not words[2].startswith("HTTP/"):
+            self.send_error(400, f"Bad request syntax ({requestline!r})")
+            return False
+        self.command, self.path, self.request_version = words
+        headers = _Headers()
+        readline = self.rfile.readline
+        for _ in range(200):
+            line = readline(65537)
+            if line in (b"\r\n", b"\n", b""):
+                break
+            key, _, value = line.decode("iso-8859-1").partition(":")
+            key = key.strip().lower()
+            value = value.strip()
+            headers[key] = f"{headers[key]}, {value}" if key in headers else value
+        else:
+            self.send_error(431, "Too many headers")
+            return False
+        self.headers = headers
+        conn = headers.get("connection", "").lower()
+        if self.request_version == "HTTP/1.1":
+            self.close_connection = conn == "close"
+        else:
+            self.close_connection = conn != "keep-alive"
+        if headers.get("expect", "").lower() == "100-continue":
+            self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        return True
 
     def handle_one_request(self) -> None:
         try:
