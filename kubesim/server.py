@@ -338,11 +338,14 @@ class ApiServer:
         if self.token is None:
             req.user = "system:admin"
             return
-        auth = h.headers.get("Authorization")
-        if auth is None:
+        # As the apiserver's bearertoken authenticator: the scheme is case-insensitive (the
+        # official client's in-cluster loader sends "bearer <token>"), and a header that is not
+        # a bearer token leaves the request anonymous.
+        parts = (h.headers.get("Authorization") or "").strip().split(" ")
+        if len(parts) < 2 or parts[0].lower() != "bearer" or not parts[1]:
             req.user = "system:anonymous"
             return
-        if auth != f"Bearer {self.token}":
+        if parts[1] != self.token:
             raise errors.unauthorized()
         req.user = "kubesim-user"
 
