@@ -133,6 +133,31 @@ def _builtin() -> list[ResourceInfo]:
             "coordination.k8s.io", "v1", "leases", "Lease", True,
             singular="lease", has_generation=False, allow_create_on_update=True,
         ),
+        # The other kinds manifests/ deploys, so that `kubectl apply -k manifests/` works against
+        # kubesim: stored and served generically, with none of their behaviour (no clusterIP
+        # allocation, no ServiceAccount tokens, and RBAC objects are not enforced).
+        ResourceInfo(
+            "", "v1", "serviceaccounts", "ServiceAccount", True,
+            singular="serviceaccount", short_names=["sa"], has_generation=False,
+            require_rv_on_update=False,
+        ),
+        ResourceInfo(
+            "", "v1", "services", "Service", True,
+            singular="service", short_names=["svc"], categories=["all"],
+            status_subresource=True, has_generation=False, require_rv_on_update=False,
+        ),
+        *(
+            ResourceInfo(
+                "rbac.authorization.k8s.io", "v1", plural, kind, namespaced,
+                singular=kind.lower(), has_generation=False, require_rv_on_update=False,
+            )
+            for plural, kind, namespaced in (
+                ("clusterroles", "ClusterRole", False),
+                ("clusterrolebindings", "ClusterRoleBinding", False),
+                ("roles", "Role", True),
+                ("rolebindings", "RoleBinding", True),
+            )
+        ),
         ResourceInfo(
             "apiextensions.k8s.io", "v1", "customresourcedefinitions",
             "CustomResourceDefinition", False,
@@ -146,7 +171,8 @@ def _builtin() -> list[ResourceInfo]:
 BUILTIN_RESOURCES = _builtin()
 
 # Versions the server claims for built-in groups, in preference order (APIGroup.versions).
-_GROUP_PREFERRED = {"apps": "v1", "coordination.k8s.io": "v1", "apiextensions.k8s.io": "v1"}
+_GROUP_PREFERRED = {"apps": "v1", "rbac.authorization.k8s.io": "v1", "coordination.k8s.io": "v1",
+                    "apiextensions.k8s.io": "v1"}
 
 
 def crd_resource_infos(crd: dict) -> list[ResourceInfo]:
@@ -205,7 +231,9 @@ class Registry:
         self._version_order: dict[str, list[str]] = {}  # group -> versions, preferred first
         for info in BUILTIN_RESOURCES:
             self._add(info)
-            self._version_order.setdefault(info.group, []).append(info.version)
+            versions = self._version_order.setdefault(info.group, [])
+            if info.version not in versions:  # one entry per version, however many resources
+                versions.append(info.version)
 
     def _add(self, info: ResourceInfo) -> None:
         key = (info.group, info.version, info.plural)
