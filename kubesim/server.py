@@ -701,7 +701,7 @@ class ApiServer:
         try:
             now = time.monotonic()
             deadline = now + wr.timeout
-            last_bm_rv = w.last_rv
+            last_bm_rv = w.start_rv  # not last_rv: events may already have been queued
             next_bm = self._next_bookmark(now, deadline) if wr.bookmarks else float("inf")
             next_probe = now + 1.0
             while True:

@@ -146,6 +146,7 @@ class Watcher:
         self.items: deque = deque()  # pending (type, Stored | bytes) in RV order
         self.closed = False  # set once; the stream ends after draining what is queued
         self.close_reason = ""  # why it was closed ("stopped", "too slow", ...)
+        self.start_rv = start_rv  # the RV the client started from (what it already knows)
         self.last_rv = start_rv  # highest RV queued so far (what a bookmark may report)
         self.bookmark_requested = False  # a bookmark was asked for (Storage.request_bookmarks)
 
