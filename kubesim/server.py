@@ -94,6 +94,15 @@ class _HTTPServer(ThreadingHTTPServer):
         self.conn_lock = threading.Lock()  # guards connections
         super().__init__(addr, handler)
 
+    def process_request(self, request, client_address) -> None:
+        """ThreadingMixIn.process_request with a named thread per connection."""
+        t = threading.Thread(
+            target=self.process_request_thread, args=(request, client_address),
+            name=f"kubesim-conn-{client_address[1] if isinstance(client_address, tuple) else '?'}",
+            daemon=True,
+        )
+        t.start()
+
     def get_request(self):
         sock, addr = super().get_request()
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -228,19 +237,20 @@ class _Request:
                  "user", "user_agent", "t0", "wall", "code")
 
     def __init__(self, method: str, path: str, qs: str, user_agent: str):
-        self.method = method
-        self.path = path
-        self.qs = qs
+        self.method = method  # HTTP method
+        self.path = path  # URL path, percent-decoded, without the query
+        self.qs = qs  # raw query string (logged)
+        # query parameters; the last value wins for repeated keys
         self.query = {k: v[-1] for k, v in parse_qs(qs, keep_blank_values=True).items()} if qs else {}
-        self.verb = method.lower()
-        self.resource = ""
-        self.namespace = ""
-        self.name = ""
-        self.user = "system:anonymous"
-        self.user_agent = user_agent
-        self.t0 = time.perf_counter()
-        self.wall = time.time()
-        self.code = 0
+        self.verb = method.lower()  # Kubernetes verb once routed (get/list/watch/...)
+        self.resource = ""  # plural[/subresource] once routed
+        self.namespace = ""  # request namespace once routed
+        self.name = ""  # object name once routed
+        self.user = "system:anonymous"  # set by authentication
+        self.user_agent = user_agent  # the User-Agent header
+        self.t0 = time.perf_counter()  # start, for the logged duration
+        self.wall = time.time()  # start, wall clock, for the log
+        self.code = 0  # HTTP status sent (0 until a response is written)
 
 
 class ApiServer:

@@ -155,6 +155,8 @@ class Watcher:
 
     def _dispatch(self, ev: Event) -> None:
         """Translate an event through the filter (cacheWatcher.convertToWatchEvent) and queue it."""
+        if ev.rv <= self.start_rv:
+            return  # a watch from a future RV skips events up to it (cacheWatcher.process)
         if ev.type == DELETED:
             cur_ok, prev_ok = False, self._passes(ev.prev)
         else:

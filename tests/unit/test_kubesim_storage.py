@@ -78,3 +78,11 @@ def test_watcher_overflow_closes_instead_of_blocking():
     for i in range(5):
         s.put(KEY, "ns", f"o{i}", obj(f"o{i}"))
     assert w.closed and len(w.items) == 2
+
+
+def test_watch_from_a_future_rv_skips_events_up_to_it():
+    s = Storage()
+    w = s.watch(KEY, None, 3, False)
+    for name in "abcd":
+        s.put(KEY, "ns", name, obj(name))
+    assert [st.obj["metadata"]["name"] for _, st in w.drain(0)] == ["d"]
