@@ -19,6 +19,7 @@ more, and ``prometheus_client.generate_latest`` does the exposition format.
 from __future__ import annotations
 
 import logging
+import socket
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -41,6 +42,12 @@ def parse_bind_address(value: str) -> tuple[str, int] | None:
     if not sep or not port.isdigit():
         raise ValueError(f"bind address {value!r} is not host:port, :port or 0")
     return host.strip("[]"), int(port)
+
+
+class _IPv6Server(ThreadingHTTPServer):
+    """For ``[::1]:8080``-style addresses (http.server binds IPv4 only by default)."""
+
+    address_family = socket.AF_INET6
 
 
 class Checks:
@@ -99,7 +106,8 @@ class EndpointServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self._server = ThreadingHTTPServer(address, Handler)
+        server_class = _IPv6Server if ":" in address[0] else ThreadingHTTPServer
+        self._server = server_class(address, Handler)  # binds now: a busy port fails here
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.2,),
                                         name=f"{name}-server", daemon=True)
@@ -134,5 +142,6 @@ class EndpointServer:
         return self
 
     def stop(self) -> None:
-        self._server.shutdown()
+        if self._thread.is_alive():  # shutdown() waits for serve_forever: never if not started
+            self._server.shutdown()
         self._server.server_close()

@@ -25,6 +25,7 @@ import logging
 import random
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -141,20 +142,24 @@ class LeaderElectionConfig:
             raise ValueError("durations must be positive")
 
 
-_LEADER_GAUGES: dict[int, Gauge] = {}
+# One gauge per registry (a registry refuses a second metric of the same name). Weak keys: an
+# id() key could be reused by a new registry after the old one is gone, handing it a gauge
+# registered elsewhere, which tests creating a registry each would then never see.
+_LEADER_GAUGES: weakref.WeakKeyDictionary[CollectorRegistry, Gauge] = weakref.WeakKeyDictionary()
+_LEADER_GAUGES_LOCK = threading.Lock()
 
 
 def _leader_gauge(registry: CollectorRegistry | None) -> Gauge | None:
     if registry is None:
         return None
-    key = id(registry)
-    if key not in _LEADER_GAUGES:
-        _LEADER_GAUGES[key] = Gauge(
-            "leader_election_master_status",
-            "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
-            "backup, 1 indicates master. 'name' is the string used to identify the lease.",
-            ["name"], registry=registry)
-    return _LEADER_GAUGES[key]
+    with _LEADER_GAUGES_LOCK:
+        if registry not in _LEADER_GAUGES:
+            _LEADER_GAUGES[registry] = Gauge(
+                "leader_election_master_status",
+                "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
+                "backup, 1 indicates master. 'name' is the string used to identify the lease.",
+                ["name"], registry=registry)
+        return _LEADER_GAUGES[registry]
 
 
 class LeaderElector:
@@ -187,42 +192,52 @@ class LeaderElector:
     # -- the loop -----------------------------------------------------------------------------
 
     def run(self, stop: threading.Event) -> bool:
-        """Acquire, lead until the lease is lost or ``stop`` is set, then release.
+        """Acquire, lead until ``stop`` is set or the lease is lost, then release.
 
-        Returns True when leadership ended because ``stop`` was set (a clean shutdown), False
-        when the lease was lost (the caller should exit non-zero so the pod restarts) or never
-        acquired.
+        The leader's work (``on_started_leading``) runs in its own thread and gets
+        ``leading_stop``. On ``stop``, that event is set at once, and the lease **keeps being
+        renewed until the work has returned**: a graceful drain may outlast the lease duration,
+        and a standby must not start while this process still writes. Only then is the lease
+        released. controller-runtime orders its shutdown the same way (runnables first, then
+        the elector); client-go's bare elector releases as soon as its context ends and leaves
+        that ordering to the caller. As in client-go, work that returns early does not end
+        leadership: only ``stop`` or a lost lease does.
+
+        Returns True after a clean stop, False when the lease was lost (``leading_stop`` is set
+        but the work is not waited for: the caller should exit non-zero so the pod restarts).
+        Stopped before acquiring counts as clean.
         """
         if not self._acquire(stop):
             return stop.is_set()
         leading_stop = threading.Event()  # tells the leader's work to stop
+        work_done = threading.Event()  # set when the leader's work has returned
         self._set_leading(True)
-        worker = None
-        if self.config.on_started_leading:
-            worker = threading.Thread(target=self.config.on_started_leading, args=(leading_stop,),
-                                      name="leading", daemon=True)
-            worker.start()
+        threading.Thread(target=self._lead, args=(leading_stop, work_done), name="leading",
+                         daemon=True).start()
         lost = True
         try:
-            lost = self._renew(stop)
+            lost = self._renew(stop, leading_stop, work_done)
         finally:
             leading_stop.set()
-            if lost:
-                # Someone else may lead already: say so first (the callback usually exits the
-                # process), and do not wait for a graceful drain of work we no longer own.
-                self._set_leading(False)
-                if self.config.on_stopped_leading:
-                    self.config.on_stopped_leading()
-            else:
-                # A clean stop: let the work finish, then hand the lease over at once.
-                if worker is not None:
-                    worker.join()
-                if self.config.release_on_cancel:
-                    self.release()
-                self._set_leading(False)
-                if self.config.on_stopped_leading:
-                    self.config.on_stopped_leading()
+            if not lost and self.config.release_on_cancel:
+                self.release()  # hand over at once: the work is done
+            # When lost, someone else may lead already: say so at once (the callback usually
+            # exits the process) without waiting for work we no longer own.
+            self._set_leading(False)
+            if self.config.on_stopped_leading:
+                self.config.on_stopped_leading()
         return not lost
+
+    def _lead(self, leading_stop: threading.Event, work_done: threading.Event) -> None:
+        try:
+            if self.config.on_started_leading is not None:
+                self.config.on_started_leading(leading_stop)
+            else:
+                leading_stop.wait()
+        except Exception:  # noqa: BLE001 - the work failing ends leadership, it must be seen
+            log.exception("the leader's work failed")
+        finally:
+            work_done.set()
 
     def _set_leading(self, leading: bool) -> None:
         if leading:
@@ -239,23 +254,43 @@ class LeaderElector:
         while not stop.is_set():
             if self.try_acquire_or_renew():
                 return True
-            stop.wait(self.config.retry_period * (1 + random.random() * (JITTER_FACTOR - 1)))
+            # wait.JitterUntil(..., RetryPeriod, JitterFactor): period * (1 + rand * 1.2)
+            stop.wait(self.config.retry_period * (1 + random.random() * JITTER_FACTOR))
         return False
 
-    def _renew(self, stop: threading.Event) -> bool:
-        """Renew until stop (returns False) or until renewing failed for renew_deadline (True)."""
-        while not stop.wait(self.config.retry_period):
+    def _renew(self, stop: threading.Event, leading_stop: threading.Event,
+               work_done: threading.Event) -> bool:
+        """Renew every retry_period until stop was passed on and the work has returned (False),
+        or until renewing failed for renew_deadline (True: the lease is lost)."""
+
+        def finished() -> bool:
+            return leading_stop.is_set() and work_done.is_set()
+
+        while not finished():
+            self._pause(stop, leading_stop, work_done)
+            if finished():
+                break
             deadline = self._clock() + self.config.renew_deadline
-            while True:
-                if self.try_acquire_or_renew():
-                    break
-                if self._clock() >= deadline or stop.wait(self.config.retry_period):
-                    if stop.is_set():
-                        return False
+            while not self.try_acquire_or_renew():
+                if self._clock() >= deadline:
                     log.error("failed to renew lease, lost leadership",
                               extra={"lease": self.config.lock.describe()})
                     return True
+                self._pause(stop, leading_stop, work_done)
+                if finished():
+                    return False  # nothing left to protect; release() is still tried
         return False
+
+    def _pause(self, stop: threading.Event, leading_stop: threading.Event,
+               work_done: threading.Event) -> None:
+        """Sleep one retry period, waking early on ``stop`` (passed on to the work at once)
+        and, once the work was told to stop, on its end (so the release follows at once)."""
+        end = time.monotonic() + self.config.retry_period
+        if not leading_stop.is_set():
+            if not stop.wait(self.config.retry_period):
+                return
+            leading_stop.set()
+        work_done.wait(max(0.0, end - time.monotonic()))
 
     def try_acquire_or_renew(self) -> bool:
         """One attempt (tryAcquireOrRenew); True when we hold the lease afterwards."""

@@ -67,3 +67,24 @@ def test_metrics_and_404(server):
     code, body = get(server, "/metrics")
     assert code == 200 and "demo_total 3.0" in body
     assert get(server, "/nope")[0] == 404
+
+
+def test_stop_of_a_server_that_never_started_returns():
+    # start_endpoints may fail between constructing and starting; cleanup must not hang
+    s = EndpointServer(("127.0.0.1", 0), "never-started")
+    s.stop()
+
+
+def test_ipv6_bind_address_serves():
+    try:
+        s = EndpointServer(parse_bind_address("[::1]:0"), "v6").start()
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    try:
+        checks = Checks()
+        checks.add("ping", lambda: None)
+        s.add_checks("/healthz", checks)
+        with urllib.request.urlopen(f"http://[::1]:{s.address[1]}/healthz", timeout=5) as resp:
+            assert resp.status == 200 and resp.read() == b"ok"
+    finally:
+        s.stop()

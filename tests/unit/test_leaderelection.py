@@ -235,3 +235,61 @@ def test_metric_follows_leadership():
     stop.set()
     t.join(5)
     assert value() == 0
+
+
+def test_stopped_leader_keeps_renewing_while_its_work_drains_then_releases():
+    # A graceful drain may outlast the lease: until the work has returned, the lease must stay
+    # ours (renewed), or a standby would start while we still write.
+    server = FakeLeaseServer()
+    started, may_finish, finished = threading.Event(), threading.Event(), threading.Event()
+
+    def lead(leading_stop):
+        started.set()
+        leading_stop.wait()
+        may_finish.wait(10)  # a slow in-flight reconcile
+        finished.set()
+
+    a = elector(server, "a", clock=time.monotonic, lease_duration=0.5, renew_deadline=0.3,
+                retry_period=0.05, on_started_leading=lead)
+    stop = threading.Event()
+    result = {}
+    t = threading.Thread(target=lambda: result.update(clean=a.run(stop)))
+    t.start()
+    assert started.wait(5)
+    stop.set()
+    writes_at_stop = len(server.writes)
+    deadline = time.monotonic() + 5
+    while len(server.writes) < writes_at_stop + 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(server.writes) >= writes_at_stop + 3, "no renewals while the work drained"
+    assert t.is_alive() and a.is_leader()
+    may_finish.set()
+    t.join(5)
+    assert result == {"clean": True} and finished.is_set()
+    assert "holderIdentity" not in server.writes[-1]  # released, after the work returned
+    assert all(w.get("holderIdentity") == "a" for w in server.writes[:-1])
+
+
+def test_work_returning_early_does_not_end_leadership():
+    server = FakeLeaseServer()
+    a = elector(server, "a", clock=time.monotonic, lease_duration=0.5, renew_deadline=0.3,
+                retry_period=0.05, on_started_leading=lambda s: None)
+    stop = threading.Event()
+    t = threading.Thread(target=a.run, args=(stop,))
+    t.start()
+    deadline = time.monotonic() + 5
+    while len(server.writes) < 4 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(server.writes) >= 4 and a.is_leader()  # still renewing (client-go's contract)
+    stop.set()
+    t.join(5)
+    assert not t.is_alive() and "holderIdentity" not in server.writes[-1]
+
+
+def test_each_registry_gets_its_own_gauge():
+    # Registries created and dropped one after another (one per test) must each see the metric.
+    for _ in range(20):
+        registry = CollectorRegistry()
+        lock = LeaseLock(FakeLeaseServer(), "ns", "lock", "a")
+        LeaderElector(LeaderElectionConfig(lock=lock), registry=registry)
+        assert registry.get_sample_value("leader_election_master_status", {"name": "lock"}) == 0
