@@ -24,7 +24,13 @@ from kubernetes import client
 from controller.config import ConfigError, load_client_configuration
 from controller.durations import parse_duration
 from controller.events import EventRecorder
-from controller.foo_controller import CONTROLLER_AGENT_NAME, DEPLOYMENT_GVR, FOO_GVR, Controller
+from controller.foo_controller import (
+    CONTROLLER_AGENT_NAME,
+    DEPLOYMENT_GVR,
+    FOO_GVR,
+    TRACE_LOGGER,
+    Controller,
+)
 from controller.health import Checks, EndpointServer, parse_bind_address
 from controller.leaderelection import LeaderElectionConfig, LeaderElector, LeaseLock
 from controller.logs import configure_logging
@@ -33,9 +39,11 @@ from informer.factory import SharedInformerFactory
 from informer.labels import SelectorParseError, parse_selector
 from informer.metrics import InformerMetricsProvider, default_metrics_provider
 from informer.rest import APIError, RESTClient, TransportError
+from informer.shared_informer import ResourceEventHandlerFuncs
 from workqueue import PrometheusMetricsProvider, RateLimitingQueue, sample_controller_rate_limiter
 
-__all__ = ["Process", "StartupError", "build_parser", "check_api", "main", "run", "serve"]
+__all__ = ["Process", "StartupError", "build_parser", "check_api", "install_trace", "main", "run",
+           "serve"]
 
 log = logging.getLogger("controller")
 
@@ -107,6 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--leader-elect-retry-period", type=_duration, default=2.0, metavar="DURATION",
                    help="Time between leader election attempts (default 2s).")
     p.add_argument("--log-format", choices=("text", "json"), default="text")
+    p.add_argument("--trace", action="store_true",
+                   help="Log the path of every change, one line per step: informer "
+                        "notification, owner lookup, enqueue, dequeue, writes, result "
+                        "(for learning; see docs/walkthrough.md).")
     p.add_argument("-v", "--v", dest="verbosity", type=int, default=0,
                    help="Log verbosity: 0 default, 4 debug (every event and key).")
     return p
@@ -165,6 +177,9 @@ def run(args: argparse.Namespace, rest: RESTClient, stop: threading.Event,
                                         name="samplecontroller", metrics=informer_metrics)
     deployment_informer = kube_factory.for_resource(*DEPLOYMENT_GVR)
     foo_informer = foo_factory.for_resource(*FOO_GVR)
+    if getattr(args, "trace", False):
+        install_trace(foo_informer, "Foo")
+        install_trace(deployment_informer, "Deployment")
 
     recorder = EventRecorder(rest, component=CONTROLLER_AGENT_NAME)
     queue = RateLimitingQueue(sample_controller_rate_limiter(), name="foo",
@@ -189,6 +204,32 @@ def run(args: argparse.Namespace, rest: RESTClient, stop: threading.Event,
             log.warning("some events were not written before exit")
     log.info("controller stopped")
     return 0
+
+
+def install_trace(informer: Any, kind: str) -> None:
+    """``--trace``: turn the trace logger on and log every notification of ``informer``.
+
+    The handler is one more listener on the controller's own shared informer (its own thread,
+    its own buffer), so it sees each change right after the cache has applied it, next to the
+    controller's handler; updates with an unchanged resourceVersion are resyncs.
+    """
+    trace = logging.getLogger(TRACE_LOGGER)
+    trace.setLevel(logging.INFO)
+
+    def show(event: str, obj: Any, old: Any = None) -> None:
+        obj = getattr(obj, "obj", obj)  # a tombstone carries the last known state
+        meta = (obj.get("metadata") or {}) if isinstance(obj, dict) else {}
+        rv = meta.get("resourceVersion")
+        if old is not None and (old.get("metadata") or {}).get("resourceVersion") == rv:
+            event = "resync"
+        trace.info("informer", extra={"kind": kind, "event": event,
+                                      "object": f"{meta.get('namespace', '')}/{meta.get('name', '')}",
+                                      "rv": rv})
+
+    informer.add_event_handler(ResourceEventHandlerFuncs(
+        add_func=lambda obj: show("add", obj),
+        update_func=lambda old, new: show("update", new, old),
+        delete_func=lambda obj: show("delete", obj)))
 
 
 def _signal_when_synced(controller: Controller, stop: threading.Event, ready: threading.Event) -> None:
@@ -235,11 +276,18 @@ def pod_namespace(environ: Any = None, path: str = POD_NAMESPACE_FILE) -> str:
 class Process:
     """What the probes look at: the current controller (one per leadership term) and phase."""
 
-    def __init__(self, leader_elect: bool) -> None:
+    def __init__(self, leader_elect: bool, stop: threading.Event | None = None) -> None:
         self.leader_elect = leader_elect
         self.parts: dict[str, Any] = {}  # from run()'s on_start: informers and controller
-        self.shutting_down = threading.Event()
+        self.shutting_down = threading.Event()  # set once the work has ended
+        # The process-wide stop event (SIGTERM): set = draining. Readiness fails from that
+        # moment, not only once the drain is over, so no new traffic is counted on a pod that
+        # is going away.
+        self.stop = stop
         self.elector: Any = None  # LeaderElector when --leader-elect
+
+    def stopping(self) -> bool:
+        return self.shutting_down.is_set() or (self.stop is not None and self.stop.is_set())
 
     def healthz_checks(self) -> Checks:
         checks = Checks()
@@ -250,13 +298,13 @@ class Process:
     def readyz_checks(self) -> Checks:
         checks = Checks()
         checks.add("ping", lambda: None)
-        checks.add("shutdown", lambda: "shutting down" if self.shutting_down.is_set() else None)
+        checks.add("shutdown", lambda: "shutting down" if self.stopping() else None)
         checks.add("informer-sync", self._synced_check)
         return checks
 
     def _workers_check(self) -> str | None:
         controller = self.parts.get("controller")
-        if controller is None or self.shutting_down.is_set():
+        if controller is None or self.stopping():
             return None  # not started (standby) or stopping on purpose
         stuck = controller.longest_running_sync()
         if stuck > STUCK_SYNC_SECONDS:
@@ -295,13 +343,20 @@ def serve(args: argparse.Namespace, rest: RESTClient, stop: threading.Event,
           registry: Any = None, process: Process | None = None) -> int:
     """Everything main() does after start-up checks: endpoints, leader election, the controller.
 
-    Returns 0 after a clean stop, 1 when the lease was lost (so the pod restarts).
+    Returns 0 after a clean stop, 1 when the lease was lost (so the pod restarts), when the
+    controller failed, or when an endpoint cannot bind.
     """
     from prometheus_client import REGISTRY
 
     registry = REGISTRY if registry is None else registry
     process = process or Process(args.leader_elect)
-    servers = start_endpoints(args, process, registry)
+    process.stop = stop
+    try:
+        servers = start_endpoints(args, process, registry)
+    except OSError as err:  # the port is taken, or the address is not ours
+        log.error("cannot serve endpoints", extra={"error": str(err)})
+        print(f"sample-controller: cannot serve endpoints: {err}", file=sys.stderr)
+        return 1
     try:
         if not args.leader_elect:
             code = run(args, rest, stop, registry=registry, on_start=process.parts.update)
@@ -313,8 +368,18 @@ def serve(args: argparse.Namespace, rest: RESTClient, stop: threading.Event,
         result: dict[str, int] = {}
 
         def lead(leading_stop: threading.Event) -> None:
-            result["code"] = run(args, rest, leading_stop, registry=registry,
-                                 on_start=process.parts.update)
+            try:
+                result["code"] = run(args, rest, leading_stop, registry=registry,
+                                     on_start=process.parts.update)
+            except Exception:  # noqa: BLE001 - reported, then the process exits non-zero
+                log.exception("the controller failed")
+                result["code"] = 1
+            if not leading_stop.is_set():
+                # The controller ended while we still lead: holding the lease with nobody
+                # working would starve the standby. Stop the process (which releases the lease).
+                log.error("the controller stopped on its own; shutting down")
+                result.setdefault("code", 1)
+                stop.set()
 
         elector = LeaderElector(LeaderElectionConfig(
             lock=LeaseLock(rest, namespace, args.leader_elect_lease_name, identity),
@@ -329,7 +394,8 @@ def serve(args: argparse.Namespace, rest: RESTClient, stop: threading.Event,
                                               "identity": identity})
         clean = elector.run(stop)
         process.shutting_down.set()
-        if not clean and not stop.is_set():
+        if not clean:
+            # Even during a graceful stop: the work was abandoned, not drained.
             log.error("leader election lost; exiting so that the pod restarts")
             return 1
         return result.get("code", 0)

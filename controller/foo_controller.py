@@ -61,6 +61,12 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+# The path of every key, one line per step (``--trace``; docs/walkthrough.md follows it). Silent
+# unless the CLI lowers the level to INFO; when silent a line costs one level check.
+TRACE_LOGGER = "controller.trace"
+trace = logging.getLogger(TRACE_LOGGER)
+trace.setLevel(logging.WARNING)
+
 CONTROLLER_AGENT_NAME = "sample-controller"
 FIELD_MANAGER = "sample-controller"  # every write says who made it (managedFields)
 
@@ -141,6 +147,7 @@ class Controller:
         except Exception as err:  # noqa: BLE001 - a malformed object must not kill the listener
             log.error("cannot compute key for object: %s", err)
             return
+        trace.info("enqueue", extra={"key": key})
         self.workqueue.add(key)
 
     def handle_object(self, obj: Any) -> None:
@@ -171,6 +178,7 @@ class Controller:
             log.debug("ignore orphaned object", extra={"object": _name_of(obj),
                                                        "foo": owner["name"]})
             return
+        trace.info("owner lookup", extra={"object": _name_of(obj), "owner": f"Foo/{owner['name']}"})
         self.enqueue_foo(foo)
 
     # -- the loop -----------------------------------------------------------------------------
@@ -233,6 +241,7 @@ class Controller:
         key, shutdown = self.workqueue.get()
         if shutdown:
             return False
+        trace.info("dequeue", extra={"key": key})
         # done() tells the queue we are finished with this key, whatever happens, so that it
         # can be handed out again (it may have been re-added while we worked on it).
         start = time.monotonic()
@@ -346,6 +355,11 @@ class Controller:
         if current == status:
             return False
         meta = foo["metadata"]
+        if trace.isEnabledFor(logging.INFO):
+            trace.info("status write", extra={
+                "key": _name_of(foo), "availableReplicas": status.get("availableReplicas"),
+                "ready": next((c.get("status") for c in status.get("conditions") or []
+                               if c.get("type") == READY), None)})
         # UpdateStatus: a PUT of the whole Foo to /status, guarded by resourceVersion. Only the
         # status part is taken by the server; spec changes there are ignored.
         updated = {**foo, "status": status}
