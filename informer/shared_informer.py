@@ -202,6 +202,13 @@ class ResourceEventHandlerRegistration:
             self._buffer.append(notification)
             self._not_empty.notify()
 
+    def add_many(self, notifications: list[tuple], initial: int) -> None:
+        """Append a batch, ``initial`` of which are initial-list adds: one lock, one wake-up."""
+        with self._lock:
+            self._pending_initial += initial
+            self._buffer.extend(notifications)
+            self._not_empty.notify()
+
     def start(self) -> None:
         # Daemon: a handler stuck forever must not keep the process alive at exit; run() already
         # waits a bounded time for each listener on an orderly stop.
@@ -244,7 +251,7 @@ class ResourceEventHandlerRegistration:
             return self._pending_initial == 0
 
     def pending(self) -> int:
-        """Notifications waiting in this handler's buffer."""
+        """Notifications waiting in this handler's buffer (not counting the batch in hand)."""
         with self._lock:
             return len(self._buffer)
 
@@ -253,25 +260,32 @@ class ResourceEventHandlerRegistration:
     def _run(self) -> None:
         handler = self.handler
         while True:
+            # Take everything buffered at once: one lock round per batch, not per notification.
             with self._lock:
                 while not self._buffer and not self._stopped:
                     self._not_empty.wait()
                 if self._stopped:
                     return
-                kind, a, b = self._buffer.popleft()
-            try:
-                if kind == _ADD:
-                    handler.on_add(a, b)
-                elif kind == _UPDATE:
-                    handler.on_update(a, b)
-                else:
-                    handler.on_delete(a)
-            except Exception:  # noqa: BLE001 - one failing call must not kill the listener
-                log.exception("%s: event handler failed on %s of %s", self.name, _KIND_NAMES[kind], _key_of(b if kind == _UPDATE else a))
-            finally:
-                if kind == _ADD and b:
-                    with self._lock:
-                        self._pending_initial -= 1
+                batch, self._buffer = self._buffer, deque()
+            for kind, a, b in batch:
+                if self._stopped:  # a plain read: stop promptly even mid-batch
+                    return
+                try:
+                    if kind == _ADD:
+                        handler.on_add(a, b)
+                    elif kind == _UPDATE:
+                        handler.on_update(a, b)
+                    else:
+                        handler.on_delete(a)
+                except Exception:  # noqa: BLE001 - one failing call must not kill the listener
+                    log.exception(
+                        "%s: event handler failed on %s of %s",
+                        self.name, _KIND_NAMES[kind], _key_of(b if kind == _UPDATE else a),
+                    )
+                finally:
+                    if kind == _ADD and b:
+                        with self._lock:
+                            self._pending_initial -= 1
 
 
 _KIND_NAMES = {_ADD: "add", _UPDATE: "update", _DELETE: "delete"}
@@ -316,6 +330,19 @@ class _SharedProcessor:
             for listener, syncing in self._listeners.items():
                 if not sync or syncing:
                     listener.add(notification)
+
+    def distribute_many(self, notifications: list[tuple], syncs: list[bool], initial: int) -> None:
+        """Hand a batch to every listener; a listener not due a resync skips the sync entries.
+
+        ``initial`` counts the initial-list adds in the batch (never sync entries).
+        """
+        has_sync = any(syncs)
+        with self._lock:
+            for listener, syncing in self._listeners.items():
+                if syncing or not has_sync:
+                    listener.add_many(notifications, initial)
+                else:
+                    listener.add_many([n for n, s in zip(notifications, syncs, strict=True) if not s], initial)
 
     def start(self) -> None:
         with self._lock:
@@ -532,37 +559,57 @@ class SharedIndexInformer:
     def _process_loop(self, stop: threading.Event) -> None:
         fifo = self._fifo
         assert fifo is not None
-        handle = self._handle_deltas
+        # RealFIFO can hand over everything waiting at once; DeltaFIFO pops one key at a time.
+        pop_batch = getattr(fifo, "pop_batch", None)
+        handle_batch, handle = self._handle_batch, self._handle_deltas
         while not stop.is_set():
             try:
-                fifo.pop(handle)
+                if pop_batch is not None:
+                    pop_batch(handle_batch)
+                else:
+                    fifo.pop(handle)
             except FIFOClosedError:
                 return
             except Exception:  # noqa: BLE001 - a bad delta must not stop the informer
                 log.exception("%s: failed to process a delta", self.name)
 
     def _handle_deltas(self, deltas: list[Delta], is_in_initial_list: bool) -> None:
-        """Apply popped deltas to the cache and notify (client-go ``processDeltas``)."""
+        """Apply one popped entry's deltas (DeltaFIFO: all of one key's) to the cache and notify."""
+        self._handle_batch(deltas, len(deltas) if is_in_initial_list else 0)
+
+    def _handle_batch(self, deltas: list[Delta], initial_count: int) -> None:
+        """Apply popped deltas to the cache, then notify every listener (client-go ``processDeltas``).
+
+        Runs on the informer's thread under the FIFO's lock. The first ``initial_count`` deltas
+        belong to the initial list. An object already cached makes an update, which is a resync
+        when the delta is a Sync, or a Replaced with an unchanged resourceVersion.
+        """
         started = time.perf_counter()
         indexer = self._indexer
-        distribute = self._processor.distribute
+        notifications: list[tuple] = []
+        syncs: list[bool] = []
+        initial_adds = 0
+        deleted, sync, replaced = DeltaType.DELETED, DeltaType.SYNC, DeltaType.REPLACED
         with self._block_deltas:
-            for delta in deltas:
-                obj = delta.object
-                if delta.type is DeltaType.DELETED:
+            for i, (delta_type, obj) in enumerate(deltas):
+                if delta_type is deleted:
                     indexer.delete(obj)
-                    distribute((_DELETE, obj, None), False)
+                    notifications.append((_DELETE, obj, None))
+                    syncs.append(False)
                     continue
-                old = indexer.get(obj)
+                old = indexer.add_or_update(obj)
                 if old is not None:
-                    indexer.update(obj)
-                    is_sync = delta.type is DeltaType.SYNC or (
-                        delta.type is DeltaType.REPLACED and _resource_version(old) == _resource_version(obj)
+                    notifications.append((_UPDATE, old, obj))
+                    syncs.append(
+                        delta_type is sync
+                        or (delta_type is replaced and _resource_version(old) == _resource_version(obj))
                     )
-                    distribute((_UPDATE, old, obj), is_sync)
                 else:
-                    indexer.add(obj)
-                    distribute((_ADD, obj, is_in_initial_list), False)
+                    initial = i < initial_count
+                    initial_adds += initial
+                    notifications.append((_ADD, obj, initial))
+                    syncs.append(False)
+            self._processor.distribute_many(notifications, syncs, initial_adds)
         if self.metrics is not NOOP_METRICS:
             last = deltas[-1].object
             if not isinstance(last, DeletedFinalStateUnknown):

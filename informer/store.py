@@ -152,6 +152,15 @@ class ThreadSafeStore:
             if self._indexers:
                 self._update_indices(old, obj, key)
 
+    def swap(self, key: str, obj: Any) -> Any | None:
+        """Store ``obj`` at ``key`` and return what was there (None if nothing): one lock, one lookup."""
+        with self._lock:
+            old = self._items.get(key)
+            self._items[key] = obj
+            if self._indexers:
+                self._update_indices(old, obj, key)
+            return old
+
     def delete(self, key: str) -> None:
         """Remove ``key``; deleting a missing key is not an error."""
         with self._lock:
@@ -292,6 +301,14 @@ class Indexer:
 
     def update(self, obj: Any) -> None:
         self._store.update(self.key_func(obj), obj)
+
+    def add_or_update(self, obj: Any) -> Any | None:
+        """Store the object and return the one it replaced, or None if it is new.
+
+        The informer's hot path: ``get`` then ``update`` would compute the key and take the lock
+        twice.
+        """
+        return self._store.swap(self.key_func(obj), obj)
 
     def delete(self, obj: Any) -> None:
         """Remove the object's key; a tombstone removes its recorded key."""

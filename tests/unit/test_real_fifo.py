@@ -99,3 +99,42 @@ def test_initial_population_counts_every_entry():
         f.pop(lambda d, initial: flags.append(initial))
     assert flags == [True, True, True]
     assert f.has_synced()
+
+
+def test_pop_batch_takes_everything_waiting_in_order():
+    known = Indexer()
+    known.add(obj("gone"))
+    f = RealFIFO(known_objects=known)
+    f.replace([obj("a"), obj("b")], "1")
+    f.add(obj("c", "2"))
+    seen = []
+    got = f.pop_batch(lambda deltas, initial: seen.append((describe(deltas), initial)))
+    assert seen == [([("Deleted", "tombstone:ns/gone"), ("Replaced", "a@1"), ("Replaced", "b@1"), ("Added", "c@2")], 3)]
+    assert len(got) == 4 and len(f) == 0
+    assert f.has_synced()
+
+
+def test_pop_batch_respects_max_items_and_counts_initial_across_batches():
+    f = RealFIFO(known_objects=Indexer())
+    f.replace([obj(f"o{i}") for i in range(5)], "1")
+    initials = []
+    while len(f):
+        f.pop_batch(lambda deltas, initial: initials.append((len(deltas), initial)), max_items=2)
+        if len(initials) == 2:
+            assert not f.has_synced()  # one initial entry still queued
+    assert initials == [(2, 2), (2, 2), (1, 1)]
+    assert f.has_synced()
+    f.add(obj("late"))
+    f.pop_batch(lambda deltas, initial: initials.append((len(deltas), initial)))
+    assert initials[-1] == (1, 0)
+
+
+def test_pop_batch_on_closed_empty_queue_raises():
+    from informer.fifo import FIFOClosedError
+
+    f = RealFIFO(known_objects=Indexer())
+    f.add(obj("a"))
+    f.close()
+    assert len(f.pop_batch(lambda d, i: None)) == 1
+    with pytest.raises(FIFOClosedError):
+        f.pop_batch(lambda d, i: None)

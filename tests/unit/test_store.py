@@ -101,6 +101,14 @@ def test_add_get_update_delete(indexer):
     assert indexer.list() == [] and indexer.list_keys() == []
 
 
+def test_add_or_update_returns_the_replaced_object(indexer):
+    a1, a2 = obj("a", labels={"app": "web"}, rv="1"), obj("a", labels={"app": "db"}, rv="2")
+    assert indexer.add_or_update(a1) is None
+    assert indexer.add_or_update(a2) is a1
+    assert indexer.get_by_key("default/a") is a2
+    assert names(indexer.by_index("app", "db")) == ["a"] and indexer.by_index("app", "web") == []
+
+
 def test_delete_by_tombstone_removes_recorded_key(indexer):
     indexer.add(obj("a"))
     indexer.delete(DeletedFinalStateUnknown("default/a", None))
