@@ -370,7 +370,11 @@ class Controller:
                 params={"fieldManager": FIELD_MANAGER}, body=updated)
         except APIError as err:
             if is_not_found(err):
-                return False  # deleted meanwhile; nothing left to report on
+                # deleted meanwhile; nothing left to report on (its Deployment, if we just made
+                # one, goes with it through garbage collection)
+                log.info("foo deleted during sync, status not written",
+                         extra={"key": f"{meta['namespace']}/{meta['name']}"})
+                return False
             raise
         return True
 
