@@ -76,14 +76,16 @@ def meta_namespace_key_func(obj: Any) -> str:
     both the cache and the delete path (client-go ``DeletionHandlingMetaNamespaceKeyFunc`` wrapping
     ``MetaNamespaceKeyFunc``). A plain string is taken to be a key already (``ExplicitKey``).
     """
-    if isinstance(obj, DeletedFinalStateUnknown):
-        return obj.key
-    if isinstance(obj, str):
-        return obj
     try:
-        metadata = obj["metadata"]
+        metadata = obj["metadata"]  # the hot path first: a plain object
         name = metadata["name"]
-    except (KeyError, TypeError) as exc:
+    except TypeError:
+        if isinstance(obj, DeletedFinalStateUnknown):
+            return obj.key
+        if isinstance(obj, str):
+            return obj
+        raise KeyFuncError(f"object has no metadata.name: {_describe(obj)}") from None
+    except KeyError as exc:
         raise KeyFuncError(f"object has no metadata.name: {_describe(obj)}") from exc
     if not name:
         raise KeyFuncError(f"object has an empty metadata.name: {_describe(obj)}")
@@ -111,11 +113,13 @@ def split_meta_namespace_key(key: str) -> tuple[str, str]:
 
 def meta_namespace_index_func(obj: Any) -> list[str]:
     """Index by namespace (client-go ``MetaNamespaceIndexFunc``); cluster-scoped objects under ""."""
-    if isinstance(obj, DeletedFinalStateUnknown):
-        obj = obj.obj
     try:
         return [obj["metadata"].get("namespace") or ""]
-    except (KeyError, TypeError, AttributeError) as exc:
+    except TypeError:
+        if isinstance(obj, DeletedFinalStateUnknown):
+            return meta_namespace_index_func(obj.obj)
+        raise KeyFuncError(f"object has no metadata: {_describe(obj)}") from None
+    except (KeyError, AttributeError) as exc:
         raise KeyFuncError(f"object has no metadata: {_describe(obj)}") from exc
 
 
@@ -262,11 +266,19 @@ class ThreadSafeStore:
         (client-go ``updateSingleIndex``'s fast path).
         """
         for name, func in self._indexers.items():
-            old_values = func(old) if old is not None else []
-            new_values = func(new) if new is not None else []
+            index = self._indices[name]
+            new_values = func(new) if new is not None else ()
+            if old is None:  # an add: nothing to take out (the common case during a list)
+                for value in new_values:
+                    keys = index.get(value)
+                    if keys is None:
+                        index[value] = {key}
+                    else:
+                        keys.add(key)
+                continue
+            old_values = func(old)
             if old_values == new_values:
                 continue
-            index = self._indices[name]
             for value in old_values:
                 keys = index.get(value)
                 if keys is not None:
