@@ -1,0 +1,256 @@
+"""The cluster an e2e run talks to, seen only through a kubeconfig.
+
+Three targets, one interface (``Cluster``), so every scenario is written once:
+
+- ``kubeconfig`` (``E2E_KUBECONFIG=path``): an existing cluster with a full control plane
+  (garbage collector, deployment controller, kubelets). The kubeconfig must be an admin's: the
+  suite installs the CRD, the controller's namespace, ServiceAccount and RBAC from manifests/,
+  and creates a namespace per test;
+- ``envtest`` (``KUBEBUILDER_ASSETS=dir``): etcd and kube-apiserver started by the suite
+  (tests/e2e/envtest.py). No kube-controller-manager: no garbage collection, no Deployment
+  status, so scenarios assert only what a bare API server shows;
+- ``kubesim`` (the default suite, or ``E2E_KUBESIM=1``): the project's in-process API server,
+  with TLS and a bearer token so the kubeconfig path is the same as for a cluster. It has no
+  ServiceAccounts, TokenRequest or RBAC, so the controller runs with the admin's credentials
+  there; this is said in the report header and by ``Cluster.controller_identity``.
+
+On a real API server the controller never uses the admin's credentials: it gets a token for the
+``sample-controller`` ServiceAccount from the TokenRequest API
+(``POST .../serviceaccounts/sample-controller/token``) and a kubeconfig built from it, so a
+permission missing from manifests/rbac.yaml fails the scenarios.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from kubernetes import client
+
+from controller.config import load_client_configuration
+from informer.rest import APIError, RESTClient, TransportError, resource_path
+
+ROOT = Path(__file__).resolve().parents[2]
+CRD_FILE = ROOT / "crds" / "foo-crd.yaml"
+MANIFESTS = ROOT / "manifests"
+# the objects that give the controller its identity and permissions, in apply order
+RBAC_FILES = ("namespace.yaml", "service-account.yaml", "rbac.yaml")
+
+FOOS = ("samplecontroller.k8s.io", "v1alpha1", "foos")
+DEPLOYMENTS = ("apps", "v1", "deployments")
+EVENTS = ("", "v1", "events")
+LEASES = ("coordination.k8s.io", "v1", "leases")
+NAMESPACES = ("", "v1", "namespaces")
+
+USER_AGENT = "sample-controller-e2e/0.1.0"
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, interval: float = 0.1,
+             message: str = "condition") -> Any:
+    """Poll predicate until it returns something truthy; fail with message after timeout.
+
+    A 404 or a dropped connection counts as "not yet": a real cluster has both in normal
+    operation (an object not created yet, a load balancer in front of the API server).
+    """
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            last = predicate()
+        except APIError as err:
+            if err.code != 404:
+                raise
+            last = err
+        except TransportError as err:
+            last = err
+        else:
+            if last:
+                return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {message}; last: {last!r}")
+
+
+# -- manifests ----------------------------------------------------------------------------------
+
+
+def load_manifests(*names: str) -> list[dict]:
+    """The YAML documents of manifests/<name>, in order."""
+    docs: list[dict] = []
+    for name in names:
+        with open(MANIFESTS / name) as f:
+            docs.extend(d for d in yaml.safe_load_all(f) if d)
+    return docs
+
+
+def object_path(obj: dict, collection: bool = False) -> str:
+    """The REST path of a manifest object (namespaced or not) from its apiVersion and kind."""
+    group, _, version = obj["apiVersion"].rpartition("/")
+    plural = _PLURALS[obj["kind"]]
+    namespace = obj["metadata"].get("namespace") if plural not in _CLUSTER_SCOPED else None
+    return resource_path(group, version, plural, namespace,
+                         None if collection else obj["metadata"]["name"])
+
+
+_PLURALS = {
+    "Namespace": "namespaces", "ServiceAccount": "serviceaccounts",
+    "ClusterRole": "clusterroles", "ClusterRoleBinding": "clusterrolebindings",
+    "Role": "roles", "RoleBinding": "rolebindings",
+    "CustomResourceDefinition": "customresourcedefinitions",
+    "Deployment": "deployments", "Service": "services", "Foo": "foos",
+}
+_CLUSTER_SCOPED = {"namespaces", "clusterroles", "clusterrolebindings",
+                   "customresourcedefinitions"}
+
+
+# -- the cluster --------------------------------------------------------------------------------
+
+
+@dataclass
+class Cluster:
+    """An API server reached through an admin kubeconfig, plus what it can and cannot do."""
+
+    target: str  # "kubeconfig", "envtest" or "kubesim"
+    kubeconfig: str  # path of the admin kubeconfig
+    workdir: Path  # where this run writes kubeconfigs
+    has_garbage_collector: bool  # dependents are deleted with their owner
+    has_deployment_controller: bool  # Deployments get a status (available replicas)
+    has_rbac: bool  # ServiceAccounts, TokenRequest and RBAC are served and enforced
+    admin: RESTClient = field(init=False)  # the test's own client
+    created: list[dict] = field(default_factory=list)  # objects this run created, to delete
+
+    def __post_init__(self) -> None:
+        self.admin = self.client_for(self.kubeconfig)
+
+    @staticmethod
+    def client_for(kubeconfig: str) -> RESTClient:
+        cfg = load_client_configuration(kubeconfig, "")
+        return RESTClient(client.ApiClient(cfg), user_agent=USER_AGENT)
+
+    # -- set-up ---------------------------------------------------------------------------------
+
+    def apply(self, obj: dict, *, remember: bool = True) -> dict:
+        """Create obj, or replace the existing one (kubectl apply, roughly); return the result."""
+        try:
+            out = self.admin.request("POST", object_path(obj, collection=True), body=obj)
+        except APIError as err:
+            if err.code != 409:
+                raise
+            current = self.admin.request("GET", object_path(obj))
+            body = copy.deepcopy(obj)
+            body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+            return self.admin.request("PUT", object_path(obj), body=body)
+        if remember:
+            self.created.append(obj)
+        return out
+
+    def install_crd(self) -> None:
+        """Apply crds/foo-crd.yaml and wait until Foos are served (the CRD is Established)."""
+        with open(CRD_FILE) as f:
+            crd = yaml.safe_load(f)
+        # The CRD stays after the run: removing it would delete every Foo in the cluster.
+        self.apply(crd, remember=False)
+        group, version, plural = FOOS
+        wait_for(lambda: plural in {r["name"] for r in self.admin.request(
+            "GET", f"/apis/{group}/{version}").get("resources", [])},
+            timeout=60, message="the Foo CRD to be served")
+
+    def install_rbac(self) -> dict[str, Any]:
+        """Apply the controller's namespace, ServiceAccount and RBAC from manifests/.
+
+        Returns the ServiceAccount (its namespace is where the leader-election Role lives).
+        """
+        docs = load_manifests(*RBAC_FILES)
+        for doc in docs:
+            self.apply(doc)
+        return next(d for d in docs if d["kind"] == "ServiceAccount")
+
+    def mint_token(self, namespace: str, service_account: str, seconds: int = 3600) -> str:
+        """A bound token for the ServiceAccount (TokenRequest API, as kubelet projects one)."""
+        review = self.admin.request(
+            "POST", resource_path("", "v1", "serviceaccounts", namespace, service_account, "token"),
+            body={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                  "spec": {"expirationSeconds": seconds}})
+        return review["status"]["token"]
+
+    def _admin_context(self) -> tuple[dict, dict]:
+        """(cluster, user) entries of the admin kubeconfig's current context."""
+        with open(self.kubeconfig) as f:
+            admin = yaml.safe_load(f)
+        context_name = admin.get("current-context")
+        context = next(c["context"] for c in admin["contexts"] if c["name"] == context_name)
+        cluster = next(c["cluster"] for c in admin["clusters"] if c["name"] == context["cluster"])
+        user = next((u["user"] for u in admin.get("users") or []
+                     if u["name"] == context.get("user")), {})
+        return cluster, user
+
+    def admin_token(self) -> str:
+        """The admin kubeconfig's bearer token (kubesim's fallback for the controller)."""
+        return self._admin_context()[1]["token"]
+
+    def kubeconfig_with_token(self, token: str, name: str) -> str:
+        """A kubeconfig for the same server and CA as the admin's, authenticating with token."""
+        cluster, _ = self._admin_context()
+        cluster = dict(cluster)
+        ca = cluster.get("certificate-authority")
+        if ca and not Path(ca).is_absolute():  # relative to the admin kubeconfig's directory
+            cluster["certificate-authority"] = str(Path(self.kubeconfig).resolve().parent / ca)
+        doc = {
+            "apiVersion": "v1", "kind": "Config",
+            "clusters": [{"name": "e2e", "cluster": cluster}],
+            "users": [{"name": name, "user": {"token": token}}],
+            "contexts": [{"name": name, "context": {"cluster": "e2e", "user": name}}],
+            "current-context": name,
+        }
+        path = self.workdir / f"{name}.kubeconfig"
+        path.write_text(yaml.safe_dump(doc, sort_keys=False))
+        path.chmod(0o600)
+        return str(path)
+
+    # -- namespaces -----------------------------------------------------------------------------
+
+    def create_namespace(self, prefix: str) -> str:
+        name = f"{prefix[:40].rstrip('-')}-{uuid.uuid4().hex[:6]}"
+        self.admin.request("POST", resource_path(*NAMESPACES),
+                           body={"apiVersion": "v1", "kind": "Namespace",
+                                 "metadata": {"name": name, "labels": {"e2e": "sample-controller"}}})
+        return name
+
+    def delete_namespace(self, name: str) -> None:
+        """Delete a test namespace; on envtest it stays Terminating (no namespace controller)."""
+        try:
+            self.admin.request("DELETE", resource_path(*NAMESPACES, None, name))
+        except APIError as err:
+            if err.code != 404:
+                raise
+
+    def cleanup(self) -> None:
+        """Delete what this run created (newest first), except the CRD and shared namespaces."""
+        for obj in reversed(self.created):
+            try:
+                self.admin.request("DELETE", object_path(obj))
+            except (APIError, TransportError):
+                pass  # best effort: the cluster may already be gone (envtest teardown)
+        self.created.clear()
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def get(self, gvr: tuple[str, str, str], namespace: str, name: str) -> dict:
+        return self.admin.request("GET", resource_path(*gvr, namespace, name))
+
+    def get_or_none(self, gvr: tuple[str, str, str], namespace: str, name: str) -> dict | None:
+        try:
+            return self.get(gvr, namespace, name)
+        except APIError as err:
+            if err.code == 404:
+                return None
+            raise
+
+    def events(self, namespace: str, involved: str) -> list[dict]:
+        return self.admin.request("GET", resource_path(*EVENTS, namespace), params={
+            "fieldSelector": f"involvedObject.name={involved}"})["items"]
