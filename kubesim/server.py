@@ -103,6 +103,15 @@ class _HTTPServer(ThreadingHTTPServer):
         )
         t.start()
 
+    def handle_error(self, request, client_address) -> None:
+        """A client that refuses the TLS handshake (wrong CA) or hangs up is not a server bug:
+        no traceback for those; anything else is reported as socketserver does."""
+        import sys
+
+        if isinstance(sys.exc_info()[1], (ssl.SSLError, ConnectionError)):
+            return
+        super().handle_error(request, client_address)
+
     def get_request(self):
         sock, addr = super().get_request()
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
