@@ -378,7 +378,7 @@ def serve(args: argparse.Namespace, rest: RESTClient, stop: threading.Event,
                 # The controller ended while we still lead: holding the lease with nobody
                 # working would starve the standby. Stop the process (which releases the lease).
                 log.error("the controller stopped on its own; shutting down")
-                result.setdefault("code", 1)
+                result["code"] = result.get("code") or 1
                 stop.set()
 
         elector = LeaderElector(LeaderElectionConfig(
