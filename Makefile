@@ -43,8 +43,15 @@ e2e: venv
 bench: venv
 	@set -e; for f in bench/*_bench.py; do echo "== $$f"; $(PY) $$f; done
 
+## image: the controller's image (Dockerfile); needs docker with a running engine
+IMAGE ?= sample-controller-py:0.1.0
 image:
-	@echo "make image: not yet (lands with the operations issue)"; exit 1
+	@if ! command -v docker >/dev/null 2>&1; then \
+		echo "make image: docker is not installed; install it, then: docker build -t $(IMAGE) ."; exit 1; \
+	elif ! docker info >/dev/null 2>&1; then \
+		echo "make image: docker is installed but its engine is not reachable (docker info failed); start it, then: docker build -t $(IMAGE) ."; exit 1; \
+	fi
+	docker build -t $(IMAGE) .
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache
