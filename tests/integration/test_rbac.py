@@ -1,0 +1,281 @@
+"""Least privilege of manifests/: the RBAC allows every request the controller makes, and no more.
+
+The controller runs as a process with the Deployment's own args and the POD_NAMESPACE the
+downward API would give it, through a lifecycle that exercises every code path that talks to the
+API: leader election (create, renew, release of the Lease), informers (list, watch), creating a
+Deployment, scaling it, status writes, Events (created, then patched when they repeat) and the
+warning path of a Deployment owned by someone else. kubesim records every request; the test
+authorizes each one against the rules bound to the Deployment's ServiceAccount, as the RBAC
+authorizer would (verb, API group, resource/subresource, namespace, resourceNames), and then
+checks the other direction: every (verb, resource, name) the rules grant was used at least once.
+
+Nothing about the rules is hard-coded here: they are read from the manifests kustomization.yaml
+lists. The one thing outside them is the discovery GET of /apis/samplecontroller.k8s.io/v1alpha1
+at start-up, a non-resource URL every authenticated user may get through the default
+``system:discovery`` ClusterRole (bootstrappolicy/policy.go), listed below.
+"""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+import pytest
+import yaml
+
+from informer.rest import RESTClient, resource_path
+from kubesim import KubeSim, RequestRecord
+from tests.integration.controller_harness import foo
+
+from .controller_process import (
+    CRD,
+    FAST_LEADER_ELECTION,
+    ROOT,
+    USER_AGENT,
+    ControllerProcess,
+    poll,
+)
+
+MANIFESTS = ROOT / "manifests"
+FOOS = ("samplecontroller.k8s.io", "v1alpha1", "foos")
+DEPLOYMENTS = ("apps", "v1", "deployments")
+
+# The default ClusterRole system:discovery, bound to system:authenticated: GET of these
+# non-resource URLs ("/x/*" is a prefix match), kubernetes plugin/pkg/auth/authorizer/rbac/
+# bootstrappolicy/policy.go.
+SYSTEM_DISCOVERY_URLS = ("/livez", "/readyz", "/healthz", "/version", "/version/", "/openapi",
+                         "/openapi/*", "/api", "/api/*", "/apis", "/apis/*")
+
+
+def load_manifests() -> list[dict]:
+    """The objects of the files manifests/kustomization.yaml lists (directories skipped)."""
+    kustomization = yaml.safe_load((MANIFESTS / "kustomization.yaml").read_text())
+    docs = []
+    for entry in kustomization["resources"]:
+        path = MANIFESTS / entry
+        if path.is_file():
+            docs += [d for d in yaml.safe_load_all(path.read_text()) if d]
+    return docs
+
+
+@dataclass(frozen=True)
+class Grant:
+    """One PolicyRule in force for the ServiceAccount, and where (None: every namespace)."""
+
+    namespace: str | None
+    rule: dict
+    source: str  # "ClusterRole/x via ClusterRoleBinding/y", for messages
+
+
+@dataclass(frozen=True)
+class Attributes:
+    """authorizer.Attributes of one resource request."""
+
+    verb: str
+    group: str
+    resource: str  # "foos" or "foos/status"
+    namespace: str
+    name: str
+
+
+def deployment(docs: list[dict]) -> dict:
+    [dep] = [d for d in docs if d["kind"] == "Deployment"]
+    return dep
+
+
+def grants_for_service_account(docs: list[dict]) -> list[Grant]:
+    dep = deployment(docs)
+    sa_ns = dep["metadata"]["namespace"]
+    sa_name = dep["spec"]["template"]["spec"]["serviceAccountName"]
+    assert any(d["kind"] == "ServiceAccount" and d["metadata"]["name"] == sa_name
+               and d["metadata"]["namespace"] == sa_ns for d in docs), "ServiceAccount missing"
+    roles = {(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]): d
+             for d in docs if d["kind"] in ("Role", "ClusterRole")}
+    grants = []
+    for binding in (d for d in docs if d["kind"] in ("RoleBinding", "ClusterRoleBinding")):
+        if not any(s["kind"] == "ServiceAccount" and s["name"] == sa_name
+                   and s.get("namespace") == sa_ns for s in binding.get("subjects") or []):
+            continue
+        ref = binding["roleRef"]
+        scope = binding["metadata"].get("namespace") if binding["kind"] == "RoleBinding" else None
+        role = roles.get((ref["kind"], scope if ref["kind"] == "Role" else None, ref["name"]))
+        assert role is not None, f"{binding['kind']}/{binding['metadata']['name']} refers to " \
+                                 f"a missing {ref['kind']}/{ref['name']}"
+        for rule in role.get("rules") or []:
+            grants.append(Grant(scope, rule, f"{ref['kind']}/{ref['name']} via "
+                                             f"{binding['kind']}/{binding['metadata']['name']}"))
+    return grants
+
+
+def allows(grant: Grant, a: Attributes) -> bool:
+    """rbac.RuleAllows for a resource request, with the binding's namespace scope."""
+    rule = grant.rule
+    if grant.namespace is not None and a.namespace != grant.namespace:
+        return False
+    base, _, sub = a.resource.partition("/")
+    resources = rule.get("resources") or []
+    return (
+        any(v in ("*", a.verb) for v in rule.get("verbs") or [])
+        and any(g in ("*", a.group) for g in rule.get("apiGroups") or [])
+        and any(r in ("*", a.resource) or (sub and r == f"*/{sub}") for r in resources)
+        and (not rule.get("resourceNames") or a.name in rule["resourceNames"])
+    ) and bool(base)
+
+
+def attributes(record: RequestRecord) -> Attributes:
+    parts = record.path.strip("/").split("/")
+    group = "" if parts[0] == "api" else parts[1]
+    return Attributes(record.verb, group, record.resource, record.namespace, record.name)
+
+
+def discovery_allows(record: RequestRecord) -> bool:
+    return record.verb == "get" and any(
+        fnmatchcase(record.path, url) if url.endswith("*") else record.path == url
+        for url in SYSTEM_DISCOVERY_URLS)
+
+
+@pytest.fixture(scope="module")
+def docs() -> list[dict]:
+    return load_manifests()
+
+
+def test_rules_are_explicit(docs):
+    """Wildcards cannot be least privilege, and would make the unused-rule check meaningless."""
+    for grant in grants_for_service_account(docs):
+        for key in ("verbs", "apiGroups", "resources"):
+            assert "*" not in (grant.rule.get(key) or []), (grant.source, grant.rule)
+        assert not grant.rule.get("nonResourceURLs"), grant.source
+
+
+@pytest.fixture
+def lifecycle(docs, tmp_path) -> list[RequestRecord]:
+    """Run the controller as deployed through a full lifecycle; return its requests."""
+    dep = deployment(docs)
+    namespace = dep["metadata"]["namespace"]
+    [container] = dep["spec"]["template"]["spec"]["containers"]
+    # The env the downward API gives the pod (fieldRef metadata.namespace).
+    env = {e["name"]: namespace for e in container.get("env") or []
+           if (e.get("valueFrom") or {}).get("fieldRef", {}).get("fieldPath") == "metadata.namespace"}
+    assert env.get("POD_NAMESPACE") == namespace
+    with KubeSim(crds=[CRD], deployment_status_delay=0.1) as sim:
+        api = RESTClient(sim.new_api_client())
+        api.request("POST", "/api/v1/namespaces", body={"metadata": {"name": namespace}})
+        # A request is logged when it ends, a watch when its stream closes. A zero-latency fault
+        # rule counts watches as they start, so the test can wait until all are logged.
+        watches = sim.faults.add_latency(0.0, verbs=["watch"])
+        # The manifest's args, then test-only overrides: loopback endpoints, fast leases.
+        proc = ControllerProcess(sim, tmp_path, *container.get("args", []), *FAST_LEADER_ELECTION,
+                                 "--metrics-bind-address", "127.0.0.1:0",
+                                 "--health-probe-bind-address", "127.0.0.1:0", env=env)
+        try:
+            proc.wait_log("became leader")
+            poll(lambda: proc.get("health-probes", "/readyz")[0] == 200, message="ready")
+
+            # create -> Deployment created, status written, Synced event
+            api.request("POST", resource_path(*FOOS, "default"), body=foo("alpha"))
+            poll(lambda: ((api.request("GET", resource_path(*FOOS, "default", "alpha"))
+                           .get("status") or {}).get("availableReplicas") == 1),
+                 message="alpha available")
+            # scale -> Deployment updated, status written again, the same event patched
+            api.request("PATCH", resource_path(*FOOS, "default", "alpha"),
+                        body={"spec": {"replicas": 2}},
+                        content_type="application/merge-patch+json")
+            poll(lambda: ((api.request("GET", resource_path(*FOOS, "default", "alpha"))
+                           .get("status") or {}).get("availableReplicas") == 2),
+                 message="alpha scaled")
+            # a Deployment owned by someone else -> repeated warnings, patched
+            api.request("POST", resource_path(*DEPLOYMENTS, "default"), body={
+                "metadata": {"name": "taken"},
+                "spec": {"selector": {"matchLabels": {"app": "x"}},
+                         "template": {"metadata": {"labels": {"app": "x"}},
+                                      "spec": {"containers": [{"name": "c", "image": "x"}]}}}})
+            api.request("POST", resource_path(*FOOS, "default"),
+                        body=foo("collider", deployment_name="taken"))
+
+            def repeated(reason: str, name: str) -> bool:
+                events = api.request("GET", resource_path("", "v1", "events", "default"))["items"]
+                return any(e["reason"] == reason and e["involvedObject"]["name"] == name
+                           and e.get("count", 1) >= 2 for e in events)
+
+            poll(lambda: repeated("ErrResourceExists", "collider"), message="a repeated warning")
+            poll(lambda: repeated("Synced", "alpha"), message="a repeated Synced event")
+
+            proc.send(signal.SIGTERM)  # drain, flush events, release the Lease
+            assert proc.wait_exit() == 0
+            assert proc.has_log("released leader lease")
+        finally:
+            proc.close()
+        poll(lambda: sum(r.verb == "watch" for r in sim.request_log) == watches.hits,
+             message="every watch stream to end and be logged")
+        return [r for r in sim.request_log if r.user_agent == USER_AGENT]
+
+
+def test_every_request_is_allowed_and_every_rule_is_used(docs, lifecycle):
+    grants = grants_for_service_account(docs)
+    assert grants, "no rules bound to the Deployment's ServiceAccount"
+
+    denied, discovery, used = [], set(), []
+    for record in lifecycle:
+        if not record.resource:  # a non-resource URL
+            if discovery_allows(record):
+                discovery.add(record.path)
+            else:
+                denied.append(f"{record.verb} {record.path} (non-resource URL)")
+            continue
+        a = attributes(record)
+        matching = [g for g in grants if allows(g, a)]
+        if not matching:
+            denied.append(f"{a.verb} {a.group or 'core'}/{a.resource} ns={a.namespace!r} "
+                          f"name={a.name!r}")
+        used.append(a)
+    assert not denied, "requests the RBAC does not allow:\n" + "\n".join(sorted(set(denied)))
+    assert discovery == {"/apis/samplecontroller.k8s.io/v1alpha1"}, discovery
+
+    # The other direction: each verb of each rule, on each group/resource (and each
+    # resourceName), was needed by some request.
+    unused = []
+    for grant in grants:
+        rule = grant.rule
+        for verb in rule["verbs"]:
+            for group in rule["apiGroups"]:
+                for resource in rule["resources"]:
+                    for name in rule.get("resourceNames") or [None]:
+                        narrow = Grant(grant.namespace, {
+                            "verbs": [verb], "apiGroups": [group], "resources": [resource],
+                            **({"resourceNames": [name]} if name else {})}, grant.source)
+                        if not any(allows(narrow, a) for a in used):
+                            unused.append(f"{grant.source}: {verb} {group or 'core'}/{resource}"
+                                          + (f" name={name}" if name else ""))
+    assert not unused, "rules no request needed (not least privilege):\n" + "\n".join(unused)
+
+
+def test_allows_is_the_rbac_rule_match():
+    """The matcher itself, on the cases the manifests rely on (a test that can fail)."""
+    lease = {"verbs": ["get", "update"], "apiGroups": ["coordination.k8s.io"],
+             "resources": ["leases"], "resourceNames": ["sample-controller"]}
+    in_ns = Grant("sample-controller-system", lease, "Role/x")
+    ok = Attributes("get", "coordination.k8s.io", "leases", "sample-controller-system",
+                    "sample-controller")
+    assert allows(in_ns, ok)
+    assert not allows(in_ns, Attributes(**{**ok.__dict__, "namespace": "default"}))
+    assert not allows(in_ns, Attributes(**{**ok.__dict__, "name": "other"}))
+    assert not allows(in_ns, Attributes(**{**ok.__dict__, "verb": "create", "name": ""}))
+    status = Grant(None, {"verbs": ["update"], "apiGroups": ["samplecontroller.k8s.io"],
+                          "resources": ["foos/status"]}, "ClusterRole/y")
+    upd = Attributes("update", "samplecontroller.k8s.io", "foos/status", "ns", "a")
+    assert allows(status, upd)
+    assert not allows(status, Attributes(**{**upd.__dict__, "resource": "foos"}))
+    assert not allows(status, Attributes(**{**upd.__dict__, "group": "apps"}))
+    assert discovery_allows(RequestRecord("get", "/apis/samplecontroller.k8s.io/v1alpha1", "", "",
+                                          "", "u", "ua", 200, 0.0, 0.0))
+    assert not discovery_allows(RequestRecord("get", "/metrics", "", "", "", "u", "ua", 200,
+                                              0.0, 0.0))
+
+
+def test_manifest_files_exist():
+    for name in ("namespace.yaml", "service-account.yaml", "rbac.yaml", "deployment.yaml",
+                 "service.yaml", "example-foo.yaml", "kustomization.yaml"):
+        assert (MANIFESTS / name).is_file(), name
+    assert Path(ROOT / "crds" / "kustomization.yaml").is_file()
