@@ -51,7 +51,8 @@ USER_AGENT = "sample-controller-py/0.1.0"
 
 
 class StartupError(Exception):
-    """The controller cannot start; the message is the one line the user sees."""
+    """The controller cannot start; the message is the one line the user sees (no client-go
+    twin: sample-controller logs the error and exits 1)."""
 
 
 def _duration(text: str) -> float:
@@ -274,7 +275,8 @@ def pod_namespace(environ: Any = None, path: str = POD_NAMESPACE_FILE) -> str:
 
 
 class Process:
-    """What the probes look at: the current controller (one per leadership term) and phase."""
+    """What the probes look at: the current controller (one per leadership term) and phase
+    (no client-go twin; controller-runtime's manager keeps the same state)."""
 
     def __init__(self, leader_elect: bool, stop: threading.Event | None = None) -> None:
         self.leader_elect = leader_elect

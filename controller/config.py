@@ -29,7 +29,8 @@ log = logging.getLogger(__name__)
 
 
 class ConfigError(Exception):
-    """No usable client configuration; the message says which source failed and why."""
+    """No usable client configuration; the message says which source failed and why (the
+    error client-go's ``clientcmd.BuildConfigFromFlags`` returns)."""
 
 
 def load_client_configuration(

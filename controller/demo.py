@@ -60,7 +60,8 @@ def headline(text: str) -> None:
 
 
 class Narrator(logging.Handler):
-    """Turns the controller's structured log records into the demo's ``sync`` lines."""
+    """Turns the controller's structured log records into the demo's ``sync`` lines (no
+    client-go twin: part of the demo)."""
 
     INTERESTING = {
         "creating deployment": lambda r: f"{r.key}: creating deployment {r.deployment}",
@@ -86,7 +87,8 @@ class Narrator(logging.Handler):
 
 
 class RequestTap(threading.Thread):
-    """Prints each write the controller makes, from kubesim's request log."""
+    """Prints each write the controller makes, from kubesim's request log (no client-go twin:
+    part of the demo)."""
 
     def __init__(self, sim: Any, stop: threading.Event) -> None:
         super().__init__(name="demo-request-tap", daemon=True)

@@ -122,7 +122,8 @@ class _LogRecord:
 
 @dataclass
 class CorrelateResult:
-    """What to write for one event: the event, and whether it is a PATCH of an existing one."""
+    """What to write for one event: the event, and whether it is a PATCH of an existing one
+    (client-go ``record.EventCorrelateResult``)."""
 
     event: dict | None  # None when skipped
     patch: dict | None = None  # the body of a strategic merge patch, when it repeats an Event
@@ -130,7 +131,8 @@ class CorrelateResult:
 
 
 class EventCorrelator:
-    """Aggregate, deduplicate and rate-limit events before they are written (events_cache.go).
+    """Aggregate, deduplicate and rate-limit events before they are written (client-go
+    ``record.EventCorrelator``, events_cache.go).
 
     Thread-safe; the sender thread is the only writer in practice, but tests and the recorder's
     callers may call ``correlate`` concurrently.
@@ -223,7 +225,9 @@ def _event_key(event: dict) -> tuple:
 
 
 class EventRecorder:
-    """Record Events about objects, asynchronously (``record.EventRecorder``).
+    """Record Events about objects, asynchronously (client-go ``record.EventRecorder``).
+
+    Differs: one sender thread where client-go runs an ``EventBroadcaster`` with watchers.
 
     ``event(obj, type, reason, message)`` returns at once. ``start()`` runs the sender thread;
     ``shutdown(timeout)`` flushes what is queued, within the timeout, and stops it.

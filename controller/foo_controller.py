@@ -88,11 +88,16 @@ READY = "Ready"
 
 
 class ResourceExistsError(Exception):
-    """The Deployment a Foo names exists and is controlled by someone else."""
+    """The Deployment a Foo names exists and is controlled by someone else (sample-controller
+    returns ``fmt.Errorf(MessageResourceExists)``)."""
 
 
 class Controller:
-    """Keeps each Foo's Deployment in line with the Foo and reports back in its status."""
+    """Keeps each Foo's Deployment in line with the Foo and reports back in its status.
+
+    sample-controller twin: ``Controller`` of controller.go; what differs is listed in the
+    module docstring (update as read, status only on change, threads instead of goroutines).
+    """
 
     def __init__(
         self,

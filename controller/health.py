@@ -51,7 +51,8 @@ class _IPv6Server(ThreadingHTTPServer):
 
 
 class Checks:
-    """A named set of checks, evaluated in order on every probe (healthz.Checker)."""
+    """A named set of checks, evaluated in order on every probe (controller-runtime
+    ``healthz.Checker``s behind one ``healthz.Handler``)."""
 
     def __init__(self) -> None:
         self._checks: list[tuple[str, Check]] = []  # (name, check), in registration order
@@ -80,7 +81,10 @@ class Checks:
 
 
 class EndpointServer:
-    """One HTTP server on one address with a few GET routes; stops with ``stop()``."""
+    """One HTTP server on one address with a few GET routes; stops with ``stop()``.
+
+    Plays controller-runtime's metrics server and health probe server; ``http.server`` here.
+    """
 
     def __init__(self, address: tuple[str, int], name: str) -> None:
         self._routes: dict[str, Callable[[str], tuple[int, str, bytes]]] = {}

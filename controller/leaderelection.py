@@ -49,7 +49,8 @@ def micro_time(ts: float) -> str:
 
 @dataclass
 class LeaderElectionRecord:
-    """The part of a Lease spec leader election reads and writes (resourcelock.LeaderElectionRecord)."""
+    """The part of a Lease spec leader election reads and writes (client-go
+    ``resourcelock.LeaderElectionRecord``); times are MicroTime strings, durations seconds."""
 
     holder_identity: str = ""
     lease_duration_seconds: int = 0
@@ -81,7 +82,8 @@ class LeaderElectionRecord:
 
 
 class LeaseLock:
-    """Reads and writes one Lease (resourcelock.LeaseLock)."""
+    """Reads and writes one Lease (client-go ``resourcelock.LeaseLock``; Leases only, no
+    ConfigMap or Endpoints locks)."""
 
     def __init__(self, rest: RESTClient, namespace: str, name: str, identity: str) -> None:
         self.rest = rest
@@ -122,6 +124,9 @@ class LeaseLock:
 
 @dataclass
 class LeaderElectionConfig:
+    """Timings and callbacks of one election (client-go ``leaderelection.LeaderElectionConfig``);
+    ``on_started_leading`` gets a stop event where client-go passes a context."""
+
     lock: LeaseLock
     lease_duration: float = 15.0  # how long a lease holds without renewal
     renew_deadline: float = 10.0  # how long the leader keeps trying to renew before giving up
@@ -163,7 +168,11 @@ def _leader_gauge(registry: CollectorRegistry | None) -> Gauge | None:
 
 
 class LeaderElector:
-    """Runs the acquire/renew loop and calls back when leadership starts and ends."""
+    """Runs the acquire/renew loop and calls back when leadership starts and ends.
+
+    client-go twin: ``leaderelection.LeaderElector``. Differs: on stop it keeps renewing until
+    the leader's work has returned, then releases (controller-runtime's shutdown order).
+    """
 
     def __init__(self, config: LeaderElectionConfig, registry: CollectorRegistry | None = REGISTRY,
                  clock: Callable[[], float] = time.monotonic,

@@ -50,7 +50,10 @@ def _value(v: Any) -> str:
 
 
 class TextFormatter(logging.Formatter):
-    """``I1129 18:44:08.123456 thread msg key=value ...`` (klog's header, logfmt fields)."""
+    """``I1129 18:44:08.123456 thread msg key=value ...`` (klog's header, logfmt fields).
+
+    Differs from klog: the thread name stands where klog prints the goroutine id and file:line.
+    """
 
     def format(self, record: logging.LogRecord) -> str:
         t = time.localtime(record.created)
@@ -66,7 +69,8 @@ class TextFormatter(logging.Formatter):
 
 
 class JSONFormatter(logging.Formatter):
-    """One JSON object per line, with ``ts``, ``level``, ``logger``, ``msg`` and the fields."""
+    """One JSON object per line, with ``ts``, ``level``, ``logger``, ``msg`` and the fields
+    (like component-base's ``--logging-format=json``; field names are ours)."""
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {

@@ -19,7 +19,8 @@ _BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45
 
 
 class ReconcileMetrics:
-    """Counters and a histogram for one controller, labelled ``controller=<name>``."""
+    """Counters and a histogram for one controller, labelled ``controller=<name>``
+    (controller-runtime's reconcile metrics; sample-controller has none)."""
 
     def __init__(self, controller: str, registry: CollectorRegistry | None = REGISTRY) -> None:
         self.controller = controller  # the label value, e.g. "foo"

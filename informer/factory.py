@@ -46,6 +46,9 @@ class GroupVersionResource(NamedTuple):
 class SharedInformerFactory:
     """Creates, starts and syncs informers, one per group/version/resource.
 
+    client-go twin: informers `sharedInformerFactory` with dynamicinformer's `ForResource`.
+    Differs: one generic `for_resource` instead of generated typed accessors (objects are dicts).
+
     ``client`` is an official ``kubernetes.client.ApiClient`` (wrapped in a ``RESTClient``) or a
     ``RESTClient`` already. ``namespace`` limits every informer to one namespace;
     ``tweak_list_options`` edits every list/watch request (e.g. to add a label selector);

@@ -44,7 +44,7 @@ class DeltaType(enum.StrEnum):
 
 
 class Delta(NamedTuple):
-    """One change: its type and the object after it (or a ``DeletedFinalStateUnknown``).
+    """One change: its type and the object after it (client-go ``Delta``), or a tombstone.
 
     A NamedTuple rather than a frozen dataclass: one is built per event on the hot path, and a
     tuple is several times cheaper to make.
@@ -85,7 +85,8 @@ class RequeueError(Exception):
 
 
 class KeyListerGetter(Protocol):
-    """The read side of the informer's indexer, which the queues treat as known objects."""
+    """The read side of the informer's indexer, which the queues treat as known objects
+    (client-go ``KeyListerGetter``); a ``Protocol``, so any indexer-like object fits."""
 
     def list_keys(self) -> list[str]: ...
 

@@ -42,12 +42,13 @@ _OPERATORS = ("==", "!=", "=", ">", "<")
 
 
 class SelectorParseError(ValueError):
-    """The selector string is not valid; the message says where and why."""
+    """The selector string is not valid; the message says where and why (apimachinery
+    ``labels.Parse`` returns an error)."""
 
 
 @dataclass(frozen=True)
 class Requirement:
-    """One clause of a selector, as labels.Requirement.
+    """One clause of a selector, as apimachinery's ``labels.Requirement`` (immutable here too).
 
     operator is one of: "exists", "!", "=", "!=", "in", "notin", "gt", "lt".
     """
@@ -92,7 +93,8 @@ class Requirement:
 
 @dataclass(frozen=True)
 class Selector:
-    """A conjunction of requirements; the empty selector matches everything."""
+    """A conjunction of requirements; the empty selector matches everything (apimachinery
+    ``labels.Selector``; label selectors only, not field selectors)."""
 
     requirements: tuple[Requirement, ...] = ()
 

@@ -49,7 +49,11 @@ def _filter(objects: list[Any], selector: Selector | None) -> list[Any]:
 
 
 class Lister:
-    """Lists and gets one resource from its informer's indexer."""
+    """Lists and gets one resource from its informer's indexer.
+
+    client-go twin: ``cache.GenericLister`` and the generated listers (sample-controller's
+    ``FooLister``). Differs: one class for every resource, returning the cached dicts.
+    """
 
     def __init__(self, indexer: Indexer, resource: str = "", group: str = "") -> None:
         self.indexer = indexer  # the informer's cache; must carry the namespace index
@@ -76,7 +80,8 @@ class Lister:
 
 
 class NamespaceLister:
-    """One namespace of a Lister; lists through the namespace index, not a full scan."""
+    """One namespace of a Lister; lists through the namespace index, not a full scan
+    (client-go ``GenericNamespaceLister``, the generated ``FooNamespaceLister``)."""
 
     def __init__(self, lister: Lister, namespace: str) -> None:
         self.lister = lister  # the resource-wide lister

@@ -48,6 +48,9 @@ class ListerWatcher(Protocol):
 class ListWatch:
     """Lists and watches one resource, namespaced or across all namespaces.
 
+    client-go twin: ``cache.ListWatch`` from ``NewFilteredListWatchFromClient``. Differs: raw
+    JSON over ``RESTClient`` for any group/version/resource, no typed client behind it.
+
     ``label_selector`` and ``field_selector`` restrict both calls (the informer then caches only
     matching objects); ``tweak_list_options`` sees every options dict last and may change anything.
     """

@@ -35,7 +35,11 @@ LABELS = ("name", "group", "version", "resource")
 
 
 class InformerMetrics:
-    """The hooks one informer calls; this base class records nothing."""
+    """The hooks one informer calls; this base class records nothing.
+
+    No single client-go twin: upstream informers report through component-base's client-go
+    metrics; these hooks carry the same ``informer_*`` values and a few of our own.
+    """
 
     def set_queued_items(self, count: int) -> None:
         """The FIFO now holds ``count`` entries."""
@@ -99,7 +103,11 @@ class _BoundInformerMetrics(InformerMetrics):
 
 
 class InformerMetricsProvider:
-    """Owns the metric families in one registry and hands out per-informer bindings."""
+    """Owns the metric families in one registry and hands out per-informer bindings.
+
+    Plays the part of component-base's client-go metrics registration (no client-go twin of
+    its own); opt-in, so tests create nothing in the global registry.
+    """
 
     def __init__(self, registry: CollectorRegistry | None = REGISTRY) -> None:
         kw: dict[str, Any] = {"labelnames": LABELS, "registry": registry}

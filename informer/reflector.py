@@ -98,7 +98,8 @@ WatchErrorHandler = Callable[["Reflector", BaseException], None]
 
 
 class VeryShortWatchError(Exception):
-    """The watch closed within a second without a single event: the server is unwell."""
+    """The watch closed within a second without a single event: the server is unwell
+    (client-go's reflector returns a "very short watch" error for the same case)."""
 
 
 class _Stopped(Exception):
@@ -224,6 +225,9 @@ class ExponentialBackoff:
 
 class Reflector:
     """Lists and watches one resource into a store until stopped (client-go ``Reflector``).
+
+    Differs: threads and a ``threading.Event`` for goroutines and ``stopCh``; a read deadline
+    on every watch; errors that end a watch reach the watch error handler (module docstring).
 
     ``run(stop)`` blocks until ``stop`` is set; run it on its own thread. The store is usually the
     informer's FIFO, but any object with ``add``/``update``/``delete``/``replace``/``resync`` works,

@@ -51,7 +51,8 @@ Timeout = float | tuple[float, float] | None
 
 
 class TransportError(OSError):
-    """The request did not get an HTTP answer: refused, reset, TLS failure or read timeout."""
+    """The request did not get an HTTP answer: refused, reset, TLS failure or read timeout
+    (what client-go sees as a ``*url.Error`` from its transport)."""
 
 
 class APIError(Exception):
@@ -144,6 +145,9 @@ def resource_path(
 
 class RESTClient:
     """Sends requests with plain-dict bodies and returns decoded JSON.
+
+    client-go twin: ``rest.RESTClient`` with ``flowcontrol.NewTokenBucketRateLimiter``. Differs:
+    JSON only (no protobuf, no codecs or scheme), and no retries inside: callers decide.
 
     Thread-safe: the underlying urllib3 pool is, and the throttle has its own lock.
     """

@@ -119,7 +119,8 @@ class ResourceEventHandlerFuncs:
 
 @dataclass
 class ResourceEventHandlerDetailedFuncs(ResourceEventHandlerFuncs):
-    """Like ``ResourceEventHandlerFuncs`` but ``add_func(obj, is_in_initial_list)``."""
+    """Like ``ResourceEventHandlerFuncs`` but ``add_func(obj, is_in_initial_list)``
+    (client-go ``ResourceEventHandlerDetailedFuncs``)."""
 
     add_func: Callable[[Any, bool], None] | None = None  # type: ignore[assignment]
 
@@ -392,7 +393,12 @@ def _determine_resync_period(desired: float, check: float) -> float:
 
 
 class SharedIndexInformer:
-    """A cache of one resource plus change notifications to any number of handlers."""
+    """A cache of one resource plus change notifications to any number of handlers.
+
+    client-go twin: ``sharedIndexInformer``. Differs: ``run`` processes the FIFO on the calling
+    thread (no inner ``controller``), each listener is one thread with a ``deque`` instead of
+    two goroutines and a ring buffer, and the cached objects are shared dicts.
+    """
 
     def __init__(
         self,

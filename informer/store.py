@@ -53,7 +53,8 @@ class KeyFuncError(ValueError):
 
 
 class IndexerError(ValueError):
-    """An index is unknown, or an indexer conflicts with one already registered."""
+    """An index is unknown, or an indexer conflicts with one already registered (client-go
+    returns these as plain errors from ``Index`` and ``AddIndexers``)."""
 
 
 @dataclass(frozen=True, slots=True)

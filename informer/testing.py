@@ -51,7 +51,8 @@ def expired_status(message: str = "too old resource version") -> dict:
 
 
 class FakeWatchStream:
-    """A watch stream fed by the test; same contract as ``informer.rest.WatchStream``.
+    """A watch stream fed by the test; same contract as ``informer.rest.WatchStream``
+    (client-go ``watch.FakeWatcher`` plays this part in Go tests).
 
     Iteration blocks for the next event. ``end()`` is the server closing the stream, ``fail(exc)``
     makes the next read raise, ``close()`` (any thread) ends iteration quietly. When no event
@@ -125,7 +126,8 @@ class FakeWatchStream:
 
 
 class FakeListWatch:
-    """One resource held in memory, listable and watchable like the real thing.
+    """One resource held in memory, listable and watchable like the real thing (client-go
+    ``tools/cache/testing`` ``FakeControllerSource``, with scripted faults added).
 
     ``history_limit`` bounds the event history (older watch starts get a 410 ERROR event, as from
     the API server); ``watch_cache`` makes ``resourceVersion=0`` lists ignore ``limit``, as a real
@@ -342,7 +344,8 @@ def _status(code: int, reason: str) -> dict:
 
 
 class RunningInformer:
-    """Runs an informer on a named thread for the length of a ``with`` block.
+    """Runs an informer on a named thread for the length of a ``with`` block (no client-go
+    twin: Go tests start a goroutine and close a channel).
 
     On exit the stop event is set and the thread must end within ``stop_within`` seconds,
     otherwise AssertionError: a test that leaves an informer running is a broken test.

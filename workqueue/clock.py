@@ -33,7 +33,8 @@ class Clock(Protocol):
 
 
 class RealClock:
-    """Wall-independent real time: `time.monotonic` and `Condition.wait(timeout)`."""
+    """Wall-independent real time: `time.monotonic` and `Condition.wait(timeout)`
+    (k8s.io/utils/clock `RealClock`, which client-go's queues use; no tickers or timers here)."""
 
     def now(self) -> float:
         return time.monotonic()

@@ -29,7 +29,11 @@ _REMOVED = object()
 
 
 class DelayingQueue(Queue):
-    """A `Queue` with `add_after` (client-go `DelayingInterface`, `delayingType`)."""
+    """A `Queue` with `add_after` (client-go `DelayingInterface`, `delayingType`).
+
+    Differs: a heap under a lock and one waiting thread woken by a `Condition`, where client-go
+    feeds a goroutine through a channel; a subclass of `Queue`, not a wrapper around one.
+    """
 
     def __init__(
         self,

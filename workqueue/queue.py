@@ -30,7 +30,10 @@ UNFINISHED_WORK_UPDATE_PERIOD = 0.5
 
 
 class Queue:
-    """A FIFO of distinct items with dirty/processing bookkeeping (client-go `Type`).
+    """A FIFO of distinct items with dirty/processing bookkeeping (client-go `Typed[T]` / `Type`).
+
+    Differs: no generics (items are any hashable, usually "namespace/name" strings), and a
+    `threading.Condition` where client-go uses a `sync.Cond`.
 
     `name` turns on metrics (through `metrics_provider`, or the provider installed with
     `workqueue.metrics.set_provider`); `clock` is injectable for tests.

@@ -32,7 +32,10 @@ _MAX_DURATION = (2**63 - 1) / 1e9
 
 
 class RateLimiter(Protocol):
-    """client-go `RateLimiter`."""
+    """Decides how long an item waits before its next try (client-go `RateLimiter`).
+
+    A `Protocol`: any object with these three methods is a rate limiter, as in Go.
+    """
 
     def when(self, item: Hashable) -> float:
         """How many seconds to wait before processing `item` again; records a failure."""

@@ -18,7 +18,8 @@ __all__ = ["RateLimitingQueue"]
 
 
 class RateLimitingQueue(DelayingQueue):
-    """A `DelayingQueue` plus a `RateLimiter` (client-go `RateLimitingInterface`)."""
+    """A `DelayingQueue` plus a `RateLimiter` (client-go `RateLimitingInterface`,
+    `rateLimitingType`). Differs: a subclass where client-go embeds the delaying queue."""
 
     def __init__(
         self,
