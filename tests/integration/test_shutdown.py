@@ -112,3 +112,16 @@ def test_second_signal_exits_1_at_once(sim, proc_factory):
     assert proc.has_log("second signal, exiting immediately")
     assert not proc.has_log("successfully synced", key="default/slow")
     sim.faults.remove(rule)
+
+
+def test_drain_is_bounded_by_the_graceful_shutdown_timeout(sim, proc_factory):
+    proc = proc_factory("--graceful-shutdown-timeout", "500ms")
+    rule = start_slow_reconcile(sim, proc, 8.0)  # cannot finish in time
+    signalled = time.monotonic()
+    proc.send(signal.SIGTERM)
+    assert proc.wait_exit(5) == 0  # a bounded drain is still a clean stop
+    took = time.monotonic() - signalled
+    assert 0.5 <= took < 4.0, took
+    assert proc.has_log("in-flight work did not finish within the graceful shutdown timeout")
+    assert not proc.has_log("successfully synced", key="default/slow")
+    sim.faults.remove(rule)
