@@ -42,6 +42,7 @@ from typing import Any
 import pytest
 
 import informer.reflector
+from controller.__main__ import run
 from informer.rest import APIError, TransportError, resource_path
 from kubesim import KubeSim
 from tests.integration.controller_harness import CRD, FOOS, ControllerHarness, foo, wait_for
@@ -75,8 +76,6 @@ class FaultHarness(ControllerHarness):
         self.parts: dict[str, Any] = {}  # foo_informer, deployment_informer, controller
 
     def _run(self) -> None:
-        from controller.__main__ import run
-
         self.exit_code = run(self.args, self._rest, self.stop, registry=self.registry,
                              ready=self.ready, on_start=self.parts.update)
 
@@ -97,12 +96,9 @@ class Chaos:
             self.action()
             self.count += 1
 
-    def __enter__(self) -> Chaos:
+    def start(self) -> Chaos:
         self._thread.start()
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def stop(self) -> None:
         self._stop.set()
@@ -159,7 +155,7 @@ class Workload:
     def scale(self) -> None:
         names = sorted(self.expected)[::3]
         for name in names:
-            self.expected[name] = self.expected[name] % 5 + 1 + (self.expected[name] == 4)
+            self.expected[name] += 2  # 1..3 -> 3..5: always a change
         self._each(lambda name: retrying(
             lambda: self.h.patch_foo(name, {"spec": {"replicas": self.expected[name]}})), names)
 
@@ -369,11 +365,12 @@ def run_case(sim: KubeSim, case: Case, caplog, escaped, monkeypatch,
 ])
 def test_watches_dropped(sim, caplog, escaped, monkeypatch, n, interval, deadline):
     holder: dict[str, Chaos] = {}
+    before: dict[str, float] = {}
 
     def fault_on(h):
-        h.watches_before = (informer_metric(h, "informer_watches_total", "foos"),
-                            informer_metric(h, "informer_watches_total", "deployments"))
-        holder["chaos"] = Chaos("close-watches", interval, sim.faults.close_watches).__enter__()
+        for resource in ("foos", "deployments"):
+            before[resource] = informer_metric(h, "informer_watches_total", resource)
+        holder["chaos"] = Chaos("close-watches", interval, sim.faults.close_watches).start()
         return holder["chaos"]
 
     def between(h, phase):
@@ -387,9 +384,8 @@ def test_watches_dropped(sim, caplog, escaped, monkeypatch, n, interval, deadlin
     drops = holder["chaos"].count
     assert drops >= 4
     # every drop was followed by a new watch on both informers
-    assert informer_metric(h, "informer_watches_total", "foos") >= h.watches_before[0] + drops
-    assert (informer_metric(h, "informer_watches_total", "deployments")
-            >= h.watches_before[1] + drops)
+    for resource in ("foos", "deployments"):
+        assert informer_metric(h, "informer_watches_total", resource) >= before[resource] + drops
 
 
 # 2. History compacted so every re-watch gets 410 and relists; on top, a deterministic blackout
@@ -418,7 +414,7 @@ def test_history_compacted_every_rewatch_relists(sim, caplog, escaped, monkeypat
     def fault_on(h):
         nonlocal sim_client, chaos
         sim_client = h.client
-        chaos = Chaos("compact", interval, compact_and_drop).__enter__()
+        chaos = Chaos("compact", interval, compact_and_drop).start()
         return chaos
 
     def orphans():
@@ -522,9 +518,11 @@ def test_slow_server(sim, caplog, escaped, monkeypatch, n, workers, deadline):
 def test_server_restarted_while_work_is_queued(sim, caplog, escaped, monkeypatch, n, deadline,
                                                phases):
     queued_at_restart = []
+    slow_creates = []
 
     def fault_on(h):
-        h.slow_creates = sim.faults.add_latency(0.05, verbs=["create"], resources=["deployments"])
+        slow_creates.append(sim.faults.add_latency(0.05, verbs=["create"],
+                                                   resources=["deployments"]))
         return None
 
     def between(h, phase):
@@ -539,7 +537,8 @@ def test_server_restarted_while_work_is_queued(sim, caplog, escaped, monkeypatch
                      timeout=10, message="a sync failing against the stopped server")
         finally:
             sim.start()
-        sim.faults.remove(h.slow_creates)
+        for rule in slow_creates:
+            sim.faults.remove(rule)
 
     case = Case(n, deadline, TRANSIENT + CONNECTION, compress_backoff=(n == SHORT_N))
     h = run_case(sim, case, caplog, escaped, monkeypatch, fault_on, between)
