@@ -143,6 +143,14 @@ def resource_path(
     return "/".join(parts)
 
 
+# Retries are the caller's decision (backoff, Retry-After, relist), with one exception that Go's
+# net/http makes too: an idempotent request whose pooled keep-alive connection turns out to be
+# dead (the server closed it while idle, e.g. on restart) is sent once more on a new connection.
+# Connection refused and HTTP error statuses are never retried here.
+_GET_RETRY = urllib3.Retry(total=1, connect=0, read=1, redirect=0, status=0, other=0,
+                           raise_on_redirect=False, raise_on_status=False)
+
+
 class RESTClient:
     """Sends requests with plain-dict bodies and returns decoded JSON.
 
@@ -214,7 +222,7 @@ class RESTClient:
                 headers=headers,
                 timeout=urllib3_timeout,
                 preload_content=not stream,
-                retries=False,  # retries are the caller's decision (backoff, Retry-After)
+                retries=_GET_RETRY if method == "GET" else False,
             )
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise TransportError(f"{method} {path}: {exc}") from exc

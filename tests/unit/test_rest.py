@@ -241,3 +241,72 @@ def test_stream_error_status_raises_before_items(server):
     with pytest.raises(APIError) as info:
         RESTClient(api).stream("/w")
     assert info.value.reason == "BadRequest"
+
+
+def test_get_on_a_dead_keepalive_connection_is_retried_once_on_a_new_one():
+    """The server reads the second request on a kept-alive connection, then hangs up without
+    answering (what a restart does to an idle pooled connection): the GET goes out again."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    port = listener.getsockname()[1]
+    connections = []
+
+    def serve():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            connections.append(conn)
+            threading.Thread(target=handle, args=(conn, len(connections)), daemon=True).start()
+
+    def handle(conn, number):
+        body = b'{"ok": true}'
+        reply = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+                 b"Connection: keep-alive\r\n\r\n%s" % (len(body), body))
+        served = 0
+        buf = b""
+        while True:
+            data = conn.recv(65536)
+            if not data:
+                return
+            buf += data
+            while b"\r\n\r\n" in buf:
+                _, buf = buf.split(b"\r\n\r\n", 1)
+                if number == 1 and served == 1:
+                    conn.close()  # the first connection dies under its second request
+                    return
+                conn.sendall(reply)
+                served += 1
+
+    threading.Thread(target=serve, daemon=True).start()
+    cfg = client.Configuration()
+    cfg.host = f"http://127.0.0.1:{port}"
+    rc = RESTClient(client.ApiClient(cfg))
+    assert rc.request("GET", "/a") == {"ok": True}
+    assert rc.request("GET", "/b") == {"ok": True}  # retried on a second connection
+    assert len(connections) == 2
+    listener.close()
+
+
+def test_post_on_a_dead_connection_is_not_retried():
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+
+    def serve():
+        conn, _ = listener.accept()
+        conn.recv(65536)
+        conn.close()  # hang up without answering
+
+    threading.Thread(target=serve, daemon=True).start()
+    cfg = client.Configuration()
+    cfg.host = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    with pytest.raises(TransportError):
+        RESTClient(client.ApiClient(cfg)).request("POST", "/x", body={}, timeout=5)
+    listener.close()
