@@ -1,0 +1,641 @@
+"""Informer benchmark: initial sync, watch throughput and cache memory, each beside a same-run baseline.
+
+    .venv/bin/python bench/informer_bench.py [--objects 10000] [--events 10000] [--write-docs]
+
+What is measured (issue 4, "Benchmark"):
+
+(a) initial sync of N custom objects (Foos) and of N Deployments, from start to ``has_synced()``,
+    beside the floor: the very list requests the reflector makes (``resourceVersion=0``,
+    ``limit=500``, following ``continue``) fetched and ``json.loads``-ed, nothing else;
+(b) watch events/s through reflector -> FIFO -> store -> one handler, beside the official client
+    (``kubernetes.informer.SharedInformer`` and ``watch.Watch().stream``) on the same stream of
+    Deployment events, beside our raw ``WatchStream`` (transport + ``json.loads`` only), and beside
+    a floor: the same bytes read with urllib3, split into lines in linear time and ``json.loads``-ed.
+    The informer also runs once over that floor reader, which isolates what the informer itself
+    costs from what the transport costs;
+(c) memory per cached Deployment (tracemalloc), with and without a transform that drops
+    ``metadata.managedFields``.
+
+kubesim runs in a child process (this file with ``--serve``), so the server does not share the
+GIL with the client being measured. The child seeds its storage directly, which is much faster
+than N POSTs: Deployments are copies of one Deployment that kubesim created and defaulted, with a
+realistic ``managedFields`` block added (kubesim itself does not write managedFields). The event
+stream is 1/2 creates and 1/2 updates of such Deployments in an empty namespace, kept in kubesim's
+history; every consumer watches it from the resourceVersion before it began, so each one is
+replayed the same events as fast as it can read them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import tracemalloc
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+CRD = ROOT / "crds" / "foo-crd.yaml"
+DOCS = ROOT / "docs" / "benchmarks.md"
+FOO = ("samplecontroller.k8s.io", "v1alpha1", "foos")
+DEPLOY = ("apps", "v1", "deployments")
+NS_CRS, NS_DEPS, NS_EVENTS, NS_SCRATCH = "bench-crs", "bench-deps", "bench-events", "bench-scratch"
+
+# What a Deployment created with kubectl apply and managed by kube-controller-manager carries.
+MANAGED_FIELDS = [
+    {
+        "manager": "kubectl-client-side-apply", "operation": "Update", "apiVersion": "apps/v1",
+        "time": "2026-01-01T00:00:00Z", "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:metadata": {"f:annotations": {".": {}, "f:kubectl.kubernetes.io/last-applied-configuration": {}},
+                                    "f:labels": {".": {}, "f:app": {}}},
+                     "f:spec": {"f:progressDeadlineSeconds": {}, "f:replicas": {}, "f:revisionHistoryLimit": {},
+                                "f:selector": {}, "f:strategy": {"f:rollingUpdate": {".": {}, "f:maxSurge": {}, "f:maxUnavailable": {}},
+                                                                 "f:type": {}},
+                                "f:template": {"f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+                                               "f:spec": {"f:containers": {'k:{"name":"nginx"}': {
+                                                   ".": {}, "f:image": {}, "f:imagePullPolicy": {}, "f:name": {},
+                                                   "f:ports": {".": {}, 'k:{"containerPort":80,"protocol":"TCP"}': {
+                                                       ".": {}, "f:containerPort": {}, "f:protocol": {}}},
+                                                   "f:resources": {}, "f:terminationMessagePath": {},
+                                                   "f:terminationMessagePolicy": {}}},
+                                                   "f:dnsPolicy": {}, "f:restartPolicy": {}, "f:schedulerName": {},
+                                                   "f:securityContext": {}, "f:terminationGracePeriodSeconds": {}}}}},
+    },
+    {
+        "manager": "kube-controller-manager", "operation": "Update", "apiVersion": "apps/v1",
+        "time": "2026-01-01T00:00:05Z", "fieldsType": "FieldsV1", "subresource": "status",
+        "fieldsV1": {"f:metadata": {"f:annotations": {"f:deployment.kubernetes.io/revision": {}}},
+                     "f:status": {"f:availableReplicas": {}, "f:conditions": {".": {}, 'k:{"type":"Available"}': {
+                         ".": {}, "f:lastTransitionTime": {}, "f:lastUpdateTime": {}, "f:message": {}, "f:reason": {},
+                         "f:status": {}, "f:type": {}}, 'k:{"type":"Progressing"}': {
+                         ".": {}, "f:lastTransitionTime": {}, "f:lastUpdateTime": {}, "f:message": {}, "f:reason": {},
+                         "f:status": {}, "f:type": {}}}, "f:observedGeneration": {}, "f:readyReplicas": {},
+                         "f:replicas": {}, "f:updatedReplicas": {}}},
+    },
+]
+
+
+# -- the server (child process) --------------------------------------------------------------------
+
+
+def serve(objects: int, events: int) -> None:
+    """Start kubesim, seed it, print {"url", "events_from"} as one JSON line, run until stdin closes."""
+    from kubesim import KubeSim
+
+    sim = KubeSim(crds=[CRD], history_size=events + objects * 3 + 1000, watch_queue_size=events * 4 + 1000)
+    sim.start()
+    core_ns = sim.registry.lookup("", "v1", "namespaces")
+    for ns in (NS_CRS, NS_DEPS, NS_EVENTS, NS_SCRATCH):
+        sim.rest.create(core_ns, "", {"metadata": {"name": ns}}, {})
+    foos = sim.registry.lookup(*FOO)
+    for i in range(objects):
+        sim.rest.create(foos, NS_CRS, {
+            "apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
+            "metadata": {"name": f"foo-{i:05d}", "labels": {"app": "bench"}},
+            "spec": {"deploymentName": f"foo-{i:05d}", "replicas": 1 + i % 10},
+        }, {})
+    deployments = sim.registry.lookup(*DEPLOY)
+    _, stored = sim.rest.create(deployments, NS_SCRATCH, {
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "template", "labels": {"app": "nginx"},
+                     "annotations": {"deployment.kubernetes.io/revision": "1"}},
+        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "nginx"}},
+                 "template": {"metadata": {"labels": {"app": "nginx"}},
+                              "spec": {"containers": [{"name": "nginx", "image": "nginx:1.27",
+                                                       "ports": [{"containerPort": 80}]}]}}},
+    }, {})
+    template = stored.obj
+
+    def put(ns: str, name: str, replicas: int, uid: str) -> None:
+        obj = copy.deepcopy(template)
+        meta = obj["metadata"]
+        meta.update(name=name, namespace=ns, uid=uid, managedFields=copy.deepcopy(MANAGED_FIELDS))
+        obj["spec"]["replicas"] = replicas
+        obj["status"] = {"observedGeneration": 1, "replicas": replicas, "updatedReplicas": replicas,
+                         "readyReplicas": replicas, "availableReplicas": replicas}
+        sim.storage.put(deployments.storage_key, ns, name, obj)
+
+    for i in range(objects):
+        put(NS_DEPS, f"deploy-{i:05d}", 3, str(uuid.uuid4()))
+    events_from = sim.storage.rv
+    creates = events // 2
+    uids = [str(uuid.uuid4()) for _ in range(creates)]
+    for i in range(creates):
+        put(NS_EVENTS, f"deploy-{i:05d}", 1, uids[i])
+    for i in range(events - creates):
+        put(NS_EVENTS, f"deploy-{i % creates:05d}", 2 + i // creates, uids[i % creates])
+    print(json.dumps({"url": sim.url, "events_from": events_from}), flush=True)
+    try:
+        sys.stdin.read()  # the parent closes our stdin when it is done
+    finally:
+        sim.close()
+
+
+# -- measurements (parent process) -----------------------------------------------------------------
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def _wait(predicate, timeout: float, what: str) -> None:
+    deadline = time.perf_counter() + timeout
+    while not predicate():
+        if time.perf_counter() > deadline:
+            raise RuntimeError(f"timed out waiting for {what}")
+        time.sleep(0.0005)
+
+
+def floor_list(rest, gvr: tuple[str, str, str], ns: str) -> tuple[float, int]:
+    """The reflector's first list, done by hand: GET pages, json.loads, nothing else."""
+    from informer.rest import resource_path
+
+    path = resource_path(gvr[0], gvr[1], gvr[2], ns)
+    started = time.perf_counter()
+    params = {"resourceVersion": "0", "limit": 500}
+    count = 0
+    while True:
+        page = rest.request("GET", path, params=params)
+        count += len(page["items"])
+        token = page["metadata"].get("continue")
+        if not token:
+            break
+        params = {"limit": 500, "continue": token}
+    return time.perf_counter() - started, count
+
+
+def informer_sync(rest, gvr, ns: str, fifo: str, expected: int, transform=None):
+    """Seconds from run() to has_synced(); returns (seconds, informer) with the informer stopped."""
+    from informer import SharedIndexInformer
+    from informer.listwatch import ListWatch
+
+    informer = SharedIndexInformer(ListWatch(rest, *gvr, ns), fifo=fifo, transform=transform, name="bench")
+    counted = [0]
+
+    class Count:
+        def on_add(self, obj, initial):
+            counted[0] += 1
+
+        def on_update(self, old, new):
+            pass
+
+        def on_delete(self, obj):
+            pass
+
+    informer.add_event_handler(Count())
+    stop = threading.Event()
+    thread = threading.Thread(target=informer.run, args=(stop,), name="informer-bench")
+    started = time.perf_counter()
+    thread.start()
+    _wait(informer.has_synced, 120, "has_synced")
+    elapsed = time.perf_counter() - started
+    stop.set()
+    thread.join(5)
+    if len(informer.get_store().list_keys()) != expected:
+        raise RuntimeError(f"synced {len(informer.get_store().list_keys())} objects, expected {expected}")
+    return elapsed, informer
+
+
+TUNED_GC_THRESHOLD = (100_000, 50, 100)  # what an informer-heavy process may choose; see gc_tuned()
+
+
+class gc_tuned:  # noqa: N801 - used like a function: ``with gc_tuned():``
+    """Run a block with CPython's cyclic GC tuned for a process that holds a large cache.
+
+    A cache of decoded JSON is tens of thousands of long-lived dicts and lists. With the default
+    thresholds (700, 10, 10) the collector keeps re-traversing them as the cache grows, which
+    costs more per event than decoding it (see docs/benchmarks.md). A controller process would set
+    this once at start-up; here it is applied to the floor and to our informer alike.
+    """
+
+    def __enter__(self):
+        self.saved = gc.get_threshold()
+        gc.collect()
+        gc.set_threshold(*TUNED_GC_THRESHOLD)
+
+    def __exit__(self, *exc):
+        gc.set_threshold(*self.saved)
+        gc.collect()
+
+
+def bench_sync(rest, objects: int, repeat: int) -> list[dict]:
+    rows = []
+    for label, gvr, ns in (("Foo (custom resource)", FOO, NS_CRS), ("Deployment", DEPLOY, NS_DEPS)):
+        floor, ours_real, ours_delta, tuned_floor, tuned_real = [], [], [], [], []
+        floor_list(rest, gvr, ns)  # warm-up: kubesim encodes each object once, then serves its bytes
+        for _ in range(repeat):
+            seconds, count = floor_list(rest, gvr, ns)
+            assert count == objects, count
+            floor.append(seconds)
+            ours_real.append(informer_sync(rest, gvr, ns, "real", objects)[0])
+            ours_delta.append(informer_sync(rest, gvr, ns, "delta", objects)[0])
+            with gc_tuned():
+                tuned_floor.append(floor_list(rest, gvr, ns)[0])
+                tuned_real.append(informer_sync(rest, gvr, ns, "real", objects)[0])
+            gc.collect()
+        rows.append({
+            "what": label, "floor": _median(floor), "real": _median(ours_real), "delta": _median(ours_delta),
+            "tuned_floor": _median(tuned_floor), "tuned_real": _median(tuned_real),
+        })
+    return rows
+
+
+class ExactListWatch:
+    """A ListWatch whose list answers as of one past resourceVersion (``resourceVersionMatch=Exact``).
+
+    The informer then starts exactly where the event stream began, as an informer started at
+    that moment would have, and watching from there replays the whole stream.
+    """
+
+    def __init__(self, inner, resource_version: int) -> None:
+        self.inner = inner
+        self.resource = inner.resource
+        self.group = inner.group
+        self.resource_version = resource_version
+
+    def list(self, options):
+        return self.inner.list({"resourceVersion": str(self.resource_version), "resourceVersionMatch": "Exact"})
+
+    def watch(self, options, *, read_timeout=None):
+        return self.inner.watch(options, read_timeout=read_timeout)
+
+
+class LinearWatchStream:
+    """The floor reader: urllib3 chunks, split into lines in linear time, ``json.loads`` each.
+
+    Same contract as ``informer.rest.WatchStream`` (iterate; ``close()`` from any thread), so the
+    informer can run over it too. kubesim needs no credentials, which is what makes this short.
+    """
+
+    def __init__(self, url: str) -> None:
+        import urllib3
+
+        self._response = urllib3.PoolManager().request("GET", url, preload_content=False)
+        self._closed = False
+
+    def __iter__(self):
+        pending = b""
+        try:
+            for chunk in self._response.read_chunked(decode_content=True):
+                lines = (pending + chunk).split(b"\n")
+                pending = lines.pop()
+                for line in lines:
+                    if line:
+                        yield json.loads(line)
+        except Exception:  # noqa: BLE001 - a closed stream ends iteration
+            if not self._closed:
+                raise
+
+    def close(self) -> None:
+        self._closed = True
+        try:
+            self._response.shutdown()
+        except Exception:  # noqa: BLE001
+            pass
+        self._response.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class LinearListWatch(ExactListWatch):
+    """ExactListWatch whose watch goes through LinearWatchStream instead of informer.rest."""
+
+    def __init__(self, inner, resource_version: int, base_url: str) -> None:
+        super().__init__(inner, resource_version)
+        self.base_url = base_url
+
+    def watch(self, options, *, read_timeout=None):
+        from urllib.parse import urlencode
+
+        query = urlencode({**{k: str(v).lower() if isinstance(v, bool) else v for k, v in options.items()}, "watch": "true"})
+        return LinearWatchStream(f"{self.base_url}{self.inner.path}?{query}")
+
+
+def floor_events(base_url: str, events_from: int, events: int) -> float:
+    from informer.rest import resource_path
+
+    path = resource_path(*DEPLOY, NS_EVENTS)
+    started = time.perf_counter()
+    count = 0
+    with LinearWatchStream(f"{base_url}{path}?watch=true&resourceVersion={events_from}&timeoutSeconds=600") as stream:
+        for _ in stream:
+            count += 1
+            if count == events:
+                break
+    return events / (time.perf_counter() - started)
+
+
+def ours_events(rest, events_from: int, events: int, fifo: str, base_url: str | None = None) -> float:
+    from informer import SharedIndexInformer
+    from informer.listwatch import ListWatch
+
+    if base_url is None:
+        lw = ExactListWatch(ListWatch(rest, *DEPLOY, NS_EVENTS), events_from)
+    else:
+        lw = LinearListWatch(ListWatch(rest, *DEPLOY, NS_EVENTS), events_from, base_url)
+    informer = SharedIndexInformer(lw, fifo=fifo, name="bench-events")
+    seen = [0]
+    done = threading.Event()
+
+    class Count:
+        def on_add(self, obj, initial):
+            self._one()
+
+        def on_update(self, old, new):
+            self._one()
+
+        def on_delete(self, obj):
+            self._one()
+
+        def _one(self):
+            seen[0] += 1
+            if seen[0] == events:
+                done.set()
+
+    informer.add_event_handler(Count())
+    stop = threading.Event()
+    thread = threading.Thread(target=informer.run, args=(stop,), name="informer-bench-events")
+    started = time.perf_counter()
+    thread.start()
+    if not done.wait(300):
+        raise RuntimeError(f"only {seen[0]} of {events} events arrived")
+    elapsed = time.perf_counter() - started
+    stop.set()
+    thread.join(5)
+    return events / elapsed
+
+
+def raw_stream_events(rest, events_from: int, events: int) -> float:
+    from informer.listwatch import ListWatch
+
+    lw = ListWatch(rest, *DEPLOY, NS_EVENTS)
+    started = time.perf_counter()
+    count = 0
+    with lw.watch({"resourceVersion": str(events_from), "timeoutSeconds": 600}) as stream:
+        for _ in stream:
+            count += 1
+            if count == events:
+                break
+    return events / (time.perf_counter() - started)
+
+
+def official_watch_events(api_client, events_from: int, events: int) -> float:
+    from kubernetes import client, watch
+
+    apps = client.AppsV1Api(api_client)
+    w = watch.Watch()
+    started = time.perf_counter()
+    count = 0
+    for _ in w.stream(apps.list_namespaced_deployment, NS_EVENTS, resource_version=str(events_from),
+                      timeout_seconds=600):
+        count += 1
+        if count == events:
+            w.stop()
+            break
+    return events / (time.perf_counter() - started)
+
+
+def official_informer_events(api_client, events_from: int, events: int) -> float:
+    from kubernetes import client
+    from kubernetes.informer import ADDED, MODIFIED, SharedInformer
+
+    apps = client.AppsV1Api(api_client)
+    informer = SharedInformer(apps.list_namespaced_deployment, namespace=NS_EVENTS)
+    # It has no way to start from a given resourceVersion; this attribute is what it resumes from
+    # after a dropped watch, so setting it makes it watch the same stream from the same point.
+    informer._resource_version = str(events_from)
+    seen = [0]
+    done = threading.Event()
+
+    def one(obj):
+        seen[0] += 1
+        if seen[0] == events:
+            done.set()
+
+    informer.add_event_handler(ADDED, one)
+    informer.add_event_handler(MODIFIED, one)
+    started = time.perf_counter()
+    informer.start()
+    if not done.wait(600):
+        raise RuntimeError(f"official informer: only {seen[0]} of {events} events")
+    elapsed = time.perf_counter() - started
+    # Its stop() joins a thread blocked reading an idle watch; do not wait for it.
+    threading.Thread(target=informer.stop, name="official-informer-stop", daemon=True).start()
+    return events / elapsed
+
+
+def bench_events(rest, api_client, base_url: str, events_from: int, events: int, official_events: int) -> dict:
+    out = {}
+    floor_events(base_url, events_from, events)  # warm-up: kubesim encodes each event once
+    out["floor"] = floor_events(base_url, events_from, events)
+    out["linear_real"] = ours_events(rest, events_from, events, "real", base_url)
+    with gc_tuned():
+        out["tuned_floor"] = floor_events(base_url, events_from, events)
+        out["tuned_linear_real"] = ours_events(rest, events_from, events, "real", base_url)
+        out["tuned_official_informer"] = official_informer_events(api_client, events_from, official_events)
+    out["raw"] = raw_stream_events(rest, events_from, events)
+    out["real"] = ours_events(rest, events_from, events, "real")
+    out["delta"] = ours_events(rest, events_from, events, "delta")
+    out["official_watch"] = official_watch_events(api_client, events_from, official_events)
+    out["official_informer"] = official_informer_events(api_client, events_from, official_events)
+    return out
+
+
+class ManagedFieldsOff:
+    """Named for the report: the transform that drops metadata.managedFields."""
+
+    def __call__(self, obj):
+        metadata = obj.get("metadata")
+        if not metadata or "managedFields" not in metadata:
+            return obj
+        obj = dict(obj)
+        obj["metadata"] = {k: v for k, v in metadata.items() if k != "managedFields"}
+        return obj
+
+
+def cache_bytes(rest, objects: int, transform) -> float:
+    """Bytes per cached Deployment: traced memory held after sync, divided by the object count."""
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    _, informer = informer_sync(rest, DEPLOY, NS_DEPS, "real", objects, transform=transform)
+    gc.collect()
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    assert len(informer.get_store().list_keys()) == objects
+    return (after - before) / objects
+
+
+def bench_memory(rest, objects: int) -> dict:
+    return {"full": cache_bytes(rest, objects, None), "stripped": cache_bytes(rest, objects, ManagedFieldsOff())}
+
+
+# -- report ------------------------------------------------------------------------------------------
+
+
+def report(args, sync_rows, events, memory, elapsed) -> str:
+    lines = [
+        "## Informer",
+        "",
+        "`bench/informer_bench.py` (issue 4). Command:",
+        "",
+        "```sh",
+        f".venv/bin/python bench/informer_bench.py --objects {args.objects} --events {args.events} "
+        f"--official-events {args.official_events} --repeat {args.repeat}",
+        "```",
+        "",
+        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs (shared with other work while measured), "
+        f"kubesim in a child process on 127.0.0.1; medians of {args.repeat} runs unless noted; "
+        f"whole run {elapsed:.0f} s.",
+        "",
+        f"**(a) Initial sync to `has_synced()`**, {args.objects:,} objects, beside the floor (the same "
+        "list requests, `json.loads` only):",
+        "",
+        "| objects | floor: paged list + json.loads | informer, RealFIFO | informer, DeltaFIFO "
+        "| RealFIFO / floor | GC tuned: floor | GC tuned: RealFIFO | GC tuned: RealFIFO / floor |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in sync_rows:
+        lines.append(
+            f"| {row['what']} | {row['floor'] * 1000:.0f} ms | {row['real'] * 1000:.0f} ms | "
+            f"{row['delta'] * 1000:.0f} ms | {row['real'] / row['floor']:.2f}x "
+            f"| {row['tuned_floor'] * 1000:.0f} ms | {row['tuned_real'] * 1000:.0f} ms "
+            f"| {row['tuned_real'] / row['tuned_floor']:.2f}x |"
+        )
+    lines += [
+        "",
+        f"**(b) Watch throughput**, {args.events:,} Deployment events (half ADDED, half MODIFIED, "
+        "~3 KB each) replayed from kubesim's history, through to one handler; one run each after a "
+        "warm-up; the official client reads the first "
+        f"{args.official_events:,} events of the same stream:",
+        "",
+        "| consumer | events/s | vs official informer |",
+        "|---|---|---|",
+    ]
+    rows = [
+        ("floor: urllib3 + linear line split + json.loads", events["floor"]),
+        ("this informer (RealFIFO) over the floor reader", events["linear_real"]),
+        (f"GC tuned {TUNED_GC_THRESHOLD}: floor", events["tuned_floor"]),
+        (f"GC tuned {TUNED_GC_THRESHOLD}: this informer (RealFIFO) over the floor reader", events["tuned_linear_real"]),
+        (f"GC tuned {TUNED_GC_THRESHOLD}: official `kubernetes.informer.SharedInformer`", events["tuned_official_informer"]),
+        ("raw `informer.rest.WatchStream` (transport + json.loads, no informer)", events["raw"]),
+        ("this informer, RealFIFO, as shipped (over `WatchStream`)", events["real"]),
+        ("this informer, DeltaFIFO, as shipped (over `WatchStream`)", events["delta"]),
+        ("official `watch.Watch().stream`", events["official_watch"]),
+        ("official `kubernetes.informer.SharedInformer`", events["official_informer"]),
+    ]
+    for label, rate in rows:
+        lines.append(f"| {label} | {rate:,.0f} | {rate / events['official_informer']:.1f}x |")
+    lines += [
+        "",
+        f"**(c) Memory per cached Deployment** (tracemalloc, {args.objects:,} Deployments carrying a "
+        "two-entry `managedFields`, as kubectl + kube-controller-manager leave them):",
+        "",
+        "| cache | bytes per object |",
+        "|---|---|",
+        f"| as served | {memory['full']:,.0f} |",
+        f"| transform drops `metadata.managedFields` | {memory['stripped']:,.0f} ({(1 - memory['stripped'] / memory['full']) * 100:.0f}% less) |",
+        "",
+        "Targets (issue 4): sync <= 1.5x the floor; >= 10,000 events/s and >= 5x the official "
+        "client on Deployments. Reading the tables:",
+        "",
+        "- **Garbage collection dominates once a cache is large.** A cache is tens of thousands of "
+        "long-lived dicts and lists; with CPython's default thresholds (700, 10, 10) the cyclic "
+        "collector re-traverses them as the cache grows. In isolation, `json.loads` of a 3 KB "
+        "Deployment that is kept costs ~60-95 us with default thresholds and ~20 us without "
+        "collections; discarded at once, ~14 us. The floors keep little (lists are decoded and "
+        "dropped, events are dropped), so they barely pay it; the informer keeps everything. A "
+        f"controller process should raise the thresholds at start-up (the *GC tuned* rows use "
+        f"`gc.set_threshold{TUNED_GC_THRESHOLD}`, applied to floor and informer alike).",
+        "- **As shipped, watch throughput is bounded by `informer/rest.py`'s `WatchStream`**, not by "
+        "the informer: it frames lines with `buffer.split(b\"\\n\", 1)` in a loop, copying the rest "
+        "of the buffer for every line, which is quadratic in the HTTP chunk size. kubesim writes a "
+        "whole backlog of events as one chunk (here ~30 MB), so a replay hits exactly that. The "
+        "floor reader decodes the same bytes with a linear split; the informer over it shows what "
+        "the informer itself sustains. Splitting once per chunk "
+        "(`lines = (pending + chunk).split(b\"\\n\"); pending = lines.pop()`) in `WatchStream` brings "
+        "the shipped rows up to the floor-reader rows (checked with a local patch).",
+        "- Run-to-run noise on the shared machine is large (the Deployment floor has measured "
+        "0.55-1.65 s for the same list); compare ratios within a run.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_docs(section: str) -> None:
+    """Replace (or append) the "## Informer" section of docs/benchmarks.md, leaving others alone."""
+    DOCS.parent.mkdir(parents=True, exist_ok=True)
+    text = DOCS.read_text() if DOCS.exists() else "# Benchmarks\n\nEach benchmark runs with a baseline measured in the same run.\n"
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if line.strip() == "## Informer"), None)
+    if start is None:
+        text = text.rstrip("\n") + "\n\n" + section
+    else:
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+        text = "".join(lines[:start]) + section + ("\n" if end < len(lines) else "") + "".join(lines[end:])
+    DOCS.write_text(text)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--objects", type=int, default=10_000, help="objects per resource for sync and memory")
+    p.add_argument("--events", type=int, default=10_000, help="watch events replayed to our informer")
+    p.add_argument("--official-events", type=int, default=3_000, help="events for the (slow) official client")
+    p.add_argument("--repeat", type=int, default=3, help="runs per measurement (median)")
+    p.add_argument("--write-docs", action="store_true", help="update the Informer section of docs/benchmarks.md")
+    p.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.serve:
+        serve(args.objects, args.events)
+        return 0
+    args.official_events = min(args.official_events, args.events)
+
+    run_started = time.perf_counter()
+    child = subprocess.Popen(
+        [sys.executable, __file__, "--serve", "--objects", str(args.objects), "--events", str(args.events)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        hello = json.loads(child.stdout.readline())
+        from kubernetes import client
+
+        from informer.rest import RESTClient
+
+        config = client.Configuration()
+        config.host = hello["url"]
+        api_client = client.ApiClient(config)
+        rest = RESTClient(api_client)
+        print(f"kubesim seeded at {hello['url']} in {time.perf_counter() - run_started:.1f} s", flush=True)
+        sync_rows = bench_sync(rest, args.objects, args.repeat)
+        print("sync:", json.dumps(sync_rows), flush=True)
+        events = bench_events(rest, api_client, hello["url"], hello["events_from"], args.events, args.official_events)
+        print("events/s:", json.dumps(events), flush=True)
+        memory = bench_memory(rest, args.objects)
+        print("bytes/object:", json.dumps(memory), flush=True)
+    finally:
+        child.stdin.close()
+        child.wait(10)
+    section = report(args, sync_rows, events, memory, time.perf_counter() - run_started)
+    print()
+    print(section)
+    if args.write_docs:
+        write_docs(section)
+        print(f"wrote the Informer section of {DOCS.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
