@@ -308,6 +308,9 @@ class Process:
         controller = self.parts.get("controller")
         if controller is None or self.stopping():
             return None  # not started (standby) or stopping on purpose
+        started, alive = controller.workers_started(), controller.workers_alive()
+        if alive < started:
+            return f"{started - alive} of {started} worker threads have died"
         stuck = controller.longest_running_sync()
         if stuck > STUCK_SYNC_SECONDS:
             return f"a reconcile has been running for {stuck:.0f}s"

@@ -299,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
         for e in events:
             io = e["involvedObject"]
             rows.append([e["type"], e["reason"], f"foo/{io['name']}", e.get("count", 1), e["message"]])
-        print(table(rows))
+        with _print_lock:  # watch lines from other threads must not land inside the table
+            print(table(rows))
 
         headline("shutting down (as on SIGTERM: drain the queue, flush events)")
         stop.set()

@@ -257,7 +257,11 @@ class Controller:
         except Exception as err:  # noqa: BLE001 - every error is retried, none kills the worker
             self.workqueue.add_rate_limited(key)
             self._observe("error", start)
-            log.error("error syncing, requeuing", extra={
+            # A 409 means our cache was a step behind the server (our own previous write, or a
+            # create racing the watch): expected, harmless and retried, so a warning, not an
+            # error that pages someone.
+            level = logging.WARNING if isinstance(err, APIError) and err.code == 409 else logging.ERROR
+            log.log(level, "error syncing, requeuing", extra={
                 "key": key, "error": str(err), "requeues": self.workqueue.num_requeues(key)})
             return True
         else:
@@ -279,7 +283,11 @@ class Controller:
             oldest = min(self._in_flight.values(), default=None)
         return 0.0 if oldest is None else time.monotonic() - oldest
 
+    def workers_started(self) -> int:
+        return len(self._workers)
+
     def workers_alive(self) -> int:
+        """Worker threads still running; fewer than started (before shutdown) means one died."""
         return sum(t.is_alive() for t in self._workers)
 
     def _observe(self, result: str, start: float) -> None:

@@ -63,11 +63,15 @@ def _age(ts: str | None) -> str:
     return human_duration((_dt.datetime.now(_dt.UTC) - t).total_seconds())
 
 
-_TOKEN = re.compile(r"\.([A-Za-z0-9_\-/]+)|\[(\d+)\]|\['([^']+)'\]")
+_TOKEN = re.compile(
+    r"\.([A-Za-z0-9_\-/]+)|\[(\d+)\]|\['([^']+)'\]"
+    r"|\[\?\(@\.([A-Za-z0-9_\-]+)\s*==\s*(?:\"([^\"]*)\"|'([^']*)')\)\]"
+)
 
 
 def jsonpath_get(obj: Any, path: str) -> Any:
-    """The simple JSONPath forms printer columns use: .a.b, .a[0].b, .a['x.y']; None if absent."""
+    """The JSONPath forms printer columns use: .a.b, .a[0].b, .a['x.y'] and the equality
+    filter .a[?(@.type=="Ready")] (first match, as a condition column wants); None if absent."""
     p = path.strip()
     if p.startswith("{") and p.endswith("}"):
         p = p[1:-1]
@@ -80,7 +84,14 @@ def jsonpath_get(obj: Any, path: str) -> Any:
         if not m:
             return None
         pos = m.end()
-        if m.group(2) is not None:
+        if m.group(4) is not None:
+            want = m.group(5) if m.group(5) is not None else m.group(6)
+            if not isinstance(cur, list):
+                return None
+            cur = next((x for x in cur if isinstance(x, dict) and x.get(m.group(4)) == want), None)
+            if cur is None:
+                return None
+        elif m.group(2) is not None:
             idx = int(m.group(2))
             if not isinstance(cur, list) or idx >= len(cur):
                 return None

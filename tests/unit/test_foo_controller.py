@@ -339,3 +339,25 @@ def test_run_drains_and_returns_on_stop():
     t.join(5)
     assert not t.is_alive()
     assert f.queue.shutting_down()
+
+
+def test_conflicts_are_warnings_other_errors_are_errors(caplog):
+    foo = new_foo()
+    f = Fixture(foos=[foo], errors={("PUT", FOO_PATH): APIError(409, "Conflict", "stale")})
+    f.queue.add("default/test")
+    with caplog.at_level("INFO", logger="controller.foo_controller"):
+        assert f.controller.process_next_work_item()
+    (record,) = [r for r in caplog.records if r.getMessage() == "error syncing, requeuing"]
+    assert record.levelname == "WARNING" and "409" in record.error
+
+    caplog.clear()
+    dep = new_deployment(foo)
+    dep["metadata"]["ownerReferences"] = []
+    g = Fixture(foos=[foo], deployments=[dep])
+    g.queue.add("default/test")
+    with caplog.at_level("INFO", logger="controller.foo_controller"):
+        assert g.controller.process_next_work_item()
+    (record,) = [r for r in caplog.records if r.getMessage() == "error syncing, requeuing"]
+    assert record.levelname == "ERROR"
+    f.queue.shut_down()
+    g.queue.shut_down()

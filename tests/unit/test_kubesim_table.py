@@ -19,6 +19,15 @@ def test_jsonpath_forms():
     assert jsonpath_get(obj, ".spec.missing") is None
 
 
+def test_jsonpath_equality_filter_for_condition_columns():
+    obj = {"status": {"conditions": [{"type": "Progressing", "status": "False"},
+                                     {"type": "Ready", "status": "True"}]}}
+    assert jsonpath_get(obj, '.status.conditions[?(@.type=="Ready")].status') == "True"
+    assert jsonpath_get(obj, ".status.conditions[?(@.type=='Progressing')].status") == "False"
+    assert jsonpath_get(obj, '.status.conditions[?(@.type=="Missing")].status') is None
+    assert jsonpath_get({"status": {}}, '.status.conditions[?(@.type=="Ready")].status') is None
+
+
 def test_default_and_printer_column_tables():
     obj = Stored({"kind": "Foo", "apiVersion": "g/v1",
                   "metadata": {"name": "x", "creationTimestamp": "2020-01-01T00:00:00Z"}, "spec": {"replicas": 2}})
