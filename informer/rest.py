@@ -315,16 +315,19 @@ class WatchStream:
             yield data
 
     def __iter__(self) -> Iterator[dict]:
-        buffer = b""
+        pending = b""  # the start of a line whose end has not arrived yet
+        loads = json.loads
         try:
             for chunk in self._chunks():
-                buffer += chunk
-                while b"\n" in buffer:
-                    line, buffer = buffer.split(b"\n", 1)
+                # One split per chunk: a server may send a backlog of thousands of events in one
+                # chunk, and splitting off one line at a time would copy the rest each time.
+                lines = (pending + chunk).split(b"\n") if pending else chunk.split(b"\n")
+                pending = lines.pop()
+                for line in lines:
                     if line.strip():
-                        yield json.loads(line)
-            if buffer.strip() and not self.closed:
-                yield json.loads(buffer)
+                        yield loads(line)
+            if pending.strip() and not self.closed:
+                yield loads(pending)
         except (urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError) as exc:
             # AttributeError: urllib3 drops its fp when another thread closes the response.
             if self.closed:

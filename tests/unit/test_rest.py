@@ -310,3 +310,23 @@ def test_post_on_a_dead_connection_is_not_retried():
     with pytest.raises(TransportError):
         RESTClient(client.ApiClient(cfg)).request("POST", "/x", body={}, timeout=5)
     listener.close()
+
+
+def test_stream_decodes_many_lines_in_one_chunk_and_lines_split_across_chunks(server):
+    _, api = server
+    events = [{"type": "MODIFIED", "object": {"metadata": {"name": str(i)}}} for i in range(2000)]
+    data = b"".join(json.dumps(e).encode() + b"\n" for e in events)
+    cut = len(data) // 2 + 7  # the second chunk starts in the middle of a line
+
+    def route(h):
+        h.send_response(200)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+        for part in (data[:cut], data[cut:]):
+            h.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+        h.wfile.write(b"0\r\n\r\n")
+
+    _Handler.routes["/big"] = route
+    with RESTClient(api).stream("/big") as stream:
+        assert list(stream) == events
