@@ -9,6 +9,7 @@ Events); a second one exits at once with status 1, as sample-controller's signal
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import signal
@@ -410,9 +411,24 @@ def serve(args: argparse.Namespace, rest: RESTClient, stop: threading.Event,
             server.stop()
 
 
+def tune_gc() -> None:
+    """Collect young objects less often: a controller decodes many long-lived JSON objects.
+
+    CPython starts a generation-0 collection every 700 net container allocations, and every
+    tenth of those scans generation 1, so decoding a 3 KB Deployment into the cache triggers
+    collections that keep re-walking the young objects just made; the informer benchmark
+    measured json.loads of a cached Deployment at 60-95 us with the default thresholds
+    against ~20 us without. Nothing here makes reference cycles in bulk, so larger
+    thresholds cost little memory. (A known server technique; Instagram's gc tuning is the
+    usual reference.)
+    """
+    gc.set_threshold(100_000, 50, 100)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     configure_logging(args.log_format, args.verbosity)
+    tune_gc()
     try:
         parse_bind_address(args.metrics_bind_address)
         parse_bind_address(args.health_probe_bind_address)
