@@ -23,7 +23,6 @@ The points that matter for correctness:
 from __future__ import annotations
 
 import logging
-import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -57,13 +56,9 @@ class DeltaFIFO(Queue):
         transform: TransformFunc | None = None,
         report_length: Callable[[int], None] | None = None,
     ) -> None:
-        self._lock = threading.Lock()  # guards every field below
-        self._not_empty = threading.Condition(self._lock)  # signalled when a key is queued or on close
+        self._init_lifecycle()  # _lock, _not_empty, _populated, _initial_population_count, _closed
         self._items: dict[str, list[Delta]] = {}  # key -> its pending deltas, never an empty list
         self._queue: deque[str] = deque()  # keys in pop order; exactly the keys of _items, once each
-        self._populated = False  # a replace() or add/update/delete has happened at least once
-        self._initial_population_count = 0  # items of the first replace() not yet popped
-        self._closed = False  # close() was called; pop drains, then raises FIFOClosedError
         self._key_func = key_func  # object (or tombstone) -> key
         self._known_objects = known_objects  # the informer's indexer: what the consumer already has
         # informers always want Replaced for listed objects; Sync is the pre-1.19 behaviour
@@ -182,27 +177,11 @@ class DeltaFIFO(Queue):
         with self._lock:
             return list(self._queue)
 
-    def has_synced(self) -> bool:
-        with self._lock:
-            return self._has_synced_locked()
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            self._not_empty.notify_all()
-
-    def is_closed(self) -> bool:
-        with self._lock:
-            return self._closed
-
     def __len__(self) -> int:
         with self._lock:
             return len(self._queue)
 
     # -- internals ---------------------------------------------------------------------------------
-
-    def _has_synced_locked(self) -> bool:
-        return self._populated and self._initial_population_count == 0
 
     def _queue_action(self, delta_type: DeltaType, obj: Any, key: str | None = None) -> None:
         """Append a delta for the object's key, merging a repeated deletion; lock held."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import abc
 import enum
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple, Protocol
 
@@ -123,16 +124,33 @@ class Queue(abc.ABC):
         Raises FIFOClosedError once the queue is closed and empty.
         """
 
-    @abc.abstractmethod
+    # -- lifecycle shared by both FIFOs ---------------------------------------------------------
+
+    def _init_lifecycle(self) -> None:
+        """Set up the lock and the sync/close state; both FIFOs call this first in __init__."""
+        self._lock = threading.Lock()  # guards every field of the FIFO
+        self._not_empty = threading.Condition(self._lock)  # signalled when work is queued or on close
+        self._populated = False  # a replace() or add/update/delete has happened at least once
+        self._initial_population_count = 0  # entries of the first replace() not yet popped
+        self._closed = False  # close() was called; pop drains, then raises FIFOClosedError
+
     def has_synced(self) -> bool:
         """True once the first replace() batch has been popped (or a plain add/update/delete came first)."""
+        with self._lock:
+            return self._has_synced_locked()
 
-    @abc.abstractmethod
+    def _has_synced_locked(self) -> bool:
+        return self._populated and self._initial_population_count == 0
+
     def close(self) -> None:
         """Wake every ``pop`` waiter; once empty, ``pop`` raises FIFOClosedError."""
+        with self._lock:
+            self._closed = True
+            self._not_empty.notify_all()
 
-    @abc.abstractmethod
-    def is_closed(self) -> bool: ...
+    def is_closed(self) -> bool:
+        with self._lock:
+            return self._closed
 
     @abc.abstractmethod
     def list_keys(self) -> list[str]:

@@ -26,7 +26,6 @@ event in Python.
 
 from __future__ import annotations
 
-import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -62,12 +61,8 @@ class RealFIFO(Queue):
         if known_objects is None:
             # Upstream panics too: without the cache, replace() cannot find missed deletions.
             raise ValueError("RealFIFO needs known_objects (the informer's indexer)")
-        self._lock = threading.Lock()  # guards every field below
-        self._not_empty = threading.Condition(self._lock)  # signalled on each append and on close
+        self._init_lifecycle()  # _lock, _not_empty, _populated, _initial_population_count, _closed
         self._items: deque[Delta] = deque()  # every pending delta, oldest first
-        self._populated = False  # a replace() or add/update/delete has happened at least once
-        self._initial_population_count = 0  # entries of the first replace() not yet popped
-        self._closed = False  # close() was called; pop drains, then raises FIFOClosedError
         self._key_func = key_func  # object (or tombstone) -> key
         self._known_objects = known_objects  # the informer's indexer: what the consumer already has
         self._transform = transform  # applied to each new object before it is queued
@@ -177,27 +172,11 @@ class RealFIFO(Queue):
         with self._lock:
             return list(dict.fromkeys(self._key_func(d.object) for d in self._items))
 
-    def has_synced(self) -> bool:
-        with self._lock:
-            return self._has_synced_locked()
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            self._not_empty.notify_all()
-
-    def is_closed(self) -> bool:
-        with self._lock:
-            return self._closed
-
     def __len__(self) -> int:
         with self._lock:
             return len(self._items)
 
     # -- internals ---------------------------------------------------------------------------------
-
-    def _has_synced_locked(self) -> bool:
-        return self._populated and self._initial_population_count == 0
 
     def _append(self, delta_type: DeltaType, obj: Any, notify: bool = True) -> None:
         """Queue one delta; lock held. New states are transformed, cache replays are not.
