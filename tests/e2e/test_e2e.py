@@ -279,7 +279,7 @@ def _access_review(client, verb: str, group: str, resource: str, namespace: str 
 def test_rbac_least_privilege(cluster: Cluster, namespace: str,
                               credentials: ControllerCredentials):
     if not cluster.has_rbac:
-        pytest.skip("kubesim serves no ServiceAccounts, TokenRequest or RBAC; this scenario "
+        pytest.skip("kubesim stores RBAC objects but neither enforces them nor mints tokens; this scenario "
                     "runs against envtest or a cluster")
     sa = Cluster.client_for(credentials.kubeconfig)
     who = sa.request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",

@@ -60,17 +60,23 @@ def http_get(url: str, timeout: float = 5.0) -> tuple[int, str]:
         return err.code, err.read().decode()
 
 
-class ControllerProcess:
-    """One ``python -m controller`` process with JSON logs, loopback endpoints and helpers."""
+LOOPBACK_ENDPOINTS = ("--metrics-bind-address", "127.0.0.1:0",
+                      "--health-probe-bind-address", "127.0.0.1:0")
 
-    def __init__(self, sim: KubeSim, tmp_path: Path, *flags: str, name: str = "controller",
-                 env: dict[str, str] | None = None) -> None:
+
+class ControllerProcess:
+    """One ``python -m controller`` process with JSON logs and helpers.
+
+    Built from a kubeconfig, so the e2e suite runs the very same class against a real API
+    server; ``against(sim, tmp_path, ...)`` is the kubesim shorthand the integration tests use.
+    """
+
+    def __init__(self, kubeconfig: str, *flags: str, name: str = "controller",
+                 env: dict[str, str] | None = None,
+                 endpoints: tuple[str, ...] = LOOPBACK_ENDPOINTS) -> None:
         self.name = name  # for messages: which replica
-        kubeconfig = sim.write_kubeconfig(tmp_path / f"{name}.kubeconfig")
         self.cmd = [sys.executable, "-m", "controller", "--kubeconfig", kubeconfig,
-                    "--log-format", "json", "--kube-api-qps", "0",
-                    "--metrics-bind-address", "127.0.0.1:0",
-                    "--health-probe-bind-address", "127.0.0.1:0", *flags]
+                    "--log-format", "json", "--kube-api-qps", "0", *endpoints, *flags]
         self.records: list[dict] = []  # decoded log records, in order (raw lines as {"raw": ...})
         self._cond = threading.Condition()  # notified on every new record and at EOF
         self._eof = False  # stderr closed: the process has exited
@@ -79,6 +85,13 @@ class ControllerProcess:
                                      env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
         self._reader = threading.Thread(target=self._read, name=f"{name}-log-reader", daemon=True)
         self._reader.start()
+
+    @classmethod
+    def against(cls, sim: KubeSim, tmp_path: Path, *flags: str, name: str = "controller",
+                env: dict[str, str] | None = None) -> ControllerProcess:
+        """A process talking to this kubesim through a kubeconfig written for it."""
+        kubeconfig = sim.write_kubeconfig(tmp_path / f"{name}.kubeconfig")
+        return cls(kubeconfig, *flags, name=name, env=env)
 
     def _read(self) -> None:
         assert self.proc.stderr is not None
@@ -98,10 +111,12 @@ class ControllerProcess:
 
     # -- logs ------------------------------------------------------------------------------------
 
-    def wait_log(self, msg: str, timeout: float = 10.0, **fields: Any) -> dict:
-        """The first record with this msg (and these field values); waits for it to appear."""
+    def wait_log(self, msg: str, timeout: float = 10.0,
+                 where: Callable[[dict], bool] = lambda r: True, **fields: Any) -> dict:
+        """The first record with this msg (and these field values, and ``where``); waits for it."""
         def match(r: dict) -> bool:
-            return r.get("msg") == msg and all(r.get(k) == v for k, v in fields.items())
+            return (r.get("msg") == msg and all(r.get(k) == v for k, v in fields.items())
+                    and where(r))
 
         deadline = time.monotonic() + timeout
         with self._cond:
@@ -115,6 +130,11 @@ class ControllerProcess:
                 self._cond.wait(left)
         raise AssertionError(f"{self.name}: no log record {msg!r} {fields} within {timeout}s "
                              f"(exit code {self.proc.poll()}); log:\n{self.log_text()}")
+
+    def logs(self, msg: str | None = None) -> list[dict]:
+        """The records so far, or those with this msg."""
+        with self._cond:
+            return [r for r in self.records if msg is None or r.get("msg") == msg]
 
     def has_log(self, msg: str, **fields: Any) -> bool:
         with self._cond:
@@ -165,6 +185,16 @@ class ControllerProcess:
             raise AssertionError(f"{self.name} did not exit within {timeout}s; log:\n"
                                  f"{self.log_text()}") from None
 
+    def kill(self) -> None:
+        """SIGKILL: a crashed pod; nothing is released."""
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def terminate(self, timeout: float = 30.0) -> int:
+        """SIGTERM, then the exit code (graceful shutdown: drain, release the lease)."""
+        self.send(signal.SIGTERM)
+        return self.wait_exit(timeout)
+
     def running(self) -> bool:
         return self.proc.poll() is None
 
@@ -173,6 +203,7 @@ class ControllerProcess:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait(10)
+        self._reader.join(5)
         self._reader.join(5)
 
 

@@ -120,7 +120,7 @@ def sim():
 def replicas(sim, tmp_path):
     """Start two replicas; the fixture kills whatever is left at the end."""
     history = LeaseHistory(sim)
-    procs = [ControllerProcess(sim, tmp_path, *FAST_LEADER_ELECTION, "--leader-elect-namespace",
+    procs = [ControllerProcess.against(sim, tmp_path, *FAST_LEADER_ELECTION, "--leader-elect-namespace",
                                "default", name=name) for name in ("replica-a", "replica-b")]
     yield procs, history
     for p in procs:

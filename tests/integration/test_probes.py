@@ -30,7 +30,7 @@ def process(sim, tmp_path, request):
     procs = []
 
     def start(*flags: str) -> ControllerProcess:
-        p = ControllerProcess(sim, tmp_path, *flags)
+        p = ControllerProcess.against(sim, tmp_path, *flags)
         procs.append(p)
         return p
 

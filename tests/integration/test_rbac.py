@@ -166,7 +166,7 @@ def lifecycle(docs, tmp_path) -> list[RequestRecord]:
         # rule counts watches as they start, so the test can wait until all are logged.
         watches = sim.faults.add_latency(0.0, verbs=["watch"])
         # The manifest's args, then test-only overrides: loopback endpoints, fast leases.
-        proc = ControllerProcess(sim, tmp_path, *container.get("args", []), *FAST_LEADER_ELECTION,
+        proc = ControllerProcess.against(sim, tmp_path, *container.get("args", []), *FAST_LEADER_ELECTION,
                                  "--metrics-bind-address", "127.0.0.1:0",
                                  "--health-probe-bind-address", "127.0.0.1:0", env=env)
         try:

@@ -39,7 +39,7 @@ def proc_factory(sim, tmp_path):
     procs = []
 
     def start(*flags: str) -> ControllerProcess:
-        p = ControllerProcess(sim, tmp_path, *flags)
+        p = ControllerProcess.against(sim, tmp_path, *flags)
         procs.append(p)
         return p
 
