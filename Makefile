@@ -40,7 +40,14 @@ e2e: venv
 	E2E_KUBESIM=$${E2E_KUBESIM:-0} $(PY) -m pytest -q -ra tests/e2e -m e2e
 
 ## bench: every bench/*_bench.py, each printing its figures beside a same-run baseline
-bench: venv
+## (the bench extra adds kopf and matplotlib for bench/e2e_bench.py's peer and chart)
+BENCH_STAMP := $(VENV)/.bench-installed
+
+$(BENCH_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test,bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
 	@set -e; for f in bench/*_bench.py; do echo "== $$f"; $(PY) $$f; done
 
 ## image: the controller's image (Dockerfile); needs docker with a running engine
