@@ -145,42 +145,41 @@ class ThreadSafeStore:
         self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
 
     # -- writes ----------------------------------------------------------------------------------
+    # Every write runs the index functions before it changes anything: one that raises leaves
+    # the store exactly as it was (client-go panics instead). A half-applied write would leave a
+    # key in an index after its item is gone, and every later by_index on that value would fail.
 
     def add(self, key: str, obj: Any) -> None:
         """Insert or replace the object at ``key`` (Add and Update are the same upstream)."""
-        self.update(key, obj)
+        self.swap(key, obj)
 
     def update(self, key: str, obj: Any) -> None:
-        with self._lock:
-            old = self._items.get(key)
-            self._items[key] = obj
-            if self._indexers:
-                self._update_indices(old, obj, key)
+        self.swap(key, obj)
 
     def swap(self, key: str, obj: Any) -> Any | None:
         """Store ``obj`` at ``key`` and return what was there (None if nothing): one lock, one lookup."""
         with self._lock:
             old = self._items.get(key)
-            self._items[key] = obj
             if self._indexers:
                 self._update_indices(old, obj, key)
+            self._items[key] = obj
             return old
 
     def delete(self, key: str) -> None:
         """Remove ``key``; deleting a missing key is not an error."""
         with self._lock:
-            old = self._items.pop(key, None)
-            if old is not None and self._indexers:
+            old = self._items.get(key)
+            if old is None:
+                return
+            if self._indexers:
                 self._update_indices(old, None, key)
+            del self._items[key]
 
     def replace(self, items: Mapping[str, Any], resource_version: str = "") -> None:
         """Swap the whole content for ``items`` and rebuild every index."""
         with self._lock:
+            self._indices = self._build_indices(self._indexers, items)
             self._items = dict(items)
-            self._indices = {name: {} for name in self._indexers}
-            if self._indexers:
-                for key, obj in self._items.items():
-                    self._update_indices(None, obj, key)
 
     # -- reads -----------------------------------------------------------------------------------
 
@@ -244,13 +243,8 @@ class ThreadSafeStore:
             clash = set(new_indexers) & set(self._indexers)
             if clash:
                 raise IndexerError(f"indexer conflict: {sorted(clash)}")
-            for name, func in new_indexers.items():
-                self._indexers[name] = func
-                index: dict[str, set[str]] = {}
-                self._indices[name] = index
-                for key, obj in self._items.items():
-                    for value in func(obj):
-                        index.setdefault(value, set()).add(key)
+            self._indices.update(self._build_indices(new_indexers, self._items))
+            self._indexers.update(new_indexers)
 
     # -- internals -------------------------------------------------------------------------------
 
@@ -260,26 +254,35 @@ class ThreadSafeStore:
         except KeyError:
             raise IndexerError(f"index with name {index_name!r} does not exist") from None
 
+    @staticmethod
+    def _build_indices(
+        indexers: Mapping[str, IndexFunc], items: Mapping[str, Any]
+    ) -> dict[str, dict[str, set[str]]]:
+        """Fresh indices of ``items`` under ``indexers``, built aside so a raising function
+        leaves the live ones untouched."""
+        indices: dict[str, dict[str, set[str]]] = {}
+        for name, func in indexers.items():
+            index: dict[str, set[str]] = {}
+            for key, obj in items.items():
+                for value in func(obj):
+                    index.setdefault(value, set()).add(key)
+            indices[name] = index
+        return indices
+
     def _update_indices(self, old: Any | None, new: Any | None, key: str) -> None:
         """Move ``key`` from the values ``old`` was indexed under to those of ``new``.
 
-        The common case, an update that leaves an indexed value as it was, touches nothing
-        (client-go ``updateSingleIndex``'s fast path).
+        Every index function runs before any index changes (see the writes above). The common
+        case, an update that leaves an indexed value as it was, touches nothing (client-go
+        ``updateSingleIndex``'s fast path).
         """
+        changes = []
         for name, func in self._indexers.items():
-            index = self._indices[name]
+            old_values = func(old) if old is not None else ()
             new_values = func(new) if new is not None else ()
-            if old is None:  # an add: nothing to take out (the common case during a list)
-                for value in new_values:
-                    keys = index.get(value)
-                    if keys is None:
-                        index[value] = {key}
-                    else:
-                        keys.add(key)
-                continue
-            old_values = func(old)
-            if old_values == new_values:
-                continue
+            if old_values != new_values:
+                changes.append((self._indices[name], old_values, new_values))
+        for index, old_values, new_values in changes:
             for value in old_values:
                 keys = index.get(value)
                 if keys is not None:
@@ -287,7 +290,11 @@ class ThreadSafeStore:
                     if not keys:  # keep no empty sets: list_index_func_values must not report them
                         del index[value]
             for value in new_values:
-                index.setdefault(value, set()).add(key)
+                keys = index.get(value)
+                if keys is None:
+                    index[value] = {key}
+                else:
+                    keys.add(key)
 
 
 class Indexer:

@@ -231,3 +231,40 @@ def test_concurrent_writers_and_readers_keep_indices_consistent(indexer):
     assert errors == []
     total = sum(len(indexer.index_keys("app", v)) for v in indexer.list_index_func_values("app"))
     assert total == len(indexer.list_keys())
+
+
+def test_index_function_that_raises_leaves_items_and_indices_unchanged():
+    """An index function rejecting an object must not half-apply the write: a key left in an index
+    after its item is gone would make every later by_index on that value fail."""
+
+    def by_tier(o):
+        labels = o["metadata"].get("labels") or {}
+        if labels.get("tier") == "bad":
+            raise ValueError("tier cannot be indexed")
+        return [labels["tier"]] if "tier" in labels else []
+
+    idx = Indexer(indexers={NAMESPACE_INDEX: meta_namespace_index_func, "app": by_label_app,
+                            "tier": by_tier})
+    good = obj("a", "ns1", labels={"app": "web", "tier": "front"})
+    idx.add(good)
+    with pytest.raises(ValueError):
+        idx.update(obj("a", "ns1", labels={"app": "db", "tier": "bad"}))
+    with pytest.raises(ValueError):
+        idx.add_or_update(obj("b", "ns1", labels={"tier": "bad"}))
+    assert idx.get_by_key("ns1/a") is good and idx.list_keys() == ["ns1/a"]
+    assert idx.by_index(NAMESPACE_INDEX, "ns1") == [good]
+    assert idx.by_index("app", "web") == [good] and idx.by_index("app", "db") == []
+    assert idx.by_index("tier", "front") == [good]
+    idx.delete(good)
+    assert idx.list_keys() == []
+    assert all(idx.list_index_func_values(name) == [] for name in (NAMESPACE_INDEX, "app", "tier"))
+    # the bulk writes are all-or-nothing too
+    idx.add(good)
+    with pytest.raises(ValueError):
+        idx.replace([obj("c", "ns1", labels={"tier": "bad"})])
+    assert idx.list() == [good] and idx.by_index("tier", "front") == [good]
+    with pytest.raises(KeyError):
+        idx.add_indexers({"name": lambda o: [o["metadata"]["name"]],
+                          "broken": lambda o: [o["metadata"]["missing"]]})
+    assert set(idx.get_indexers()) == {NAMESPACE_INDEX, "app", "tier"}
+    assert idx.list_index_func_values("name") == []
