@@ -588,7 +588,9 @@ class SharedIndexInformer:
 
         Runs on the informer's thread under the FIFO's lock. The first ``initial_count`` deltas
         belong to the initial list. An object already cached makes an update, which is a resync
-        when the delta is a Sync, or a Replaced with an unchanged resourceVersion.
+        when the delta is a Sync, or a Replaced with an unchanged resourceVersion. A delta the
+        cache rejects is logged and skipped alone, as client-go's batch processing skips only
+        the failed ones: the rest of the batch still reaches the cache and the handlers.
         """
         started = time.perf_counter()
         indexer = self._indexer
@@ -598,12 +600,19 @@ class SharedIndexInformer:
         deleted, sync, replaced = DeltaType.DELETED, DeltaType.SYNC, DeltaType.REPLACED
         with self._block_deltas:
             for i, (delta_type, obj) in enumerate(deltas):
-                if delta_type is deleted:
-                    indexer.delete(obj)
-                    notifications.append((_DELETE, obj, None))
-                    syncs.append(False)
+                try:
+                    if delta_type is deleted:
+                        indexer.delete(obj)
+                        notifications.append((_DELETE, obj, None))
+                        syncs.append(False)
+                        continue
+                    old = indexer.add_or_update(obj)
+                except Exception:  # noqa: BLE001 - e.g. an index function rejecting the object
+                    log.exception(
+                        "%s: cannot apply %s of %s to the cache; skipped",
+                        self.name, delta_type, _key_of(obj),
+                    )
                     continue
-                old = indexer.add_or_update(obj)
                 if old is not None:
                     notifications.append((_UPDATE, old, obj))
                     syncs.append(

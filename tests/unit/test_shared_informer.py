@@ -219,6 +219,27 @@ def test_handler_exception_is_logged_with_key_and_not_fatal(fifo, running, caplo
     assert any("ns/bad" in r.getMessage() and r.exc_info for r in caplog.records)
 
 
+def test_a_delta_the_cache_rejects_loses_only_itself(fifo, running, caplog):
+    # RealFIFO hands the whole initial list over as one batch: an index function that rejects one
+    # object must not cost the handlers the objects around it, nor leave them out of the cache.
+    lw = FakeListWatch([foo("a"), foo("bad"), foo("b")])
+
+    def by_name(o):
+        if o["metadata"]["name"] == "bad":
+            raise ValueError("cannot index")
+        return [o["metadata"]["name"]]
+
+    informer = make_informer(lw, fifo, indexers={"name": by_name})
+    rec = Recorder()
+    reg = informer.add_event_handler(rec)
+    caplog.set_level(logging.ERROR, logger="informer.shared_informer")
+    stop, _ = running(informer)
+    assert wait_for_cache_sync(stop, informer, reg, timeout=2)
+    assert sorted(rec.snapshot()) == [("add", "a", True), ("add", "b", True)]
+    assert sorted(informer.get_store().list_keys()) == ["ns/a", "ns/b"]
+    assert any("ns/bad" in r.getMessage() and r.exc_info for r in caplog.records)
+
+
 def test_slow_handler_does_not_block_others(fifo, running):
     lw = FakeListWatch([foo("a")])
     informer = make_informer(lw, fifo)
