@@ -435,7 +435,7 @@ class SharedIndexInformer:
         self._resync_check_period = self._default_event_handler_resync_period
         self._start_lock = threading.Lock()  # guards _started, _stopped and the two below
         self._started = False  # run() has begun: configuration is frozen
-        self._stopped = False  # run() has returned: no handler can be added any more
+        self._stopped = False  # run() is stopping its listeners or has returned: no handler can be added
         self._fifo: Queue | None = None  # created by run()
         self._reflector: Reflector | None = None  # created by run()
         # Held while a popped delta is applied and distributed, and while a late handler gets its
@@ -550,9 +550,9 @@ class SharedIndexInformer:
             self._process_loop(stop)
         finally:
             reflector_thread.join(2.0)
-            self._processor.stop()
-            with self._start_lock:
+            with self._start_lock:  # first: a handler added from now on is refused, not left running
                 self._stopped = True
+            self._processor.stop()
 
     def _run_reflector(self, stop: threading.Event) -> None:
         assert self._reflector is not None and self._fifo is not None

@@ -360,6 +360,30 @@ def test_stop_is_prompt_and_final(fifo, running):
         informer.run(threading.Event())
 
 
+def test_handler_added_while_the_listeners_stop_is_refused(running):
+    # run() stops the listeners and then waits for each: a handler registered in between must be
+    # refused, not given a thread that nothing will ever stop.
+    informer = make_informer(FakeListWatch([foo("a")]), "real")
+    busy, release = threading.Event(), threading.Event()
+
+    def on_add(obj):
+        busy.set()
+        release.wait(5)  # keeps run() waiting for this listener while it stops
+
+    first = informer.add_event_handler(ResourceEventHandlerFuncs(add_func=on_add))
+    stop, thread = running(informer)
+    try:
+        assert busy.wait(2)
+        stop.set()
+        wait_until(lambda: first._stopped)
+        with pytest.raises(RuntimeError):
+            informer.add_event_handler(Recorder())
+    finally:
+        release.set()
+    thread.join(2)
+    assert [r._thread.is_alive() for r in informer.handler_registrations()] == [False]
+
+
 def test_custom_indexers_and_lister(fifo, running):
     lw = FakeListWatch([foo("a", labels={"app": "web"}), foo("b", "other", labels={"app": "db"})])
 
