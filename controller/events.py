@@ -128,6 +128,9 @@ class CorrelateResult:
     event: dict | None  # None when skipped
     patch: dict | None = None  # the body of a strategic merge patch, when it repeats an Event
     skip: bool = False  # dropped by the spam filter
+    # what the written Event is remembered under: the event's own key, or for a combined event
+    # the key of its reason (client-go's aggregate key), so later combined ones patch the same
+    key: tuple = ()
 
 
 class EventCorrelator:
@@ -147,17 +150,18 @@ class EventCorrelator:
 
     def correlate(self, event: dict) -> CorrelateResult:
         with self._lock:
-            event = self._aggregate_event(event)
-            patch = self._observe(event)
+            event, key = self._aggregate_event(event)
+            patch = self._observe(event, key)
             if not self._spam_allows(event):
                 return CorrelateResult(None, skip=True)
-            return CorrelateResult(event, patch)
+            return CorrelateResult(event, patch, key=key)
 
-    def update_state(self, written: dict) -> None:
-        """Remember what the server stored, so the next identical event patches it."""
+    def update_state(self, written: dict, key: tuple | None = None) -> None:
+        """Remember what the server stored under ``key`` (a correlate result's; by default the
+        written event's own), so the next event with that key patches it."""
         with self._lock:
             self._log.put(
-                _event_key(written),
+                _event_key(written) if key is None else key,
                 _LogRecord(
                     count=int(written.get("count") or 1),
                     first_timestamp=written.get("firstTimestamp") or "",
@@ -166,14 +170,15 @@ class EventCorrelator:
                 ),
             )
 
-    def forget(self, event: dict) -> None:
+    def forget(self, key: tuple) -> None:
         """Drop the memory of an Event the server no longer has (a PATCH answered 404)."""
         with self._lock:
-            self._log.pop(_event_key(event), None)
+            self._log.pop(key, None)
 
     # -- the three stages ---------------------------------------------------------------------
 
-    def _aggregate_event(self, event: dict) -> dict:
+    def _aggregate_event(self, event: dict) -> tuple[dict, tuple]:
+        """The event to write and the key it is remembered under (client-go ``EventAggregate``)."""
         now = self._clock()
         key = _object_key(event) + (event.get("type", ""), event.get("reason", ""))
         record = self._aggregate.get_recent(key)
@@ -183,13 +188,14 @@ class EventCorrelator:
         record.last = now
         self._aggregate.put(key, record)
         if len(record.local_keys) < AGGREGATE_MAX_EVENTS:
-            return event
+            return event, _event_key(event)
+        record.local_keys.pop()  # the set need not grow past the threshold (upstream's PopAny)
         combined = dict(event)
         combined["message"] = _COMBINED_PREFIX + event.get("message", "")
-        return combined
+        return combined, key
 
-    def _observe(self, event: dict) -> dict | None:
-        record: _LogRecord | None = self._log.get_recent(_event_key(event))
+    def _observe(self, event: dict, key: tuple) -> dict | None:
+        record: _LogRecord | None = self._log.get_recent(key)
         if record is None:
             return None
         event["count"] = record.count + 1
@@ -335,7 +341,7 @@ class EventRecorder:
         if result.skip or result.event is None:
             return
         for attempt in range(1, self._max_tries + 1):
-            written = self._write(result.event, result.patch)
+            written = self._write(result.event, result.patch, result.key)
             if written:
                 return
             if self._stop.is_set() or attempt == self._max_tries:
@@ -347,7 +353,7 @@ class EventRecorder:
         log.error("dropping event after %d attempts", attempt,
                   extra={"reason": ev.get("reason"), "event_message": ev.get("message")})
 
-    def _write(self, ev: dict, patch: dict | None) -> bool:
+    def _write(self, ev: dict, patch: dict | None, key: tuple) -> bool:
         """One attempt; True when done (written, or not worth retrying)."""
         namespace = ev["metadata"]["namespace"]
         params = {"fieldManager": self._field_manager}
@@ -365,7 +371,7 @@ class EventRecorder:
                     if not is_not_found(err):
                         raise
                     # The Event expired or was deleted: write it anew (recordToSink does).
-                    self._correlator.forget(ev)
+                    self._correlator.forget(key)
                     ev = dict(ev, count=1, firstTimestamp=ev["lastTimestamp"])
                     ev["metadata"] = {"name": f"{ev['involvedObject']['name']}.{time.time_ns():x}",
                                       "namespace": namespace}
@@ -383,7 +389,7 @@ class EventRecorder:
             # gives up at once on these too.
             log.error("server rejected event, not retrying: %s", err)
             return True
-        self._correlator.update_state(stored)
+        self._correlator.update_state(stored, key)
         return True
 
     def _create(self, ev: dict, params: dict) -> dict:

@@ -211,6 +211,23 @@ def test_patch_of_vanished_event_creates_a_new_one():
     assert rest.calls[2][3]["count"] == 1
 
 
+def test_combined_events_count_up_on_one_event():
+    # Once ten messages of one reason are combined, the combined Event is keyed by that reason
+    # (client-go's aggregate key), not by its message: later ones PATCH it, they do not pile up.
+    rest = FakeRest()
+    rec = EventRecorder(rest, component="c", host="h")
+    rec.start()
+    for i in range(12):
+        rec.event(FOO, EVENT_TYPE_NORMAL, "Scaled", f"scaled to {i}")
+    assert rec.shutdown(timeout=5)
+    assert [c[0] for c in rest.calls] == ["POST"] * 10 + ["PATCH"] * 2
+    combined = rest.calls[9][3]
+    assert combined["message"] == "(combined from similar events): scaled to 9"
+    path = f"/api/v1/namespaces/ns1/events/{combined['metadata']['name']}"
+    assert [(c[1], c[3]["count"]) for c in rest.calls[10:]] == [(path, 2), (path, 3)]
+    assert rest.calls[11][3]["message"] == "(combined from similar events): scaled to 11"
+
+
 def test_full_queue_drops_without_blocking():
     rest = FakeRest()
     rec = EventRecorder(rest, component="c", host="h", queue_length=2)  # not started
