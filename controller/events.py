@@ -117,7 +117,6 @@ class _LogRecord:
     count: int  # the count written to the server for this Event
     first_timestamp: str  # firstTimestamp of the Event, kept across repeats
     name: str  # metadata.name of the Event object on the server
-    resource_version: str  # as last written
 
 
 @dataclass
@@ -166,7 +165,6 @@ class EventCorrelator:
                     count=int(written.get("count") or 1),
                     first_timestamp=written.get("firstTimestamp") or "",
                     name=written["metadata"]["name"],
-                    resource_version=written["metadata"].get("resourceVersion", ""),
                 ),
             )
 
