@@ -40,6 +40,7 @@ __all__ = ["LeaderElectionConfig", "LeaderElector", "LeaseLock", "micro_time"]
 log = logging.getLogger(__name__)
 
 JITTER_FACTOR = 1.2  # leaderelection.go: JitterFactor
+REQUEST_TIMEOUT = 10.0  # seconds a Lease request may take when the caller gives no bound
 
 
 def micro_time(ts: float) -> str:
@@ -95,23 +96,28 @@ class LeaseLock:
     def describe(self) -> str:
         return f"{self.namespace}/{self.name}"
 
-    def get(self) -> LeaderElectionRecord:
-        """The current record; raises APIError (404 when there is no Lease yet)."""
+    def get(self, timeout: float = REQUEST_TIMEOUT) -> LeaderElectionRecord:
+        """The current record; raises APIError (404 when there is no Lease yet).
+
+        RESTClient sends a GET a second time when its first read fails (a dead keep-alive
+        connection, or a timeout), so each send gets half of ``timeout``: the call as a whole
+        stays within it.
+        """
         self._lease = self.rest.request(
             "GET", resource_path("coordination.k8s.io", "v1", "leases", self.namespace, self.name),
-            timeout=10)
+            timeout=timeout / 2)
         return LeaderElectionRecord.from_spec(self._lease.get("spec") or {})
 
-    def create(self, record: LeaderElectionRecord) -> None:
+    def create(self, record: LeaderElectionRecord, timeout: float = REQUEST_TIMEOUT) -> None:
         self._lease = self.rest.request(
             "POST", resource_path("coordination.k8s.io", "v1", "leases", self.namespace),
             params={"fieldManager": "sample-controller"},
             body={"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                   "metadata": {"name": self.name, "namespace": self.namespace},
                   "spec": record.to_spec()},
-            timeout=10)
+            timeout=timeout)
 
-    def update(self, record: LeaderElectionRecord) -> None:
+    def update(self, record: LeaderElectionRecord, timeout: float = REQUEST_TIMEOUT) -> None:
         """PUT guarded by the resourceVersion last read: 409 when someone wrote in between."""
         if self._lease is None:
             raise RuntimeError("update before get")
@@ -119,7 +125,7 @@ class LeaseLock:
         self._lease = self.rest.request(
             "PUT",
             resource_path("coordination.k8s.io", "v1", "leases", self.namespace, self.name),
-            params={"fieldManager": "sample-controller"}, body=body, timeout=10)
+            params={"fieldManager": "sample-controller"}, body=body, timeout=timeout)
 
 
 @dataclass
@@ -280,7 +286,7 @@ class LeaderElector:
             if finished():
                 break
             deadline = self._clock() + self.config.renew_deadline
-            while not self.try_acquire_or_renew():
+            while not self.try_acquire_or_renew(timeout=deadline - self._clock()):
                 if self._clock() >= deadline:
                     log.error("failed to renew lease, lost leadership",
                               extra={"lease": self.config.lock.describe()})
@@ -301,9 +307,21 @@ class LeaderElector:
             leading_stop.set()
         work_done.wait(max(0.0, end - time.monotonic()))
 
-    def try_acquire_or_renew(self) -> bool:
-        """One attempt (tryAcquireOrRenew); True when we hold the lease afterwards."""
+    def try_acquire_or_renew(self, timeout: float | None = None) -> bool:
+        """One attempt (tryAcquireOrRenew); True when we hold the lease afterwards.
+
+        The attempt, its read and its write together, ends within ``timeout`` seconds (default
+        ``renew_deadline``), as client-go's renew loop bounds it with a context: a leader whose
+        API server hangs must give up by its renew deadline, before a standby's lease_duration
+        runs out, not a hung request or two later.
+        """
         lock = self.config.lock
+        end = time.monotonic() + (self.config.renew_deadline if timeout is None else timeout)
+
+        def left() -> float:
+            # With nothing left a request times out at once, like a Go call on an expired context.
+            return max(0.001, end - time.monotonic())
+
         now_wall = micro_time(self._wall())
         record = LeaderElectionRecord(
             holder_identity=lock.identity,
@@ -312,14 +330,14 @@ class LeaderElector:
             renew_time=now_wall,
         )
         try:
-            old = lock.get()
+            old = lock.get(timeout=left())
         except APIError as err:
             if not is_not_found(err):
                 log.warning("error retrieving lease", extra={"lease": lock.describe(),
                                                              "error": str(err)})
                 return False
             try:
-                lock.create(record)
+                lock.create(record, timeout=left())
             except (APIError, TransportError) as create_err:
                 log.info("failed to create lease", extra={"error": str(create_err)})
                 return False
@@ -344,7 +362,7 @@ class LeaderElector:
         else:
             record.lease_transitions = old.lease_transitions + 1
         try:
-            lock.update(record)
+            lock.update(record, timeout=left())
         except (APIError, TransportError) as err:
             log.info("failed to update lease", extra={"error": str(err)})
             return False

@@ -213,6 +213,41 @@ def test_run_returns_false_when_renewal_fails_past_deadline():
     stop.set()
 
 
+def test_leader_steps_down_within_the_lease_when_the_server_hangs():
+    # A request to a hung server ends only at its timeout. Each renewal attempt must be bounded
+    # by the renew deadline (client-go's context), or the leader keeps leading after a standby,
+    # whose clock runs out lease_duration after the last renewal, has taken over.
+    class HangingServer(FakeLeaseServer):
+        def __init__(self):
+            super().__init__()
+            self.hang = threading.Event()
+
+        def request(self, method, path, params=None, body=None, content_type=None, timeout=None):
+            if self.hang.is_set():
+                time.sleep(min(timeout, 5.0))  # no answer: the client's timeout ends the call
+                raise TransportError("read timed out")
+            return super().request(method, path, params, body, content_type, timeout)
+
+    server = HangingServer()
+    started = threading.Event()
+    a = elector(server, "a", clock=time.monotonic, lease_duration=2.0, renew_deadline=1.0,
+                retry_period=0.1, on_started_leading=lambda s: started.set())
+    stop = threading.Event()
+    result = {}
+    t = threading.Thread(target=lambda: result.update(clean=a.run(stop)))
+    t.start()
+    try:
+        assert started.wait(5)
+        server.hang.set()  # the last renewal was at most one retry period ago
+        hung_at = time.monotonic()
+        t.join(5)
+        assert result == {"clean": False}
+        assert time.monotonic() - hung_at < 2.0  # gave up before a standby could take over
+    finally:
+        stop.set()
+        t.join(5)
+
+
 def test_metric_follows_leadership():
     server = FakeLeaseServer()
     registry = CollectorRegistry()
