@@ -306,7 +306,10 @@ class Reflector:
                 except Exception as err:  # noqa: BLE001 - every failure is retried after backoff
                     if stop.is_set():
                         break
-                    self.watch_error_handler(self, err)
+                    try:
+                        self.watch_error_handler(self, err)
+                    except Exception:  # noqa: BLE001 - the caller's handler must not end the reflector
+                        log.exception("%s: the watch error handler failed", self.name)
                     delay = self._delay_after(err)
                 if delay is None:
                     delay = self.backoff.next_delay()

@@ -212,6 +212,20 @@ def test_list_failure_backs_off_reports_and_retries(harnesses):
     assert h.keys() == ["ns/a"]
 
 
+def test_a_watch_error_handler_that_raises_does_not_end_the_reflector(harnesses):
+    # The handler is the caller's code: if it raises, the reflector must still retry. Dying would
+    # close the informer's queue and leave a cache that silently never changes again.
+    lw = FakeListWatch([foo("a")])
+    lw.fail_next_list(APIError(500, "InternalError", "etcd down"))
+
+    def broken_handler(reflector, err):
+        raise RuntimeError("handler bug")
+
+    h = harnesses(lw, watch_error_handler=broken_handler).start()
+    h.wait_watching()
+    assert h.thread.is_alive() and h.keys() == ["ns/a"]
+
+
 # -- watch ------------------------------------------------------------------------------------------
 
 
