@@ -517,11 +517,14 @@ class Reflector:
                 obj = event.get("object")
                 if event_type == "ERROR":
                     raise api_error_from_status(obj)
+                # Events that cannot be applied are logged by type and key, never by content: the
+                # object may be a Secret, or carry a password in a container's env.
                 try:
                     metadata = obj["metadata"]
                     resource_version = metadata.get("resourceVersion") or ""
                 except (KeyError, TypeError, AttributeError):
-                    log.error("%s: unable to understand watch event %r", self.name, event)
+                    log.error("%s: unable to understand %s watch event: its object has no metadata",
+                              self.name, event_type)
                     continue
                 try:
                     if event_type == "ADDED":
@@ -535,7 +538,8 @@ class Reflector:
                         if annotations.get(INITIAL_EVENTS_ANNOTATION) == "true":
                             initial_events_end = True
                     else:
-                        log.error("%s: unable to understand watch event %r", self.name, event)
+                        log.error("%s: unable to understand %s watch event of %s/%s", self.name,
+                                  event_type, metadata.get("namespace", ""), metadata.get("name", ""))
                         continue
                 except Exception:  # noqa: BLE001 - one bad object must not end the watch
                     log.exception("%s: unable to apply %s event to the store", self.name, event_type)
