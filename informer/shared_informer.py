@@ -196,13 +196,6 @@ class ResourceEventHandlerRegistration:
 
     # -- the informer's side ----------------------------------------------------------------------
 
-    def add(self, notification: tuple) -> None:
-        with self._lock:
-            if notification[0] == _ADD and notification[2]:
-                self._pending_initial += 1
-            self._buffer.append(notification)
-            self._not_empty.notify()
-
     def add_many(self, notifications: list[tuple], initial: int) -> None:
         """Append a batch, ``initial`` of which are initial-list adds: one lock, one wake-up."""
         with self._lock:
@@ -325,12 +318,6 @@ class _SharedProcessor:
     def listeners(self) -> list[ResourceEventHandlerRegistration]:
         with self._lock:
             return list(self._listeners)
-
-    def distribute(self, notification: tuple, sync: bool) -> None:
-        with self._lock:
-            for listener, syncing in self._listeners.items():
-                if not sync or syncing:
-                    listener.add(notification)
 
     def distribute_many(self, notifications: list[tuple], syncs: list[bool], initial: int) -> None:
         """Hand a batch to every listener; a listener not due a resync skips the sync entries.
@@ -503,8 +490,8 @@ class SharedIndexInformer:
                 return listener
             with self._block_deltas:
                 self._processor.add_listener(listener)
-                for obj in self._indexer.list():
-                    listener.add((_ADD, obj, True))
+                cached = self._indexer.list()
+                listener.add_many([(_ADD, obj, True) for obj in cached], len(cached))
             return listener
 
     def remove_event_handler(self, registration: ResourceEventHandlerRegistration) -> None:
