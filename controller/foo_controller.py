@@ -111,7 +111,6 @@ class Controller:
         self.rest = rest  # API writes (reads come from the listers)
         self.foos_lister = foo_informer.lister()  # the Foo cache
         self.deployments_lister = deployment_informer.lister()  # the Deployment cache
-        self._informers = (foo_informer, deployment_informer)  # for has_synced
         self.recorder = recorder  # Events on Foos
         # workqueue is a rate-limited queue of "namespace/name" keys. It ensures a key is
         # processed by one worker at a time, and that a key added while it is being processed
@@ -119,7 +118,8 @@ class Controller:
         self.workqueue = (queue if queue is not None  # (an empty queue is falsy: no `or` here)
                           else RateLimitingQueue(sample_controller_rate_limiter(), name="foo"))
         self.metrics = metrics  # reconcile counters; None in unit tests
-        self._registrations: list[Any] = []  # handler registrations, for has_synced
+        # handler registrations: synced once their informer is and our handlers have had its list
+        self._registrations: list[Any] = []
         self._in_flight: dict[str, float] = {}  # key -> monotonic start, while a worker syncs it
         self._in_flight_lock = threading.Lock()
         self._workers: list[threading.Thread] = []  # started by run()
@@ -189,8 +189,8 @@ class Controller:
     # -- the loop -----------------------------------------------------------------------------
 
     def has_synced(self) -> bool:
-        return all(r.has_synced() for r in self._registrations) and all(
-            i.has_synced() for i in self._informers)
+        """Both caches are filled and our handlers have been given every object in them."""
+        return all(r.has_synced() for r in self._registrations)
 
     def run(self, workers: int, stop: threading.Event, drain_timeout: float = 30.0,
             cache_sync_timeout: float | None = None) -> None:
