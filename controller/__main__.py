@@ -40,7 +40,7 @@ from informer.factory import SharedInformerFactory
 from informer.labels import SelectorParseError, parse_selector
 from informer.metrics import InformerMetricsProvider, default_metrics_provider
 from informer.rest import APIError, RESTClient, TransportError
-from informer.shared_informer import ResourceEventHandlerFuncs
+from informer.shared_informer import ResourceEventHandlerFuncs, wait_for_cache_sync
 from workqueue import PrometheusMetricsProvider, RateLimitingQueue, sample_controller_rate_limiter
 
 __all__ = ["Process", "StartupError", "build_parser", "check_api", "install_trace", "main", "run",
@@ -235,11 +235,8 @@ def install_trace(informer: Any, kind: str) -> None:
 
 
 def _signal_when_synced(controller: Controller, stop: threading.Event, ready: threading.Event) -> None:
-    while not stop.is_set():
-        if controller.has_synced():
-            ready.set()
-            return
-        stop.wait(0.1)
+    if wait_for_cache_sync(stop, controller):
+        ready.set()
 
 
 def install_signal_handlers(stop: threading.Event) -> None:

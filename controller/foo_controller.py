@@ -38,7 +38,7 @@ from controller.events import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from controller.metrics import ReconcileMetrics
 from informer.lister import NotFoundError
 from informer.rest import APIError, RESTClient, is_not_found, resource_path
-from informer.shared_informer import ResourceEventHandlerFuncs
+from informer.shared_informer import ResourceEventHandlerFuncs, wait_for_cache_sync
 from informer.store import (
     DeletedFinalStateUnknown,
     meta_namespace_key_func,
@@ -202,14 +202,11 @@ class Controller:
         """
         log.info("starting Foo controller")
         log.info("waiting for informer caches to sync")
-        deadline = None if cache_sync_timeout is None else time.monotonic() + cache_sync_timeout
-        while not self.has_synced():
-            if stop.wait(0.1):
-                self.workqueue.shut_down()
+        if not wait_for_cache_sync(stop, self, timeout=cache_sync_timeout):
+            self.workqueue.shut_down()
+            if stop.is_set():
                 return
-            if deadline is not None and time.monotonic() > deadline:
-                self.workqueue.shut_down()
-                raise TimeoutError("failed to wait for caches to sync")
+            raise TimeoutError("failed to wait for caches to sync")
         log.info("starting workers", extra={"count": workers})
         # run_worker returns only once the queue has shut down and is empty: an error in a
         # sync is caught in process_next_work_item, so (unlike Go's wait.Until) no restart

@@ -341,6 +341,21 @@ def test_run_drains_and_returns_on_stop():
     assert f.queue.shutting_down()
 
 
+def test_run_without_synced_caches_starts_no_worker():
+    f = Fixture(foos=[new_foo()])
+    f.foo_informer.has_synced = lambda: False
+    with pytest.raises(TimeoutError):
+        f.controller.run(2, threading.Event(), cache_sync_timeout=0.2)
+    assert f.controller.workers_started() == 0 and f.queue.shutting_down()
+
+    g = Fixture(foos=[new_foo()])
+    g.foo_informer.has_synced = lambda: False
+    stop = threading.Event()
+    stop.set()
+    g.controller.run(2, stop)  # stopped while waiting: returns quietly
+    assert g.controller.workers_started() == 0 and g.queue.shutting_down()
+
+
 def test_conflicts_are_warnings_other_errors_are_errors(caplog):
     foo = new_foo()
     f = Fixture(foos=[foo], errors={("PUT", FOO_PATH): APIError(409, "Conflict", "stale")})
