@@ -316,12 +316,20 @@ class EventRecorder:
             self._thread.start()
 
     def shutdown(self, timeout: float = 5.0) -> bool:
-        """Flush queued events (no more retries), stop the sender; True when all were sent."""
+        """Flush queued events (no more retries), stop the sender; True when all were sent.
+
+        Returns within ``timeout`` even when the queue is full behind a write to a hung server;
+        the sender, a daemon, is then left to end with the process.
+        """
         self._stop.set()
         if self._thread is None:
             return self._queue.empty()
-        self._queue.put(None)  # wakes the sender; may block briefly if the queue is full
-        self._thread.join(timeout)
+        deadline = time.monotonic() + timeout
+        try:
+            self._queue.put(None, timeout=timeout)  # wakes the sender once the queue is drained
+        except queue.Full:
+            return False
+        self._thread.join(max(0.0, deadline - time.monotonic()))
         return not self._thread.is_alive()
 
     def _run(self) -> None:

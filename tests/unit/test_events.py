@@ -198,6 +198,29 @@ def test_shutdown_flushes_with_one_attempt_each_and_no_retry_wait():
     assert [c[3]["message"] for c in rest.calls] == ["m1", "m2"]
 
 
+def test_shutdown_keeps_its_timeout_when_the_queue_is_full_and_the_server_hangs():
+    release = threading.Event()
+    writing = threading.Event()
+
+    class HangingRest(FakeRest):
+        def request(self, *args, **kwargs):
+            writing.set()
+            release.wait(3)  # a hung server: the write returns only at its timeout
+            return super().request(*args, **kwargs)
+
+    rec = EventRecorder(HangingRest(), component="c", host="h", queue_length=1)
+    rec.start()
+    rec.event(FOO, EVENT_TYPE_NORMAL, "R", "in flight")
+    assert writing.wait(2)
+    rec.event(FOO, EVENT_TYPE_NORMAL, "R", "queued")  # the queue is now full
+    start = time.monotonic()
+    try:
+        assert not rec.shutdown(timeout=0.2)
+        assert time.monotonic() - start < 1.0
+    finally:
+        release.set()
+
+
 def test_patch_of_vanished_event_creates_a_new_one():
     rest = FakeRest()
     rec = EventRecorder(rest, component="c", host="h")
