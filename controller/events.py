@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import random
 import socket
 import threading
 import time
@@ -352,9 +353,10 @@ class EventRecorder:
                 return
             if self._stop.is_set() or attempt == self._max_tries:
                 break
-            # upstream sleeps a random part of the interval before the first retry, so that
-            # many recorders restarted together do not retry in lockstep
-            if self._stop.wait(self._retry_interval):
+            # As upstream, the first retry waits a random part of the interval, so that many
+            # recorders that lost the server together do not retry in lockstep.
+            delay = self._retry_interval * (random.random() if attempt == 1 else 1.0)
+            if self._stop.wait(delay):
                 break
         log.error("dropping event after %d attempts", attempt,
                   extra={"reason": ev.get("reason"), "event_message": ev.get("message")})
