@@ -147,8 +147,17 @@ def resource_path(
 # net/http makes too: an idempotent request whose pooled keep-alive connection turns out to be
 # dead (the server closed it while idle, e.g. on restart) is sent once more on a new connection.
 # Connection refused and HTTP error statuses are never retried here.
-_GET_RETRY = urllib3.Retry(total=1, connect=0, read=1, redirect=0, status=0, other=0,
-                           raise_on_redirect=False, raise_on_status=False)
+class _DeadConnectionRetry(urllib3.Retry):
+    """urllib3 counts read timeouts as read errors too; only a dropped connection is retried
+    here, so a request's timeout is never doubled."""
+
+    @classmethod
+    def _is_read_error(cls, err: Exception) -> bool:
+        return isinstance(err, urllib3.exceptions.ProtocolError)  # not ReadTimeoutError
+
+
+_GET_RETRY = _DeadConnectionRetry(total=1, connect=0, read=1, redirect=0, status=0, other=0,
+                                  raise_on_redirect=False, raise_on_status=False)
 
 
 class RESTClient:

@@ -330,3 +330,31 @@ def test_stream_decodes_many_lines_in_one_chunk_and_lines_split_across_chunks(se
     _Handler.routes["/big"] = route
     with RESTClient(api).stream("/big") as stream:
         assert list(stream) == events
+
+
+def test_get_read_timeout_is_not_retried():
+    """Only a dead connection earns a second send; a slow server does not double the timeout."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    accepted = []
+
+    def serve():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            accepted.append(conn)  # read nothing, answer nothing
+
+    threading.Thread(target=serve, daemon=True).start()
+    cfg = client.Configuration()
+    cfg.host = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    start = time.monotonic()
+    with pytest.raises(TransportError):
+        RESTClient(client.ApiClient(cfg)).request("GET", "/slow", timeout=(2, 0.3))
+    assert time.monotonic() - start < 0.55
+    assert len(accepted) == 1
+    listener.close()
