@@ -97,15 +97,10 @@ class LeaseLock:
         return f"{self.namespace}/{self.name}"
 
     def get(self, timeout: float = REQUEST_TIMEOUT) -> LeaderElectionRecord:
-        """The current record; raises APIError (404 when there is no Lease yet).
-
-        RESTClient sends a GET a second time when its first read fails (a dead keep-alive
-        connection, or a timeout), so each send gets half of ``timeout``: the call as a whole
-        stays within it.
-        """
+        """The current record; raises APIError (404 when there is no Lease yet)."""
         self._lease = self.rest.request(
             "GET", resource_path("coordination.k8s.io", "v1", "leases", self.namespace, self.name),
-            timeout=timeout / 2)
+            timeout=timeout)
         return LeaderElectionRecord.from_spec(self._lease.get("spec") or {})
 
     def create(self, record: LeaderElectionRecord, timeout: float = REQUEST_TIMEOUT) -> None:
