@@ -20,7 +20,6 @@ has no flag for it, so the probe passes it to the factories ``run`` builds.
 from __future__ import annotations
 
 import argparse
-import functools
 import gc
 import json
 import sys
@@ -37,17 +36,10 @@ from prometheus_client import CollectorRegistry  # noqa: E402
 
 import controller.__main__ as cli  # noqa: E402
 from informer.rest import RESTClient, resource_path  # noqa: E402
+from informer.transforms import transform_strip_managed_fields  # noqa: E402
 
 FOO_GVR = ("samplecontroller.k8s.io", "v1alpha1", "foos")
 DEPLOYMENT_GVR = ("apps", "v1", "deployments")
-
-
-def strip_managed_fields(obj: dict) -> dict:
-    """A new object without metadata.managedFields (the cached object is never mutated)."""
-    meta = obj.get("metadata")
-    if not meta or "managedFields" not in meta:
-        return obj
-    return {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
 
 
 def rss() -> int:
@@ -110,13 +102,9 @@ def main() -> int:
     rest = RESTClient(client.ApiClient(cfg), user_agent=cli.USER_AGENT)
     args = cli.build_parser().parse_args([
         "--kubeconfig", a.kubeconfig, "--kube-api-qps", "0", "--metrics-bind-address", "0",
-        "--health-probe-bind-address", "0"])
-    if a.strip:
-        cli.SharedInformerFactory = functools.partial(cli.SharedInformerFactory,
-                                                      transform=strip_managed_fields)
-    tune_gc = getattr(cli, "tune_gc", None)
-    if tune_gc is not None:
-        tune_gc()  # what main() does before run()
+        "--health-probe-bind-address", "0",
+        "--strip-managed-fields" if a.strip else "--no-strip-managed-fields"])
+    cli.tune_gc()  # what main() does before run()
     parts: dict = {}
     stop, ready = threading.Event(), threading.Event()
     gc.collect()
@@ -146,7 +134,7 @@ def main() -> int:
            "traced_peak": tracemalloc.get_traced_memory()[1] - traced0}
     if a.tracemalloc:
         out["traced_delta"] = tracemalloc.get_traced_memory()[0] - traced0
-        out.update(decoded_bytes(rest, strip_managed_fields if a.strip else None))
+        out.update(decoded_bytes(rest, transform_strip_managed_fields if a.strip else None))
     stop.set()
     runner.join(30)
     print(json.dumps(out), flush=True)

@@ -41,6 +41,7 @@ from informer.labels import SelectorParseError, parse_selector
 from informer.metrics import InformerMetricsProvider, default_metrics_provider
 from informer.rest import APIError, RESTClient, TransportError
 from informer.shared_informer import ResourceEventHandlerFuncs, wait_for_cache_sync
+from informer.transforms import transform_strip_managed_fields
 from workqueue import PrometheusMetricsProvider, RateLimitingQueue, sample_controller_rate_limiter
 
 __all__ = ["Process", "StartupError", "build_parser", "check_api", "install_trace", "main", "run",
@@ -96,6 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "limit (default 20).")
     p.add_argument("--kube-api-burst", type=int, default=30,
                    help="Client-side burst of requests (default 30).")
+    p.add_argument("--strip-managed-fields", action=argparse.BooleanOptionalAction, default=True,
+                   help="Drop metadata.managedFields before objects are cached: the controller "
+                        "never reads them and they are most of a cached object's memory "
+                        "(default on).")
     p.add_argument("--graceful-shutdown-timeout", type=_duration, default=30.0, metavar="DURATION",
                    help="How long in-flight work may take after SIGTERM (default 30s).")
     p.add_argument("--metrics-bind-address", default=":8080",
@@ -172,11 +177,14 @@ def run(args: argparse.Namespace, rest: RESTClient, stop: threading.Event,
 
     # Two factories, as sample-controller has: the Foo selector (sharding) must narrow the Foo
     # informer only; Deployments of Foos outside the shard are ignored by handle_object.
+    transform = transform_strip_managed_fields if args.strip_managed_fields else None
     kube_factory = SharedInformerFactory(rest, args.resync_period, namespace=namespace,
-                                         fifo=args.fifo, name="kube", metrics=informer_metrics)
+                                         fifo=args.fifo, name="kube", metrics=informer_metrics,
+                                         transform=transform)
     foo_factory = SharedInformerFactory(rest, args.resync_period, namespace=namespace,
                                         tweak_list_options=only_selected_foos, fifo=args.fifo,
-                                        name="samplecontroller", metrics=informer_metrics)
+                                        name="samplecontroller", metrics=informer_metrics,
+                                        transform=transform)
     deployment_informer = kube_factory.for_resource(*DEPLOYMENT_GVR)
     foo_informer = foo_factory.for_resource(*FOO_GVR)
     if getattr(args, "trace", False):

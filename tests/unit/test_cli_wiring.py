@@ -1,0 +1,63 @@
+"""controller.__main__.run wires the flags into the informers (no API server needed)."""
+
+import threading
+
+import controller.__main__ as cli
+from informer.transforms import transform_strip_managed_fields
+
+
+class RecordingFactory:
+    made: list = []
+
+    def __init__(self, rest, resync, **kwargs):
+        self.kwargs = dict(kwargs, resync=resync)
+        RecordingFactory.made.append(self)
+
+    def for_resource(self, *gvr):
+        return FakeInformer()
+
+    def start(self, stop):
+        pass
+
+
+class FakeInformer:
+    def lister(self):
+        return None
+
+    def add_event_handler(self, handler, resync_period=None):
+        return self
+
+    def has_synced(self):
+        return False
+
+
+def run_with(monkeypatch, *flags):
+    RecordingFactory.made = []
+    monkeypatch.setattr(cli, "SharedInformerFactory", RecordingFactory)
+    args = cli.build_parser().parse_args(["--resync-period", "1m30s", *flags])
+    stop = threading.Event()
+    stop.set()  # run returns at once: the caches never sync
+    from prometheus_client import CollectorRegistry
+    assert cli.run(args, rest=None, stop=stop, registry=CollectorRegistry()) == 0
+    return [f.kwargs for f in RecordingFactory.made]
+
+
+def test_managed_fields_are_stripped_by_default(monkeypatch):
+    made = run_with(monkeypatch)
+    assert [k["transform"] for k in made] == [transform_strip_managed_fields] * 2
+    assert {k["resync"] for k in made} == {90.0}
+
+
+def test_no_strip_managed_fields_keeps_them(monkeypatch):
+    made = run_with(monkeypatch, "--no-strip-managed-fields", "--fifo", "delta", "--namespace", "ns1")
+    assert [k["transform"] for k in made] == [None, None]
+    assert {k["fifo"] for k in made} == {"delta"} and {k["namespace"] for k in made} == {"ns1"}
+
+
+def test_foo_selector_narrows_only_the_foo_informer(monkeypatch):
+    made = run_with(monkeypatch, "--foo-selector", "shard=a")
+    tweaks = [k.get("tweak_list_options") for k in made]
+    assert tweaks[0] is None  # Deployments: all of them
+    options: dict = {}
+    tweaks[1](options)
+    assert options == {"labelSelector": "shard=a"}
