@@ -243,7 +243,7 @@ class _Request:
     """What the router learned about one request (filled in as it goes, logged at the end)."""
 
     __slots__ = ("method", "path", "query", "qs", "verb", "resource", "namespace", "name",
-                 "user", "user_agent", "t0", "wall", "code")
+                 "user", "user_agent", "t0", "wall", "code", "logged")
 
     def __init__(self, method: str, path: str, qs: str, user_agent: str):
         self.method = method  # HTTP method
@@ -260,6 +260,7 @@ class _Request:
         self.t0 = time.perf_counter()  # start, for the logged duration
         self.wall = time.time()  # start, wall clock, for the log
         self.code = 0  # HTTP status sent (0 until a response is written)
+        self.logged = False  # in the request log already (plain responses log before the bytes go)
 
 
 class ApiServer:
@@ -332,6 +333,11 @@ class ApiServer:
 
             traceback.print_exc()
             self._send_error(h, req, errors.internal_error(f"kubesim: {type(e).__name__}: {e}"))
+        if not req.logged:  # a watch (logged when its stream ends) or a cut connection
+            self._log(req)
+
+    def _log(self, req: _Request) -> None:
+        req.logged = True
         self.request_log.append(RequestRecord(
             req.verb, req.path, req.resource, req.namespace, req.name, req.user, req.user_agent,
             req.code, req.wall, time.perf_counter() - req.t0, req.qs,
@@ -688,6 +694,9 @@ class ApiServer:
         if h.close_connection:
             head.append("Connection: close")
         data = ("\r\n".join(head) + "\r\n\r\n").encode()
+        # Log before the answer leaves: a client that reads the request log right after its
+        # response must find the request there (a test's read-after-response race otherwise).
+        self._log(req)
         h.wfile.write(data if req.method == "HEAD" else data + body)
 
     def _send_error(self, h: _Handler, req: _Request, e: errors.ApiError) -> None:
