@@ -12,6 +12,7 @@ from controller.events import (
     EventRecorder,
 )
 from informer.rest import APIError, TransportError
+from tests.polling import wait_for
 
 FOO = {
     "apiVersion": "samplecontroller.k8s.io/v1alpha1",
@@ -127,15 +128,6 @@ class FakeRest:
 
     def last_post(self):
         return next(c[3] for c in reversed(self.calls) if c[0] == "POST")
-
-
-def wait_for(predicate, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.005)
-    return False
 
 
 def test_recorder_posts_then_patches_repeats():

@@ -9,17 +9,8 @@ from collections.abc import Callable
 
 import pytest
 
+from tests.polling import wait_for
 from workqueue import Queue
-
-
-def wait_for(predicate: Callable[[], object], timeout: float = 5.0) -> bool:
-    """Poll `predicate` until it is true or `timeout` real seconds pass."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.001)
-    return True
 
 
 def waiters(q: Queue) -> int:

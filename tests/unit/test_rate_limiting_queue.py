@@ -3,11 +3,11 @@ forget and num_requeues go to the limiter (client-go rate_limiting_queue.go)."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 
 import pytest
 
+from tests.polling import wait_for
 from workqueue import (
     DelayingQueue,
     FakeClock,
@@ -16,16 +16,6 @@ from workqueue import (
     default_controller_rate_limiter,
 )
 from workqueue.delaying_queue import _REMOVED, MAX_WAIT
-
-
-def wait_for(predicate: Callable[[], object], timeout: float = 5.0) -> bool:
-    """Poll `predicate` until it is true or `timeout` real seconds pass."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.001)
-    return True
 
 
 def step(q: DelayingQueue, clock: FakeClock, seconds: float) -> None:

@@ -5,12 +5,12 @@ binary-exact steps so durations land in known buckets."""
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 
 import pytest
 from prometheus_client import CollectorRegistry
 
+from tests.polling import wait_for
 from workqueue import (
     DelayingQueue,
     FakeClock,
@@ -38,14 +38,6 @@ BUCKET_LABELS = ["1e-08", "1e-07", "1e-06", "1e-05", "0.0001", "0.001", "0.01", 
                  "10.0", "+Inf"]  # fmt: skip
 
 
-def wait_for(predicate: Callable[[], object], timeout: float = 5.0) -> bool:
-    """Poll `predicate` until it is true or `timeout` real seconds pass."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.001)
-    return True
 
 
 class ZeroLimiter:
