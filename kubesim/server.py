@@ -281,6 +281,7 @@ class ApiServer:
         self.token = token  # bearer token required when set (anonymous -> 403, wrong -> 401)
         self.faults = faults  # FaultInjector or None
         self.request_log: deque[RequestRecord] = deque(maxlen=request_log_size)  # newest last
+        self._stopping = False  # stop() has begun: requests on open connections are dropped
         self.bookmark_interval = bookmark_interval  # seconds between periodic BOOKMARKs
         self.admin_handler = None  # callable(server, handler, req, body) for /kubesim/* paths
         self.table_renderer = render_table  # (info, items, list_meta) -> meta.k8s.io Table
@@ -291,6 +292,7 @@ class ApiServer:
     # ---- lifecycle -----------------------------------------------------------------------------
 
     def start(self, host: str, port: int, ssl_context: ssl.SSLContext | None = None) -> int:
+        self._stopping = False
         self.httpd = _HTTPServer((host, port), _Handler, self, ssl_context)
         port = self.httpd.server_address[1]
         scheme = "https" if ssl_context else "http"
@@ -306,6 +308,10 @@ class ApiServer:
         httpd = self.httpd
         if httpd is None:
             return
+        # From now on a request that arrives on a kept-alive connection is dropped unanswered,
+        # as a dying apiserver drops it: otherwise a client could still be served (a watch
+        # started, say) by a handler thread in the moments before its connection is closed.
+        self._stopping = True
         self.httpd = None
         httpd.shutdown()
         httpd.server_close()
@@ -317,6 +323,9 @@ class ApiServer:
     # ---- request entry -------------------------------------------------------------------------
 
     def handle(self, h: _Handler, method: str) -> None:
+        if self._stopping:
+            h.close_connection = True  # stop() is under way: hang up without an answer
+            return
         raw_path, _, qs = h.path.partition("?")
         req = _Request(method, unquote(raw_path), qs, h.headers.get("User-Agent", ""))
         try:
