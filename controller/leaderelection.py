@@ -326,7 +326,7 @@ class LeaderElector:
         )
         try:
             old = lock.get(timeout=left())
-        except APIError as err:
+        except (APIError, TransportError) as err:
             if not is_not_found(err):
                 log.warning("error retrieving lease", extra={"lease": lock.describe(),
                                                              "error": str(err)})
@@ -338,9 +338,6 @@ class LeaderElector:
                 return False
             self._observe(record)
             return True
-        except TransportError as err:
-            log.warning("error retrieving lease", extra={"lease": lock.describe(), "error": str(err)})
-            return False
 
         if self._observed != old:
             self._observe(old)
