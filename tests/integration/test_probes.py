@@ -16,7 +16,7 @@ from informer.rest import RESTClient, resource_path
 from kubesim import KubeSim
 from tests.integration.controller_harness import foo
 
-from .controller_process import CRD, FAST_LEADER_ELECTION, ROOT, ControllerProcess, poll
+from .controller_process import CRD, FAST_LEADER_ELECTION, ROOT, poll
 
 
 @pytest.fixture
@@ -25,24 +25,10 @@ def sim():
         yield s
 
 
-@pytest.fixture
-def process(sim, tmp_path, request):
-    procs = []
-
-    def start(*flags: str) -> ControllerProcess:
-        p = ControllerProcess.against(sim, tmp_path, *flags)
-        procs.append(p)
-        return p
-
-    yield start
-    for p in procs:
-        p.close()
-
-
-def test_readyz_fails_until_caches_sync_then_passes(sim, process):
+def test_readyz_fails_until_caches_sync_then_passes(sim, proc_factory):
     # Every list of Foos fails until the test lifts the fault: the Foo informer cannot sync.
     rule = sim.faults.fail_fraction(1.0, 500, verbs=["list"], resources=["foos"])
-    proc = process()
+    proc = proc_factory()
     poll(lambda: rule.hits >= 1, message="the Foo informer's first list")
 
     code, body = proc.get("health-probes", "/readyz")
@@ -80,8 +66,8 @@ def value(found: dict, metric: str, **labels: str) -> float | None:
     return None
 
 
-def test_metrics_endpoint_serves_every_family(sim, process):
-    proc = process(*FAST_LEADER_ELECTION, "--leader-elect-namespace", "default")
+def test_metrics_endpoint_serves_every_family(sim, proc_factory):
+    proc = proc_factory(*FAST_LEADER_ELECTION, "--leader-elect-namespace", "default")
     proc.wait_log("became leader")
     poll(lambda: proc.get("health-probes", "/readyz")[0] == 200, message="ready")
     api = RESTClient(sim.new_api_client())

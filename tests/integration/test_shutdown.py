@@ -34,20 +34,6 @@ def sim():
         yield s
 
 
-@pytest.fixture
-def proc_factory(sim, tmp_path):
-    procs = []
-
-    def start(*flags: str) -> ControllerProcess:
-        p = ControllerProcess.against(sim, tmp_path, *flags)
-        procs.append(p)
-        return p
-
-    yield start
-    for p in procs:
-        p.close()
-
-
 def start_slow_reconcile(sim: KubeSim, proc: ControllerProcess, seconds: float):
     """Create a Foo whose Deployment create takes `seconds`; return once it is in flight."""
     rule = sim.faults.add_latency(seconds, verbs=["create"], resources=["deployments"])
