@@ -46,18 +46,24 @@ def requests(sim, verb):
     return [r for r in sim.request_log if r.resource == PLURAL and r.verb == verb]
 
 
+def informer_with_tiny_backoff(sim):
+    """A Foo informer whose own backoff is tiny, so any wait of a second or more can only come
+    from Retry-After; and the list of errors its watch error handler saw."""
+    lw = ListWatch(RESTClient(sim.api_client), GROUP, VERSION, PLURAL, NS)
+    informer = SharedIndexInformer(lw, name="foos", reflector_options={
+        "backoff": ExponentialBackoff(initial=0.01, cap=0.02)})
+    errors = []
+    informer.set_watch_error_handler(lambda r, e: errors.append(e))
+    return informer, errors
+
+
 def names(informer):
     return sorted(o["metadata"]["name"] for o in informer.lister().list())
 
 
 def test_429_burst_on_watch_honours_retry_after_without_relisting(sim):
     create(sim, "a")
-    lw = ListWatch(RESTClient(sim.api_client), GROUP, VERSION, PLURAL, NS)
-    # A tiny backoff, so any wait of a second or more can only come from Retry-After.
-    informer = SharedIndexInformer(lw, name="foos", reflector_options={
-        "backoff": ExponentialBackoff(initial=0.01, cap=0.02)})
-    errors = []
-    informer.set_watch_error_handler(lambda r, e: errors.append(e))
+    informer, errors = informer_with_tiny_backoff(sim)
     sim.faults.fail_next(2, 429, verbs=["watch"], resources=[PLURAL], retry_after=1)
     with RunningInformer(informer) as running:
         assert wait_for_cache_sync(running.stop, informer, timeout=5)
@@ -77,11 +83,7 @@ def test_429_burst_on_watch_honours_retry_after_without_relisting(sim):
 
 def test_429_on_list_is_retried_after_retry_after(sim):
     create(sim, "a")
-    lw = ListWatch(RESTClient(sim.api_client), GROUP, VERSION, PLURAL, NS)
-    informer = SharedIndexInformer(lw, name="foos", reflector_options={
-        "backoff": ExponentialBackoff(initial=0.01, cap=0.02)})
-    errors = []
-    informer.set_watch_error_handler(lambda r, e: errors.append(e))
+    informer, errors = informer_with_tiny_backoff(sim)
     sim.faults.fail_next(1, 429, verbs=["list"], resources=[PLURAL], retry_after=1)
     started = time.monotonic()
     with RunningInformer(informer) as running:
