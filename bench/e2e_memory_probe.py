@@ -35,7 +35,7 @@ from kubernetes import client, config  # noqa: E402
 from prometheus_client import CollectorRegistry  # noqa: E402
 
 import controller.__main__ as cli  # noqa: E402
-from informer.rest import RESTClient, resource_path  # noqa: E402
+from client.rest import RESTClient, resource_path  # noqa: E402
 from informer.transforms import transform_strip_managed_fields  # noqa: E402
 
 FOO_GVR = ("samplecontroller.k8s.io", "v1alpha1", "foos")

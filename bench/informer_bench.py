@@ -157,7 +157,7 @@ def _wait(predicate, timeout: float, what: str) -> None:
 
 def floor_list(rest, gvr: tuple[str, str, str], ns: str) -> tuple[float, int]:
     """The reflector's first list, done by hand: GET pages, json.loads, nothing else."""
-    from informer.rest import resource_path
+    from client.rest import resource_path
 
     path = resource_path(gvr[0], gvr[1], gvr[2], ns)
     started = time.perf_counter()
@@ -272,7 +272,7 @@ class ExactListWatch:
 class LinearWatchStream:
     """The floor reader: urllib3 chunks, split into lines in linear time, ``json.loads`` each.
 
-    Same contract as ``informer.rest.WatchStream`` (iterate; ``close()`` from any thread), so the
+    Same contract as ``client.rest.WatchStream`` (iterate; ``close()`` from any thread), so the
     informer can run over it too. kubesim needs no credentials, which is what makes this short.
     """
 
@@ -311,7 +311,7 @@ class LinearWatchStream:
 
 
 class LinearListWatch(ExactListWatch):
-    """ExactListWatch whose watch goes through LinearWatchStream instead of informer.rest."""
+    """ExactListWatch whose watch goes through LinearWatchStream instead of client.rest."""
 
     def __init__(self, inner, resource_version: int, base_url: str) -> None:
         super().__init__(inner, resource_version)
@@ -325,7 +325,7 @@ class LinearListWatch(ExactListWatch):
 
 
 def floor_events(base_url: str, events_from: int, events: int) -> float:
-    from informer.rest import resource_path
+    from client.rest import resource_path
 
     path = resource_path(*DEPLOY, NS_EVENTS)
     started = time.perf_counter()
@@ -533,7 +533,7 @@ def report(args, sync_rows, events, memory, elapsed) -> str:
         (f"GC tuned {TUNED_GC_THRESHOLD}: this informer (RealFIFO) over the floor reader", events["tuned_linear_real"]),
         (f"GC tuned {TUNED_GC_THRESHOLD}: official `kubernetes.informer.SharedInformer`", events["tuned_official_informer"]),
         (f"GC tuned {TUNED_GC_THRESHOLD}: this informer, RealFIFO, as shipped (over `WatchStream`): what `sample-controller` runs", events["tuned_real"]),
-        ("raw `informer.rest.WatchStream` (transport + json.loads, no informer)", events["raw"]),
+        ("raw `client.rest.WatchStream` (transport + json.loads, no informer)", events["raw"]),
         ("this informer, RealFIFO, as shipped (over `WatchStream`)", events["real"]),
         ("this informer, DeltaFIFO, as shipped (over `WatchStream`)", events["delta"]),
         ("official `watch.Watch().stream`", events["official_watch"]),
@@ -613,7 +613,7 @@ def main() -> int:
         hello = json.loads(child.stdout.readline())
         from kubernetes import client
 
-        from informer.rest import RESTClient
+        from client.rest import RESTClient
 
         config = client.Configuration()
         config.host = hello["url"]

@@ -22,9 +22,11 @@ from typing import Any
 
 from kubernetes import client
 
-from controller.config import ConfigError, load_client_configuration
+from client.config import ConfigError, load_client_configuration
+from client.errors import APIError, TransportError
+from client.labels import SelectorParseError, parse_selector
+from client.rest import RESTClient
 from controller.durations import parse_duration
-from controller.events import EventRecorder
 from controller.foo_controller import (
     CONTROLLER_AGENT_NAME,
     DEPLOYMENT_GVR,
@@ -33,15 +35,14 @@ from controller.foo_controller import (
     Controller,
 )
 from controller.health import Checks, EndpointServer, parse_bind_address
-from controller.leaderelection import LeaderElectionConfig, LeaderElector, LeaseLock
 from controller.logs import configure_logging
 from controller.metrics import ReconcileMetrics
 from informer.factory import SharedInformerFactory
-from informer.labels import SelectorParseError, parse_selector
 from informer.metrics import InformerMetricsProvider, default_metrics_provider
-from informer.rest import APIError, RESTClient, TransportError
 from informer.shared_informer import ResourceEventHandlerFuncs, wait_for_cache_sync
 from informer.transforms import transform_strip_managed_fields
+from tools.leaderelection import LeaderElectionConfig, LeaderElector, LeaseLock
+from tools.record import EventRecorder
 from workqueue import PrometheusMetricsProvider, RateLimitingQueue, sample_controller_rate_limiter
 
 __all__ = ["Process", "StartupError", "build_parser", "check_api", "install_trace", "main", "run",

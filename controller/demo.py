@@ -37,9 +37,10 @@ from typing import Any
 import yaml
 from kubernetes import client
 
+from client.config import load_client_configuration
+from client.errors import APIError
+from client.rest import RESTClient, resource_path
 from controller.__main__ import USER_AGENT, build_parser, check_api, run
-from controller.config import load_client_configuration
-from informer.rest import APIError, RESTClient, resource_path
 
 ROOT = Path(__file__).resolve().parents[1]
 FOOS = ("samplecontroller.k8s.io", "v1alpha1", "foos")
@@ -198,9 +199,10 @@ def main(argv: list[str] | None = None) -> int:
     from kubesim import KubeSim  # the demo's only extra: the embedded API server
 
     logging.basicConfig(level=logging.WARNING, format="  %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("controller").setLevel(logging.INFO)
-    logging.getLogger("controller").addHandler(Narrator())
-    logging.getLogger("controller").propagate = False
+    for name in ("controller", "tools"):  # the controller's own lines and its Events
+        logging.getLogger(name).setLevel(logging.INFO)
+        logging.getLogger(name).addHandler(Narrator())
+        logging.getLogger(name).propagate = False
 
     headline("starting kubesim, the embedded API server (deployment status loop on)")
     with KubeSim(deployment_status_delay=opts.status_delay) as sim, \

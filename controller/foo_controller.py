@@ -34,16 +34,17 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from controller.events import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
+from client.errors import APIError, is_not_found
+from client.rest import RESTClient, resource_path
 from controller.metrics import ReconcileMetrics
 from informer.lister import NotFoundError
-from informer.rest import APIError, RESTClient, is_not_found, resource_path
 from informer.shared_informer import ResourceEventHandlerFuncs, wait_for_cache_sync
 from informer.store import (
     DeletedFinalStateUnknown,
     meta_namespace_key_func,
     split_meta_namespace_key,
 )
+from tools.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING
 from workqueue import RateLimitingQueue, sample_controller_rate_limiter
 
 __all__ = [

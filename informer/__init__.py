@@ -12,7 +12,7 @@ from informer.lister import Lister, NamespaceLister, NotFoundError
 from informer.listwatch import ListWatch
 from informer.metrics import NOOP_METRICS, InformerMetrics, InformerMetricsProvider
 from informer.real_fifo import RealFIFO
-from informer.reflector import ExponentialBackoff, Reflector
+from informer.reflector import Reflector
 from informer.shared_informer import (
     FilteringResourceEventHandler,
     ResourceEventHandler,
@@ -39,7 +39,6 @@ __all__ = [
     "Delta",
     "DeltaFIFO",
     "DeltaType",
-    "ExponentialBackoff",
     "FIFOClosedError",
     "FilteringResourceEventHandler",
     "GroupVersionResource",

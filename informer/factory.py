@@ -16,10 +16,10 @@ import time
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from client.rest import RESTClient
 from informer.fifo import TransformFunc
 from informer.listwatch import ListWatch, TweakListOptionsFunc
 from informer.metrics import NOOP_METRICS, InformerMetricsProvider
-from informer.rest import RESTClient
 from informer.shared_informer import SharedIndexInformer, wait_for_cache_sync
 from informer.store import IndexFunc
 

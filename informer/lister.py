@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from informer.labels import Selector, parse_selector
+from client.labels import Selector, parse_selector
 from informer.store import NAMESPACE_INDEX, Indexer
 
 __all__ = ["Lister", "NamespaceLister", "NotFoundError"]

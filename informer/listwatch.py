@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from informer.rest import RESTClient, WatchStream, resource_path
+from client.rest import RESTClient, WatchStream, resource_path
 
 __all__ = ["ListerWatcher", "ListWatch", "TweakListOptionsFunc", "watch_read_timeout"]
 

@@ -1,7 +1,9 @@
 """Reflector: keeps a store in step with the API server by listing, then watching.
 
-client-go twin: ``tools/cache/reflector.go`` (and ``tools/pager`` for paged lists, and
-``wait.ExponentialBackoffManager`` for the backoff).
+client-go twin: ``tools/cache/reflector.go``. What it borrows lives where upstream keeps it: paged
+lists in ``client/pager.py`` (``tools/pager``), the backoff in ``client/wait.py``
+(``wait.ExponentialBackoffManager``), the error predicates in ``client/errors.py``
+(``apimachinery/pkg/api/errors``).
 
 The loop, as upstream:
 
@@ -50,30 +52,34 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from client.errors import (
+    APIError,
+    TransportError,
+    api_error_from_status,
+    is_connection_refused,
+    is_expired_error,
+    is_too_large_resource_version_error,
+    is_too_many_requests,
+)
+from client.pager import DEFAULT_PAGE_SIZE, ListPager
+from client.wait import ExponentialBackoff
 from informer.listwatch import ListerWatcher, watch_read_timeout
 from informer.metrics import NOOP_METRICS, InformerMetrics
-from informer.rest import APIError, TransportError, is_gone, is_too_many_requests
 from informer.store import Indexer
 
 __all__ = [
     "DEFAULT_MIN_WATCH_TIMEOUT",
     "DEFAULT_PAGE_SIZE",
     "INITIAL_EVENTS_ANNOTATION",
-    "ExponentialBackoff",
     "Reflector",
     "ReflectorStore",
     "VeryShortWatchError",
     "WatchErrorHandler",
-    "api_error_from_status",
     "default_watch_error_handler",
-    "is_connection_refused",
-    "is_expired_error",
-    "is_too_large_resource_version_error",
 ]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_PAGE_SIZE = 500  # client-go tools/pager defaultPageSize
 DEFAULT_MIN_WATCH_TIMEOUT = 300.0  # watch timeoutSeconds is random in [min, 2*min)
 INITIAL_EVENTS_ANNOTATION = "k8s.io/initial-events-end"  # marks WatchList's end-of-initial-state bookmark
 
@@ -110,58 +116,6 @@ class _WatchListIgnored(Exception):
     """Internal: the server answered a WatchList request like a plain watch."""
 
 
-# -- error classification ----------------------------------------------------------------------
-
-
-def api_error_from_status(status: Mapping[str, Any] | None) -> APIError:
-    """The APIError a watch ERROR event's Status stands for (apimachinery ``FromObject``)."""
-    status = dict(status or {})
-    details = status.get("details") or {}
-    retry = details.get("retryAfterSeconds")
-    return APIError(
-        int(status.get("code") or 500),
-        status.get("reason") or "",
-        status.get("message") or "watch error",
-        status,
-        float(retry) if retry else None,
-    )
-
-
-def is_expired_error(err: BaseException) -> bool:
-    """410 Expired / Gone: the resourceVersion is older than the server's history."""
-    return is_gone(err)
-
-
-def is_too_large_resource_version_error(err: BaseException) -> bool:
-    """The server has not yet reached the resourceVersion we asked for (cause ResourceVersionTooLarge)."""
-    if not isinstance(err, APIError):
-        return False
-    details = (err.status or {}).get("details") or {}
-    for cause in details.get("causes") or []:
-        if cause.get("reason") == "ResourceVersionTooLarge":
-            return True
-        if cause.get("message") == "Too large resource version":
-            return True
-    return err.code == 504 and "Too large resource version" in (err.message or "")
-
-
-def is_connection_refused(err: BaseException) -> bool:
-    """True for a refused connection anywhere in the error's cause chain."""
-    seen: set[int] = set()
-    stack: list[Any] = [err]
-    while stack:
-        e = stack.pop()
-        if e is None or id(e) in seen:
-            continue
-        seen.add(id(e))
-        if isinstance(e, ConnectionRefusedError):
-            return True
-        if isinstance(e, BaseException) and "connection refused" in str(e).lower():
-            return True
-        stack.extend([getattr(e, "__cause__", None), getattr(e, "__context__", None), getattr(e, "reason", None)])
-    return False
-
-
 def _is_watch_error_retriable(err: BaseException) -> bool:
     """Errors after which watching again is enough (client-go ``isWatchErrorRetriable``)."""
     return is_too_many_requests(err) or (isinstance(err, TransportError) and is_connection_refused(err))
@@ -173,51 +127,6 @@ def default_watch_error_handler(reflector: Reflector, err: BaseException) -> Non
         log.info("%s: watch closed with: %s", reflector.name, err)
     else:
         log.warning("%s: failed to list/watch: %s", reflector.name, err)
-
-
-# -- backoff -----------------------------------------------------------------------------------
-
-
-class ExponentialBackoff:
-    """Delays between failed attempts (apimachinery ``ExponentialBackoffManager``).
-
-    Each call to ``next_delay`` returns the current step stretched by up to ``jitter`` times
-    itself, then doubles the step up to ``cap``. When ``reset_after`` seconds have passed since the
-    previous call, things were healthy for a while and the step starts again at ``initial``.
-    """
-
-    def __init__(
-        self,
-        initial: float = 0.8,
-        cap: float = 30.0,
-        reset_after: float = 120.0,
-        factor: float = 2.0,
-        jitter: float = 1.0,
-        clock: Callable[[], float] = time.monotonic,
-        rand: Callable[[], float] = random.random,
-    ) -> None:
-        self.initial = initial  # first delay, seconds
-        self.cap = cap  # the step never grows past this (jitter may still add to it)
-        self.reset_after = reset_after  # quiet seconds after which the step resets
-        self.factor = factor  # step multiplier per call
-        self.jitter = jitter  # a delay is step * (1 + jitter * rand())
-        self._clock = clock  # monotonic seconds
-        self._rand = rand  # uniform [0, 1)
-        self._lock = threading.Lock()  # guards _step and _last
-        self._step = initial  # the next delay before jitter
-        self._last: float | None = None  # clock() at the previous next_delay call
-
-    def next_delay(self) -> float:
-        with self._lock:
-            now = self._clock()
-            if self._last is None or now - self._last > self.reset_after:
-                self._step = self.initial
-            self._last = now
-            delay = self._step
-            self._step = min(self._step * self.factor, self.cap)
-        if self.jitter > 0:
-            delay += self._rand() * self.jitter * delay
-        return delay
 
 
 # -- the reflector -----------------------------------------------------------------------------
@@ -399,36 +308,8 @@ class Reflector:
         log.debug("%s: listed %d items at resourceVersion %s", self.name, len(items), resource_version)
 
     def _paged_list(self, options: Mapping[str, Any], page_size: int) -> tuple[dict, bool]:
-        """All pages of one list (client-go ``pager.ListPager``); returns (list, was_paged).
-
-        Later pages carry only ``continue`` (the server pins them to the first page's snapshot).
-        If a continue token expires mid-way, the whole list is fetched again unpaged at the
-        originally requested resourceVersion (``FullListIfExpired``).
-        """
-        opts = dict(options)
-        if page_size:
-            opts["limit"] = page_size
-        first = self.list_watch.list(opts)
-        token = (first.get("metadata") or {}).get("continue")
-        if not token:
-            return first, False
-        items = list(first.get("items") or [])
-        while token:
-            page_opts = {k: v for k, v in opts.items() if k not in ("resourceVersion", "resourceVersionMatch")}
-            page_opts["continue"] = token
-            try:
-                page = self.list_watch.list(page_opts)
-            except APIError as err:
-                if not is_expired_error(err):
-                    raise
-                full = {k: v for k, v in options.items() if k not in ("limit", "continue")}
-                return self.list_watch.list(full), True
-            items.extend(page.get("items") or [])
-            token = (page.get("metadata") or {}).get("continue")
-        combined = dict(first)
-        combined["metadata"] = dict(first.get("metadata") or {}, **{"continue": ""})
-        combined["items"] = items
-        return combined, True
+        """All pages of one list through client-go's pager; returns (list, was_paged)."""
+        return ListPager(self.list_watch.list, page_size).list(options)
 
     # -- watch ----------------------------------------------------------------------------------
 

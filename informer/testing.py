@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from informer.rest import APIError, TransportError
+from client.errors import APIError, TransportError
 from informer.store import meta_namespace_key_func
 
 __all__ = ["FakeListWatch", "FakeWatchStream", "RunningInformer", "expired_status", "wait_until"]
@@ -51,7 +51,7 @@ def expired_status(message: str = "too old resource version") -> dict:
 
 
 class FakeWatchStream:
-    """A watch stream fed by the test; same contract as ``informer.rest.WatchStream``
+    """A watch stream fed by the test; same contract as ``client.rest.WatchStream``
     (client-go ``watch.FakeWatcher`` plays this part in Go tests).
 
     Iteration blocks for the next event. ``end()`` is the server closing the stream, ``fail(exc)``

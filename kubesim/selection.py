@@ -1,6 +1,6 @@
 """List/watch filters (namespace, labelSelector, fieldSelector) and continue tokens.
 
-Label selectors use informer.labels, the one implementation shared with the client side, so a
+Label selectors use client.labels, the one implementation shared with the client side, so a
 selector means the same on both ends of the wire. Field selectors support the fields each
 resource declares (ResourceInfo.field_selectors), as kube-apiserver's per-kind field sets do.
 Continue tokens have the real server's shape: base64url of
@@ -13,7 +13,7 @@ import base64
 import json
 from collections.abc import Callable
 
-from informer.labels import SelectorParseError, parse_selector
+from client.labels import SelectorParseError, parse_selector
 
 from . import errors
 from .resources import ResourceInfo

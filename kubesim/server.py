@@ -853,7 +853,7 @@ def _scale_of(info: ResourceInfo, obj: dict) -> dict:
     status_r = get_path(obj, paths.get("status") or ".status.replicas") or 0
     selector = None
     if info.kind == "Deployment" and not info.custom:
-        from informer.labels import selector_from_label_selector
+        from client.labels import selector_from_label_selector
 
         selector = str(selector_from_label_selector((obj.get("spec") or {}).get("selector")))
     elif paths.get("selector"):

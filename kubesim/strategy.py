@@ -248,7 +248,7 @@ def _validate_deployment(obj: dict) -> list[dict]:
     if not selector:
         causes.append(errors.field_required("spec.selector"))
     else:
-        from informer.labels import SelectorParseError, selector_from_label_selector
+        from client.labels import SelectorParseError, selector_from_label_selector
 
         try:
             sel = selector_from_label_selector(selector)

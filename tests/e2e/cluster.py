@@ -33,8 +33,9 @@ from typing import Any
 import yaml
 from kubernetes import client
 
-from controller.config import load_client_configuration
-from informer.rest import APIError, RESTClient, TransportError, resource_path
+from client.config import load_client_configuration
+from client.errors import APIError, TransportError
+from client.rest import RESTClient, resource_path
 
 ROOT = Path(__file__).resolve().parents[2]
 CRD_FILE = ROOT / "crds" / "foo-crd.yaml"

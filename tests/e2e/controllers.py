@@ -22,9 +22,9 @@ from typing import Any
 from kubernetes import client
 from prometheus_client import CollectorRegistry
 
+from client.config import load_client_configuration
+from client.rest import RESTClient
 from controller.__main__ import Process, build_parser, check_api, serve
-from controller.config import load_client_configuration
-from informer.rest import RESTClient
 from tests.e2e.cluster import wait_for
 from tests.integration.controller_process import ControllerProcess as _Process
 

@@ -23,7 +23,8 @@ from collections.abc import Callable
 
 import pytest
 
-from informer.rest import APIError, resource_path
+from client.errors import APIError
+from client.rest import resource_path
 from tests.e2e.cluster import DEPLOYMENTS, FOOS, LEASES, Cluster, load_manifests, wait_for
 from tests.e2e.conftest import ControllerCredentials
 from tests.e2e.controllers import ControllerProcess

@@ -15,8 +15,9 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
+from client.errors import APIError
+from client.rest import RESTClient, resource_path
 from controller.__main__ import build_parser, run
-from informer.rest import APIError, RESTClient, resource_path
 from kubesim import KubeSim
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -24,7 +24,8 @@ import logging
 
 import pytest
 
-from informer.rest import APIError, resource_path
+from client.errors import APIError
+from client.rest import resource_path
 from kubesim import KubeSim
 from tests.integration.controller_harness import CRD, DEPLOYMENTS, foo, wait_for
 from tests.integration.test_faults import (  # noqa: F401 - escaped is a fixture

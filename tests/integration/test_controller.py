@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from client.rest import resource_path
 from controller.__main__ import main
-from informer.rest import resource_path
 from kubesim import KubeSim
 from tests.integration.controller_harness import (
     CRD,

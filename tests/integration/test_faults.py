@@ -41,9 +41,11 @@ from typing import Any
 
 import pytest
 
+import client.wait
 import informer.reflector
+from client.errors import APIError, TransportError
+from client.rest import resource_path
 from controller.__main__ import run
-from informer.rest import APIError, TransportError, resource_path
 from kubesim import KubeSim
 from tests.integration.controller_harness import CRD, FOOS, ControllerHarness, foo, wait_for
 
@@ -328,7 +330,7 @@ def run_case(sim: KubeSim, case: Case, caplog, escaped, monkeypatch,
     """Run the workload under the fault; assert convergence, caches, queue, logs; return h."""
     if case.compress_backoff:
         monkeypatch.setattr(informer.reflector, "ExponentialBackoff", functools.partial(
-            informer.reflector.ExponentialBackoff, initial=0.05, cap=0.4))
+            client.wait.ExponentialBackoff, initial=0.05, cap=0.4))
     caplog.set_level(logging.INFO)
     h = FaultHarness(sim, "--workers", str(case.workers)).start()
     chaos = None

@@ -21,8 +21,9 @@ import pytest
 from kubernetes import client
 from kubernetes.config import incluster_config
 
-from controller.config import ConfigError, load_client_configuration
-from informer.rest import APIError, RESTClient, TransportError
+from client.config import ConfigError, load_client_configuration
+from client.errors import APIError, TransportError
+from client.rest import RESTClient
 from kubesim import KubeSim
 from kubesim.tls import generate_certificate
 

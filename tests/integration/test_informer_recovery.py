@@ -11,10 +11,10 @@ from urllib.parse import parse_qs
 
 import pytest
 
+from client.rest import RESTClient
+from client.wait import ExponentialBackoff
 from informer import DeletedFinalStateUnknown, SharedIndexInformer, wait_for_cache_sync
 from informer.listwatch import ListWatch
-from informer.reflector import ExponentialBackoff
-from informer.rest import RESTClient
 from informer.testing import RunningInformer, wait_until
 from kubesim import KubeSim
 

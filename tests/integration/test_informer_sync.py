@@ -10,6 +10,8 @@ from urllib.parse import parse_qs
 import pytest
 from kubernetes import client
 
+from client.rest import RESTClient
+from client.wait import ExponentialBackoff
 from informer import (
     ResourceEventHandlerFuncs,
     SharedIndexInformer,
@@ -17,8 +19,6 @@ from informer import (
     wait_for_cache_sync,
 )
 from informer.listwatch import ListWatch
-from informer.reflector import ExponentialBackoff
-from informer.rest import RESTClient
 from informer.testing import RunningInformer, wait_until
 from kubesim import KubeSim
 

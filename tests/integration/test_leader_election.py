@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from informer.rest import RESTClient, resource_path
+from client.rest import RESTClient, resource_path
 from kubesim import KubeSim
 from tests.integration.controller_harness import foo
 

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from client.rest import RESTClient
 from controller.__main__ import build_parser
 from controller.health import parse_bind_address
-from informer.rest import RESTClient
 from kubesim import KubeSim
 
 ROOT = Path(__file__).resolve().parents[2]

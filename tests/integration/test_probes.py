@@ -12,7 +12,7 @@ import signal
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from informer.rest import RESTClient, resource_path
+from client.rest import RESTClient, resource_path
 from kubesim import KubeSim
 from tests.integration.controller_harness import foo
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from informer.rest import RESTClient, resource_path
+from client.rest import RESTClient, resource_path
 from kubesim import KubeSim, RequestRecord
 from tests.integration.controller_harness import foo
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from informer.rest import RESTClient, resource_path
+from client.rest import RESTClient, resource_path
 from kubesim import KubeSim
 from tests.integration.controller_harness import foo
 

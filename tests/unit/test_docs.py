@@ -43,15 +43,15 @@ from typing import Any
 
 import pytest
 
+from client.rest import RESTClient, resource_path
 from controller.__main__ import build_parser, run
 from controller.logs import TextFormatter
-from informer.rest import RESTClient, resource_path
 from kubesim import KubeSim
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 DOC_NAMES = ["architecture.md", "walkthrough.md", "client-go-map.md", "exercises.md"]
-OUR_PACKAGES = ("workqueue", "informer", "controller", "kubesim")
+OUR_PACKAGES = ("workqueue", "client", "informer", "tools", "controller", "kubesim")
 FOOS = ("samplecontroller.k8s.io", "v1alpha1", "foos")
 SESSION_KUBECONFIG = "/tmp/kubesim.kubeconfig"  # the path the walkthrough uses; swapped for a temp file
 
@@ -548,11 +548,11 @@ TWIN_MARKERS = ("client-go", "sample-controller", "controller-runtime", "apimach
 
 
 def public_classes() -> Iterator[tuple[str, str, str]]:
-    for package in ("workqueue", "informer", "controller"):
-        for path in sorted((ROOT / package).glob("*.py")):
+    for package in ("workqueue", "client", "informer", "tools", "controller"):
+        for path in sorted((ROOT / package).rglob("*.py")):
             for node in ast.parse(path.read_text()).body:
                 if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
-                    yield f"{package}/{path.name}", node.name, ast.get_docstring(node) or ""
+                    yield str(path.relative_to(ROOT)), node.name, ast.get_docstring(node) or ""
 
 
 def test_every_public_class_names_its_upstream_twin():

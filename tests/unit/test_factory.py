@@ -7,9 +7,9 @@ import threading
 import pytest
 from prometheus_client import CollectorRegistry
 
+from client.rest import RESTClient
 from informer.factory import GroupVersionResource, SharedInformerFactory
 from informer.metrics import InformerMetricsProvider
-from informer.rest import RESTClient
 from informer.testing import FakeListWatch, wait_until
 
 

@@ -12,6 +12,7 @@ import threading
 
 import pytest
 
+from client.errors import APIError
 from controller.foo_controller import (
     Controller,
     ResourceExistsError,
@@ -19,7 +20,6 @@ from controller.foo_controller import (
     new_deployment,
 )
 from informer.lister import NotFoundError
-from informer.rest import APIError
 from informer.store import DeletedFinalStateUnknown
 from tests.polling import wait_for
 from workqueue import FakeClock, RateLimitingQueue, sample_controller_rate_limiter

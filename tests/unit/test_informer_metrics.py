@@ -6,8 +6,8 @@ import threading
 
 from prometheus_client import CollectorRegistry
 
+from client.wait import ExponentialBackoff
 from informer.metrics import NOOP_METRICS, InformerMetrics, InformerMetricsProvider
-from informer.reflector import ExponentialBackoff
 from informer.shared_informer import SharedIndexInformer, wait_for_cache_sync
 from informer.testing import FakeListWatch, wait_until
 

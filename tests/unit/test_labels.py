@@ -2,7 +2,7 @@
 
 import pytest
 
-from informer.labels import (
+from client.labels import (
     SelectorParseError,
     parse_selector,
     selector_from_label_selector,

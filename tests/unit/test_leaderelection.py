@@ -1,4 +1,4 @@
-"""controller.leaderelection against an in-memory Lease endpoint with resourceVersion checks."""
+"""tools.leaderelection against an in-memory Lease endpoint with resourceVersion checks."""
 
 from __future__ import annotations
 
@@ -10,13 +10,8 @@ import time
 import pytest
 from prometheus_client import CollectorRegistry
 
-from controller.leaderelection import (
-    LeaderElectionConfig,
-    LeaderElector,
-    LeaseLock,
-    micro_time,
-)
-from informer.rest import APIError, TransportError
+from client.errors import APIError, TransportError
+from tools.leaderelection import LeaderElectionConfig, LeaderElector, LeaseLock, micro_time
 
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/ns/leases/lock"
 
@@ -144,7 +139,7 @@ def test_racing_candidates_cannot_both_win():
     # both read the same expired record...
     lock_a.get()
     lock_b.get()
-    from controller.leaderelection import LeaderElectionRecord
+    from tools.leaderelection import LeaderElectionRecord
     lock_a.update(LeaderElectionRecord("a", 15))
     with pytest.raises(APIError) as err:  # ...and the second write is refused
         lock_b.update(LeaderElectionRecord("b", 15))

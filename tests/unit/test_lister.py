@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from informer.labels import SelectorParseError, parse_selector
+from client.labels import SelectorParseError, parse_selector
 from informer.lister import Lister, NotFoundError
 from informer.store import NAMESPACE_INDEX, Indexer, meta_namespace_index_func
 

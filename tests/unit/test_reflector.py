@@ -9,16 +9,15 @@ import time
 
 import pytest
 
-from informer.reflector import (
-    DEFAULT_PAGE_SIZE,
-    ExponentialBackoff,
-    Reflector,
-    VeryShortWatchError,
+from client.errors import (
+    APIError,
+    TransportError,
     api_error_from_status,
     is_connection_refused,
     is_too_large_resource_version_error,
 )
-from informer.rest import APIError, TransportError
+from client.wait import ExponentialBackoff
+from informer.reflector import DEFAULT_PAGE_SIZE, Reflector, VeryShortWatchError
 from informer.store import Indexer
 from informer.testing import FakeListWatch, wait_until
 

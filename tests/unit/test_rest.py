@@ -1,4 +1,4 @@
-"""informer.rest: requests, Status errors, Retry-After, throttling and watch streams.
+"""client.rest: requests, Status errors, Retry-After, throttling and watch streams.
 
 A tiny local HTTP server stands in for the API server so each case controls the exact bytes.
 """
@@ -13,17 +13,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from kubernetes import client
 
-from informer.rest import (
+from client.errors import (
     APIError,
-    RESTClient,
     TransportError,
     is_already_exists,
     is_conflict,
     is_gone,
     is_not_found,
     is_too_many_requests,
-    resource_path,
 )
+from client.rest import RESTClient, resource_path
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
+from client.wait import ExponentialBackoff
 from informer import shared_informer
-from informer.reflector import ExponentialBackoff
 from informer.shared_informer import (
     FilteringResourceEventHandler,
     ResourceEventHandlerDetailedFuncs,

@@ -1,18 +1,13 @@
-"""controller.events: the correlator (aggregate, dedupe, spam filter) and the async recorder."""
+"""tools.record: the correlator (aggregate, dedupe, spam filter) and the async recorder."""
 
 from __future__ import annotations
 
 import threading
 import time
 
-from controller.events import (
-    EVENT_TYPE_NORMAL,
-    EVENT_TYPE_WARNING,
-    EventCorrelator,
-    EventRecorder,
-)
-from informer.rest import APIError, TransportError
+from client.errors import APIError, TransportError
 from tests.polling import wait_for
+from tools.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventCorrelator, EventRecorder
 
 FOO = {
     "apiVersion": "samplecontroller.k8s.io/v1alpha1",

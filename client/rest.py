@@ -1,7 +1,7 @@
 """Raw-JSON REST transport on top of the official client's ``ApiClient``.
 
 client-go twin: ``rest.RESTClient`` as the dynamic client uses it (``k8s.io/client-go/rest``),
-plus the error helpers of ``k8s.io/apimachinery/pkg/api/errors`` (``IsNotFound``, ...).
+with the errors of ``client/errors.py`` (``k8s.io/apimachinery/pkg/api/errors``).
 
 Why not the generated ``*Api`` classes? They decode every response into model classes, which is
 slow and does not cover custom resources (DESIGN.md, "Objects are plain dicts"). Why not a
@@ -24,103 +24,23 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, urlencode
 
 import urllib3
 
-from workqueue.rate_limiters import BucketRateLimiter
+from client.errors import APIError, TransportError
+from client.flowcontrol import TokenBucketRateLimiter
 
 __all__ = [
-    "APIError",
     "RESTClient",
-    "TransportError",
     "WatchStream",
-    "is_already_exists",
-    "is_conflict",
-    "is_gone",
-    "is_not_found",
-    "is_too_many_requests",
     "resource_path",
 ]
 
 Params = Mapping[str, Any] | Sequence[tuple[str, Any]] | None
 Timeout = float | tuple[float, float] | None
-
-
-class TransportError(OSError):
-    """The request did not get an HTTP answer: refused, reset, TLS failure or read timeout
-    (what client-go sees as a ``*url.Error`` from its transport)."""
-
-
-class APIError(Exception):
-    """The server answered with a non-2xx status (apimachinery ``StatusError``).
-
-    Attributes mirror the ``Status`` object the server sends, so callers test ``reason`` the way
-    client-go's ``errors.IsConflict`` and friends do.
-    """
-
-    def __init__(
-        self,
-        code: int,
-        reason: str,
-        message: str,
-        status: dict | None = None,
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(f"{code} {reason}: {message}")
-        self.code = code  # HTTP status code
-        self.reason = reason  # Status.reason (e.g. "Conflict"), else the HTTP reason phrase
-        self.message = message  # Status.message, else the (truncated) response text
-        self.status = status  # the decoded Status object, when the body was one
-        self.retry_after = retry_after  # seconds, from Retry-After or details.retryAfterSeconds
-
-    @classmethod
-    def from_response(cls, code: int, phrase: str, headers: Mapping[str, str], data: bytes) -> APIError:
-        status: dict | None = None
-        try:
-            decoded = json.loads(data) if data else None
-            if isinstance(decoded, dict) and decoded.get("kind") == "Status":
-                status = decoded
-        except ValueError:
-            pass
-        reason = (status or {}).get("reason") or phrase or str(code)
-        message = (status or {}).get("message") or data[:500].decode("utf-8", "replace").strip()
-        retry_after: float | None = None
-        header = headers.get("Retry-After")
-        if header:
-            try:
-                retry_after = float(header)
-            except ValueError:
-                retry_after = None  # an HTTP-date; kube-apiserver only ever sends seconds
-        if retry_after is None and status:
-            seconds = (status.get("details") or {}).get("retryAfterSeconds")
-            if seconds:
-                retry_after = float(seconds)
-        return cls(code, reason, message, status, retry_after)
-
-
-def is_not_found(err: BaseException) -> bool:
-    return isinstance(err, APIError) and err.code == 404
-
-
-def is_conflict(err: BaseException) -> bool:
-    return isinstance(err, APIError) and err.code == 409 and err.reason != "AlreadyExists"
-
-
-def is_already_exists(err: BaseException) -> bool:
-    return isinstance(err, APIError) and err.code == 409 and err.reason == "AlreadyExists"
-
-
-def is_gone(err: BaseException) -> bool:
-    """410: the resourceVersion is older than the server's history (``IsResourceExpired``/``IsGone``)."""
-    return isinstance(err, APIError) and (err.code == 410 or err.reason in ("Expired", "Gone"))
-
-
-def is_too_many_requests(err: BaseException) -> bool:
-    return isinstance(err, APIError) and err.code == 429
 
 
 def resource_path(
@@ -177,9 +97,8 @@ class RESTClient:
         user_agent: str | None = None,
     ) -> None:
         self.api_client = api_client  # kubernetes.client.ApiClient: config, auth, TLS, pool
-        # client-go's flowcontrol.NewTokenBucketRateLimiter is the same x/time/rate bucket the
-        # workqueue's BucketRateLimiter reserves from: one token per request, waiting when empty.
-        self._throttle = BucketRateLimiter(qps, max(1, burst or int(qps))) if qps > 0 else None
+        # client-go's flowcontrol.NewTokenBucketRateLimiter: one token per request, waiting when empty.
+        self._throttle = TokenBucketRateLimiter(qps, max(1, burst or int(qps))) if qps > 0 else None
         self._user_agent = user_agent  # None keeps the ApiClient's own User-Agent
 
     # -- building and sending ----------------------------------------------------------------
@@ -212,9 +131,7 @@ class RESTClient:
         stream: bool,
     ) -> urllib3.BaseHTTPResponse:
         if self._throttle is not None:
-            delay = self._throttle.when(None)
-            if delay > 0:
-                time.sleep(delay)
+            self._throttle.accept()
         url, headers = self._prepare(method, path, params, content_type if body is not None else None)
         data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
         if isinstance(timeout, tuple):

@@ -1,0 +1,198 @@
+"""The event correlator: what to write for each Event, so a busy controller does not flood etcd.
+
+client-go twin: ``tools/record/events_cache.go`` (``EventCorrelator`` with ``EventAggregator``,
+``eventLogger`` and ``EventSourceObjectSpamFilter``). Same limits and the same order as upstream:
+
+1. the *aggregator* folds 10 events that differ only in message, within 10 minutes, into one
+   "(combined from similar events): ..." event;
+2. the *logger* recognises an event identical to one already written and turns the write
+   into a PATCH of that Event's ``count`` and ``lastTimestamp``, so ``kubectl describe``
+   shows one line "x42 over 21m" instead of 42 lines;
+3. the *spam filter*, a token bucket per involved object (burst 25, one token per 5 min),
+   drops what is left of a storm.
+
+It is pure bookkeeping, with no I/O: the recorder (``recorder.py``) asks it before each write.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["CorrelateResult", "EventCorrelator"]
+
+# Defaults of client-go record (events_cache.go).
+LRU_CACHE_SIZE = 4096  # maxLruCacheEntries
+AGGREGATE_MAX_EVENTS = 10  # defaultAggregateMaxEvents
+AGGREGATE_INTERVAL = 600.0  # defaultAggregateIntervalInSeconds
+SPAM_BURST = 25  # defaultSpamBurst
+SPAM_QPS = 1.0 / 300.0  # defaultSpamQPS: one token per 5 minutes
+
+_COMBINED_PREFIX = "(combined from similar events): "
+
+
+class _LRU(OrderedDict):
+    """A size-bounded dict that forgets the least recently used key (golang lru.Cache)."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self._size = size
+
+    def get_recent(self, key: Any) -> Any:
+        value = self.get(key)
+        if value is not None:
+            self.move_to_end(key)
+        return value
+
+    def put(self, key: Any, value: Any) -> None:
+        self[key] = value
+        self.move_to_end(key)
+        while len(self) > self._size:
+            self.popitem(last=False)
+
+
+def _object_key(event: dict) -> tuple:
+    io = event["involvedObject"]
+    src = event.get("source") or {}
+    return (
+        src.get("component", ""),
+        src.get("host", ""),
+        io.get("kind", ""),
+        io.get("namespace", ""),
+        io.get("name", ""),
+        io.get("uid", ""),
+        io.get("apiVersion", ""),
+    )
+
+
+@dataclass
+class _SpamRecord:
+    tokens: float  # tokens left in this object's bucket at `last`
+    last: float  # monotonic time tokens was computed
+
+
+@dataclass
+class _AggregateRecord:
+    local_keys: set[str] = field(default_factory=set)  # distinct messages seen in the interval
+    last: float = 0.0  # monotonic time of the newest of them
+
+
+@dataclass
+class _LogRecord:
+    count: int  # the count written to the server for this Event
+    first_timestamp: str  # firstTimestamp of the Event, kept across repeats
+    name: str  # metadata.name of the Event object on the server
+
+
+@dataclass
+class CorrelateResult:
+    """What to write for one event: the event, and whether it is a PATCH of an existing one
+    (client-go ``record.EventCorrelateResult``)."""
+
+    event: dict | None  # None when skipped
+    patch: dict | None = None  # the body of a strategic merge patch, when it repeats an Event
+    skip: bool = False  # dropped by the spam filter
+    # what the written Event is remembered under: the event's own key, or for a combined event
+    # the key of its reason (client-go's aggregate key), so later combined ones patch the same
+    key: tuple = ()
+
+
+class EventCorrelator:
+    """Aggregate, deduplicate and rate-limit events before they are written (client-go
+    ``record.EventCorrelator``, events_cache.go).
+
+    Thread-safe; the sender thread is the only writer in practice, but tests and the recorder's
+    callers may call ``correlate`` concurrently.
+    """
+
+    def __init__(self, clock=time.monotonic, cache_size: int = LRU_CACHE_SIZE) -> None:
+        self._clock = clock  # monotonic seconds; injectable for tests
+        self._lock = threading.Lock()
+        self._spam: _LRU = _LRU(cache_size)  # object key -> _SpamRecord
+        self._aggregate: _LRU = _LRU(cache_size)  # aggregate key -> _AggregateRecord
+        self._log: _LRU = _LRU(cache_size)  # exact event key -> _LogRecord
+
+    def correlate(self, event: dict) -> CorrelateResult:
+        with self._lock:
+            event, key = self._aggregate_event(event)
+            patch = self._observe(event, key)
+            if not self._spam_allows(event):
+                return CorrelateResult(None, skip=True)
+            return CorrelateResult(event, patch, key=key)
+
+    def update_state(self, written: dict, key: tuple | None = None) -> None:
+        """Remember what the server stored under ``key`` (a correlate result's; by default the
+        written event's own), so the next event with that key patches it."""
+        with self._lock:
+            self._log.put(
+                _event_key(written) if key is None else key,
+                _LogRecord(
+                    count=int(written.get("count") or 1),
+                    first_timestamp=written.get("firstTimestamp") or "",
+                    name=written["metadata"]["name"],
+                ),
+            )
+
+    def forget(self, key: tuple) -> None:
+        """Drop the memory of an Event the server no longer has (a PATCH answered 404)."""
+        with self._lock:
+            self._log.pop(key, None)
+
+    # -- the three stages ---------------------------------------------------------------------
+
+    def _aggregate_event(self, event: dict) -> tuple[dict, tuple]:
+        """The event to write and the key it is remembered under (client-go ``EventAggregate``)."""
+        now = self._clock()
+        key = _object_key(event) + (event.get("type", ""), event.get("reason", ""))
+        record = self._aggregate.get_recent(key)
+        if record is None or now - record.last > AGGREGATE_INTERVAL:
+            record = _AggregateRecord()
+        record.local_keys.add(event.get("message", ""))
+        record.last = now
+        self._aggregate.put(key, record)
+        if len(record.local_keys) < AGGREGATE_MAX_EVENTS:
+            return event, _event_key(event)
+        record.local_keys.pop()  # the set need not grow past the threshold (upstream's PopAny)
+        combined = dict(event)
+        combined["message"] = _COMBINED_PREFIX + event.get("message", "")
+        return combined, key
+
+    def _observe(self, event: dict, key: tuple) -> dict | None:
+        record: _LogRecord | None = self._log.get_recent(key)
+        if record is None:
+            return None
+        event["count"] = record.count + 1
+        event["firstTimestamp"] = record.first_timestamp
+        event["metadata"]["name"] = record.name
+        return {
+            "count": event["count"],
+            "lastTimestamp": event["lastTimestamp"],
+            "message": event["message"],
+        }
+
+    def _spam_allows(self, event: dict) -> bool:
+        now = self._clock()
+        key = _object_key(event)
+        record = self._spam.get_recent(key)
+        if record is None:
+            record = _SpamRecord(tokens=float(SPAM_BURST), last=now)
+        record.tokens = min(SPAM_BURST, record.tokens + (now - record.last) * SPAM_QPS)
+        record.last = now
+        allowed = record.tokens >= 1.0
+        if allowed:
+            record.tokens -= 1.0
+        self._spam.put(key, record)
+        return allowed
+
+
+def _event_key(event: dict) -> tuple:
+    return _object_key(event) + (
+        event.get("type", ""),
+        event.get("reason", ""),
+        event.get("message", ""),
+    )
+
+
