@@ -114,8 +114,9 @@ class Tracker:
 
 def new_sim(latency: float) -> tuple[KubeSim, Tracker]:
     """A fresh kubesim with the Foo CRD, the deployment status loop and optional latency."""
-    sim = KubeSim(crds=[CRD], deployment_status_delay=0.0, history_size=500_000,
-                  request_log_size=2_000_000)
+    sim = KubeSim(
+        crds=[CRD], deployment_status_delay=0.0, history_size=500_000, request_log_size=2_000_000
+    )
     tracker = Tracker()
     sim.storage.add_listener(tracker)
     sim.start()
@@ -125,9 +126,12 @@ def new_sim(latency: float) -> tuple[KubeSim, Tracker]:
 
 
 def foo_body(name: str, replicas: int) -> dict:
-    return {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
-            "metadata": {"name": name, "namespace": NAMESPACE},
-            "spec": {"deploymentName": name, "replicas": replicas}}
+    return {
+        "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+        "kind": "Foo",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {"deploymentName": name, "replicas": replicas},
+    }
 
 
 def create_foos(sim: KubeSim, names: list[str]) -> None:
@@ -163,9 +167,23 @@ def _profiler(pid: int, workdir: Path, name: str) -> subprocess.Popen | None:
     if not out:
         return None
     Path(out).mkdir(parents=True, exist_ok=True)
-    spy = subprocess.Popen([str(Path(PY).parent / "py-spy"), "record", "-p", str(pid), "-r", "250", "--gil",
-                            "-f", "raw", "-o", str(Path(out) / f"{name}.txt")],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    spy = subprocess.Popen(
+        [
+            str(Path(PY).parent / "py-spy"),
+            "record",
+            "-p",
+            str(pid),
+            "-r",
+            "250",
+            "--gil",
+            "-f",
+            "raw",
+            "-o",
+            str(Path(out) / f"{name}.txt"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     time.sleep(1.0)  # py-spy attaches
     return spy
 
@@ -201,23 +219,49 @@ KOPF = Variant("kopf")
 OFFICIAL = Variant("official")
 
 
-def start_controller(v: Variant, kubeconfig: str, log_path: Path, *, resync: str = "30s",
-                     metrics_port: int = 0) -> subprocess.Popen:
+def start_controller(
+    v: Variant, kubeconfig: str, log_path: Path, *, resync: str = "30s", metrics_port: int = 0
+) -> subprocess.Popen:
     env = dict(os.environ, KUBECONFIG=kubeconfig, PYTHONPATH=str(ROOT))
     if v.kind == "ours":
-        cmd = [PY, "-m", "controller", "--kubeconfig", kubeconfig, "--workers", str(v.workers),
-               "--kube-api-qps", f"{v.qps:g}", "--resync-period", resync,
-               "--metrics-bind-address", f"127.0.0.1:{metrics_port}" if metrics_port else "0",
-               "--health-probe-bind-address", "0"]
+        cmd = [
+            PY,
+            "-m",
+            "controller",
+            "--kubeconfig",
+            kubeconfig,
+            "--workers",
+            str(v.workers),
+            "--kube-api-qps",
+            f"{v.qps:g}",
+            "--resync-period",
+            resync,
+            "--metrics-bind-address",
+            f"127.0.0.1:{metrics_port}" if metrics_port else "0",
+            "--health-probe-bind-address",
+            "0",
+        ]
     elif v.kind == "official":
-        cmd = [PY, str(PEERS / "official_controller.py"), "--kubeconfig", kubeconfig,
-               "--workers", str(v.workers)]
+        cmd = [
+            PY,
+            str(PEERS / "official_controller.py"),
+            "--kubeconfig",
+            kubeconfig,
+            "--workers",
+            str(v.workers),
+        ]
     else:
-        cmd = [str(Path(PY).parent / "kopf"), "run", "--standalone", "-A",
-               str(PEERS / "kopf_operator.py")]
+        cmd = [
+            str(Path(PY).parent / "kopf"),
+            "run",
+            "--standalone",
+            "-A",
+            str(PEERS / "kopf_operator.py"),
+        ]
     log = open(log_path, "ab")  # noqa: SIM115 - closed with the process
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+    )
     proc._bench_log = log  # type: ignore[attr-defined]
     return proc
 
@@ -234,7 +278,9 @@ def stop_controller(proc: subprocess.Popen) -> None:
 
 
 @contextlib.contextmanager
-def running(v: Variant, latency: float, workdir: Path, **kw: Any) -> Iterator[tuple[KubeSim, Tracker, subprocess.Popen]]:
+def running(
+    v: Variant, latency: float, workdir: Path, **kw: Any
+) -> Iterator[tuple[KubeSim, Tracker, subprocess.Popen]]:
     """kubesim + one controller, warmed up with one converged Foo."""
     sim, tracker = new_sim(latency)
     kubeconfig = sim.write_kubeconfig(workdir / "kubeconfig")
@@ -243,7 +289,9 @@ def running(v: Variant, latency: float, workdir: Path, **kw: Any) -> Iterator[tu
         tracker.arm(["warmup"])
         create_foos(sim, ["warmup"])
         if not tracker.done.wait(90):
-            raise RuntimeError(f"{v.label}: warm-up Foo did not converge; see {workdir / (v.kind + '.log')}")
+            raise RuntimeError(
+                f"{v.label}: warm-up Foo did not converge; see {workdir / (v.kind + '.log')}"
+            )
         yield sim, tracker, proc
     finally:
         stop_controller(proc)
@@ -277,15 +325,28 @@ def burst(v: Variant, n: int, latency: float, workdir: Path, timeout: float) -> 
             profiler.send_signal(signal.SIGINT)
             profiler.wait(60)
         log = sim.request_log
-        lat = [tracker.dep_created[x] - tracker.foo_created[x] for x in names if x in tracker.dep_created]
+        lat = [
+            tracker.dep_created[x] - tracker.foo_created[x]
+            for x in names
+            if x in tracker.dep_created
+        ]
         return {
-            "variant": v.label, "kind": v.kind, "workers": v.workers, "qps": v.qps, "n": n,
-            "latency": latency, "converged": converged,
+            "variant": v.label,
+            "kind": v.kind,
+            "workers": v.workers,
+            "qps": v.qps,
+            "n": n,
+            "latency": latency,
+            "converged": converged,
             "left": len(tracker.pending),
-            "seconds": t1 - t0, "foos_per_s": n / (t1 - t0), "cpu": cpu1 - cpu0,
+            "seconds": t1 - t0,
+            "foos_per_s": n / (t1 - t0),
+            "cpu": cpu1 - cpu0,
             "server_cpu": server1 - server0,
-            "p50": pct(lat, 0.5), "p99": pct(lat, 0.99),
-            "requests": len(log), "writes": sum(r.verb in WRITE_VERBS for r in log),
+            "p50": pct(lat, 0.5),
+            "p99": pct(lat, 0.99),
+            "requests": len(log),
+            "writes": sum(r.verb in WRITE_VERBS for r in log),
             "write_kinds": _count(f"{r.verb} {r.resource}" for r in log if r.verb in WRITE_VERBS),
             "conflicts": sum(r.code == 409 for r in log),
         }
@@ -313,7 +374,11 @@ def scrape(port: int, metric: str) -> float:
 def steady_state(n: int, resync: float, periods: int, workdir: Path) -> dict:
     """With n Foos converged, count API writes over whole resync periods (must be 0)."""
     port = free_port()
-    with running(OURS, 0.0, workdir, resync=f"{resync:g}s", metrics_port=port) as (sim, tracker, proc):
+    with running(OURS, 0.0, workdir, resync=f"{resync:g}s", metrics_port=port) as (
+        sim,
+        tracker,
+        proc,
+    ):
         names = [f"foo-{i:05d}" for i in range(n)]
         tracker.arm(names)
         create_foos(sim, names)
@@ -323,7 +388,10 @@ def steady_state(n: int, resync: float, periods: int, workdir: Path) -> dict:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             log = sim.request_log
-            if log and time.time() - max(r.time + r.duration for r in log if r.verb != "watch") > 1.0:
+            if (
+                log
+                and time.time() - max(r.time + r.duration for r in log if r.verb != "watch") > 1.0
+            ):
                 break
             time.sleep(0.2)
         sim.clear_request_log()
@@ -334,10 +402,16 @@ def steady_state(n: int, resync: float, periods: int, workdir: Path) -> dict:
         cpu1 = cpu_seconds(proc.pid)
         log = sim.request_log
         writes = [r for r in log if r.verb in WRITE_VERBS]
-        return {"n": n, "resync": resync, "periods": periods, "writes": len(writes),
-                "requests": sum(r.verb != "watch" for r in log),
-                "write_detail": sorted({f"{r.verb} {r.resource}" for r in writes}),
-                "syncs": syncs1 - syncs0, "cpu": cpu1 - cpu0}
+        return {
+            "n": n,
+            "resync": resync,
+            "periods": periods,
+            "writes": len(writes),
+            "requests": sum(r.verb != "watch" for r in log),
+            "write_detail": sorted({f"{r.verb} {r.resource}" for r in writes}),
+            "syncs": syncs1 - syncs0,
+            "cpu": cpu1 - cpu0,
+        }
 
 
 # -- memory --------------------------------------------------------------------------------------
@@ -345,41 +419,129 @@ def steady_state(n: int, resync: float, periods: int, workdir: Path) -> dict:
 # What a Foo made with `kubectl create` and reconciled by this controller carries in a real
 # cluster (kubesim writes no managedFields: these are added to the stored objects by hand).
 FOO_MANAGED_FIELDS = [
-    {"manager": "kubectl-create", "operation": "Update", "apiVersion": "samplecontroller.k8s.io/v1alpha1",
-     "time": "2026-01-01T00:00:00Z", "fieldsType": "FieldsV1",
-     "fieldsV1": {"f:spec": {".": {}, "f:deploymentName": {}, "f:replicas": {}}}},
-    {"manager": "sample-controller", "operation": "Update", "apiVersion": "samplecontroller.k8s.io/v1alpha1",
-     "time": "2026-01-01T00:00:01Z", "fieldsType": "FieldsV1", "subresource": "status",
-     "fieldsV1": {"f:status": {".": {}, "f:availableReplicas": {}, "f:observedGeneration": {},
-                               "f:conditions": {".": {}, 'k:{"type":"Ready"}': {
-                                   ".": {}, "f:lastTransitionTime": {}, "f:message": {},
-                                   "f:observedGeneration": {}, "f:reason": {}, "f:status": {},
-                                   "f:type": {}}}}}},
+    {
+        "manager": "kubectl-create",
+        "operation": "Update",
+        "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+        "time": "2026-01-01T00:00:00Z",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:spec": {".": {}, "f:deploymentName": {}, "f:replicas": {}}},
+    },
+    {
+        "manager": "sample-controller",
+        "operation": "Update",
+        "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+        "time": "2026-01-01T00:00:01Z",
+        "fieldsType": "FieldsV1",
+        "subresource": "status",
+        "fieldsV1": {
+            "f:status": {
+                ".": {},
+                "f:availableReplicas": {},
+                "f:observedGeneration": {},
+                "f:conditions": {
+                    ".": {},
+                    'k:{"type":"Ready"}': {
+                        ".": {},
+                        "f:lastTransitionTime": {},
+                        "f:message": {},
+                        "f:observedGeneration": {},
+                        "f:reason": {},
+                        "f:status": {},
+                        "f:type": {},
+                    },
+                },
+            }
+        },
+    },
 ]
 # ... and what its Deployment carries: our spec, kube-controller-manager's status and revision.
 DEPLOYMENT_MANAGED_FIELDS = [
-    {"manager": "sample-controller", "operation": "Update", "apiVersion": "apps/v1",
-     "time": "2026-01-01T00:00:00Z", "fieldsType": "FieldsV1",
-     "fieldsV1": {"f:metadata": {"f:ownerReferences": {".": {}, 'k:{"uid":"00000000-0000-0000-0000-000000000000"}': {}}},
-                  "f:spec": {"f:progressDeadlineSeconds": {}, "f:replicas": {}, "f:revisionHistoryLimit": {},
-                             "f:selector": {}, "f:strategy": {"f:rollingUpdate": {".": {}, "f:maxSurge": {}, "f:maxUnavailable": {}},
-                                                              "f:type": {}},
-                             "f:template": {"f:metadata": {"f:labels": {".": {}, "f:app": {}, "f:controller": {}}},
-                                            "f:spec": {"f:containers": {'k:{"name":"nginx"}': {
-                                                ".": {}, "f:image": {}, "f:imagePullPolicy": {}, "f:name": {},
-                                                "f:resources": {}, "f:terminationMessagePath": {},
-                                                "f:terminationMessagePolicy": {}}},
-                                                "f:dnsPolicy": {}, "f:restartPolicy": {}, "f:schedulerName": {},
-                                                "f:securityContext": {}, "f:terminationGracePeriodSeconds": {}}}}}},
-    {"manager": "kube-controller-manager", "operation": "Update", "apiVersion": "apps/v1",
-     "time": "2026-01-01T00:00:05Z", "fieldsType": "FieldsV1", "subresource": "status",
-     "fieldsV1": {"f:metadata": {"f:annotations": {".": {}, "f:deployment.kubernetes.io/revision": {}}},
-                  "f:status": {"f:availableReplicas": {}, "f:conditions": {".": {}, 'k:{"type":"Available"}': {
-                      ".": {}, "f:lastTransitionTime": {}, "f:lastUpdateTime": {}, "f:message": {}, "f:reason": {},
-                      "f:status": {}, "f:type": {}}, 'k:{"type":"Progressing"}': {
-                      ".": {}, "f:lastTransitionTime": {}, "f:lastUpdateTime": {}, "f:message": {}, "f:reason": {},
-                      "f:status": {}, "f:type": {}}}, "f:observedGeneration": {}, "f:readyReplicas": {},
-                      "f:replicas": {}, "f:updatedReplicas": {}}}},
+    {
+        "manager": "sample-controller",
+        "operation": "Update",
+        "apiVersion": "apps/v1",
+        "time": "2026-01-01T00:00:00Z",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {
+            "f:metadata": {
+                "f:ownerReferences": {
+                    ".": {},
+                    'k:{"uid":"00000000-0000-0000-0000-000000000000"}': {},
+                }
+            },
+            "f:spec": {
+                "f:progressDeadlineSeconds": {},
+                "f:replicas": {},
+                "f:revisionHistoryLimit": {},
+                "f:selector": {},
+                "f:strategy": {
+                    "f:rollingUpdate": {".": {}, "f:maxSurge": {}, "f:maxUnavailable": {}},
+                    "f:type": {},
+                },
+                "f:template": {
+                    "f:metadata": {"f:labels": {".": {}, "f:app": {}, "f:controller": {}}},
+                    "f:spec": {
+                        "f:containers": {
+                            'k:{"name":"nginx"}': {
+                                ".": {},
+                                "f:image": {},
+                                "f:imagePullPolicy": {},
+                                "f:name": {},
+                                "f:resources": {},
+                                "f:terminationMessagePath": {},
+                                "f:terminationMessagePolicy": {},
+                            }
+                        },
+                        "f:dnsPolicy": {},
+                        "f:restartPolicy": {},
+                        "f:schedulerName": {},
+                        "f:securityContext": {},
+                        "f:terminationGracePeriodSeconds": {},
+                    },
+                },
+            },
+        },
+    },
+    {
+        "manager": "kube-controller-manager",
+        "operation": "Update",
+        "apiVersion": "apps/v1",
+        "time": "2026-01-01T00:00:05Z",
+        "fieldsType": "FieldsV1",
+        "subresource": "status",
+        "fieldsV1": {
+            "f:metadata": {"f:annotations": {".": {}, "f:deployment.kubernetes.io/revision": {}}},
+            "f:status": {
+                "f:availableReplicas": {},
+                "f:conditions": {
+                    ".": {},
+                    'k:{"type":"Available"}': {
+                        ".": {},
+                        "f:lastTransitionTime": {},
+                        "f:lastUpdateTime": {},
+                        "f:message": {},
+                        "f:reason": {},
+                        "f:status": {},
+                        "f:type": {},
+                    },
+                    'k:{"type":"Progressing"}': {
+                        ".": {},
+                        "f:lastTransitionTime": {},
+                        "f:lastUpdateTime": {},
+                        "f:message": {},
+                        "f:reason": {},
+                        "f:status": {},
+                        "f:type": {},
+                    },
+                },
+                "f:observedGeneration": {},
+                "f:readyReplicas": {},
+                "f:replicas": {},
+                "f:updatedReplicas": {},
+            },
+        },
+    },
 ]
 
 
@@ -407,11 +569,16 @@ def preload(sim: KubeSim, n: int) -> None:
         uid = f"{i:08d}-0000-4000-8000-{i:012d}"
         dep = copy.deepcopy(dep_tpl)
         meta = dep["metadata"]
-        meta.update(name=name, uid=f"{i:08d}-1111-4000-8000-{i:012d}",
-                    annotations={"deployment.kubernetes.io/revision": "1"},
-                    managedFields=copy.deepcopy(DEPLOYMENT_MANAGED_FIELDS))
+        meta.update(
+            name=name,
+            uid=f"{i:08d}-1111-4000-8000-{i:012d}",
+            annotations={"deployment.kubernetes.io/revision": "1"},
+            managedFields=copy.deepcopy(DEPLOYMENT_MANAGED_FIELDS),
+        )
         owners = meta["managedFields"][0]["fieldsV1"]["f:metadata"]["f:ownerReferences"]
-        owners[f'k:{{"uid":"{uid}"}}'] = owners.pop('k:{"uid":"00000000-0000-0000-0000-000000000000"}')
+        owners[f'k:{{"uid":"{uid}"}}'] = owners.pop(
+            'k:{"uid":"00000000-0000-0000-0000-000000000000"}'
+        )
         meta["ownerReferences"] = [dict(meta["ownerReferences"][0], name=name, uid=uid)]
         dep["spec"]["replicas"] = replicas
         labels = {"app": "nginx", "controller": name}
@@ -419,13 +586,30 @@ def preload(sim: KubeSim, n: int) -> None:
         dep["spec"]["template"]["metadata"]["labels"] = dict(labels)
         message = f'ReplicaSet "{name}-5d59d67564" has successfully progressed.'
         dep["status"] = {
-            "observedGeneration": 1, "replicas": replicas, "updatedReplicas": replicas,
-            "readyReplicas": replicas, "availableReplicas": replicas,
+            "observedGeneration": 1,
+            "replicas": replicas,
+            "updatedReplicas": replicas,
+            "readyReplicas": replicas,
+            "availableReplicas": replicas,
             "conditions": [
-                {"type": "Available", "status": "True", "lastUpdateTime": ts, "lastTransitionTime": ts,
-                 "reason": "MinimumReplicasAvailable", "message": "Deployment has minimum availability."},
-                {"type": "Progressing", "status": "True", "lastUpdateTime": ts, "lastTransitionTime": ts,
-                 "reason": "NewReplicaSetAvailable", "message": message}]}
+                {
+                    "type": "Available",
+                    "status": "True",
+                    "lastUpdateTime": ts,
+                    "lastTransitionTime": ts,
+                    "reason": "MinimumReplicasAvailable",
+                    "message": "Deployment has minimum availability.",
+                },
+                {
+                    "type": "Progressing",
+                    "status": "True",
+                    "lastUpdateTime": ts,
+                    "lastTransitionTime": ts,
+                    "reason": "NewReplicaSetAvailable",
+                    "message": message,
+                },
+            ],
+        }
         foo = copy.deepcopy(foo_tpl)
         foo["metadata"].update(name=name, uid=uid, managedFields=copy.deepcopy(FOO_MANAGED_FIELDS))
         foo["spec"] = {"deploymentName": name, "replicas": replicas}
@@ -445,8 +629,18 @@ def memory(n: int, workdir: Path) -> list[dict]:
         for strip in (False, True):
             row: dict[str, Any] = {}
             for traced in (False, True):
-                cmd = [PY, str(ROOT / "bench" / "e2e_memory_probe.py"), "--kubeconfig", kubeconfig,
-                       "--expect", str(n)] + (["--strip"] if strip else []) + (["--tracemalloc"] if traced else [])
+                cmd = (
+                    [
+                        PY,
+                        str(ROOT / "bench" / "e2e_memory_probe.py"),
+                        "--kubeconfig",
+                        kubeconfig,
+                        "--expect",
+                        str(n),
+                    ]
+                    + (["--strip"] if strip else [])
+                    + (["--tracemalloc"] if traced else [])
+                )
                 sim.clear_request_log()
                 done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
                 if done.returncode != 0:
@@ -454,8 +648,10 @@ def memory(n: int, workdir: Path) -> list[dict]:
                 got = json.loads(done.stdout.strip().splitlines()[-1])
                 writes = sum(r.verb in WRITE_VERBS for r in sim.request_log)
                 if traced:  # tracemalloc's own bookkeeping inflates RSS: keep only traced figures
-                    row.update({k: v for k, v in got.items() if k.startswith(("traced", "decoded"))},
-                               writes_traced=writes)
+                    row.update(
+                        {k: v for k, v in got.items() if k.startswith(("traced", "decoded"))},
+                        writes_traced=writes,
+                    )
                 else:
                     row.update(got, writes=writes)
             out.append(row)
@@ -477,7 +673,9 @@ class Plan:
     rounds: int  # interleaved rounds; figures are medians over them
     peers: list[Variant]  # the like-for-like set run at every (N, latency)
     scaling_n: int  # ours at 1 worker too, at this N (2 and 8 are in the peer set)
-    qps20: list[tuple[int, float]]  # (N, latency) where ours runs with the default --kube-api-qps 20
+    qps20: list[
+        tuple[int, float]
+    ]  # (N, latency) where ours runs with the default --kube-api-qps 20
     qps20_once: list[tuple[int, float]]  # the same, first round only (slow by design)
     steady_n: int  # Foos converged before counting steady-state writes
     steady_resync: float  # --resync-period of that run, seconds (two periods are watched)
@@ -487,13 +685,32 @@ class Plan:
 
 OURS8 = Variant("ours", workers=8)
 OFFICIAL8 = Variant("official", workers=8)
-QUICK = Plan(sizes=[100, 1000], latencies=[0.0, 0.005], rounds=1,
-             peers=[OURS, OURS8, OFFICIAL, KOPF], scaling_n=1000, qps20=[(100, 0.0)], qps20_once=[],
-             steady_n=1000, steady_resync=5.0, memory_n=10_000, timeout=600)
-FULL = Plan(sizes=[100, 1000, 5000], latencies=[0.0, 0.005], rounds=3,
-            peers=[OURS, OURS8, OFFICIAL, OFFICIAL8, KOPF], scaling_n=1000,
-            qps20=[(100, 0.0), (100, 0.005)], qps20_once=[],
-            steady_n=1000, steady_resync=10.0, memory_n=10_000, timeout=1800)
+QUICK = Plan(
+    sizes=[100, 1000],
+    latencies=[0.0, 0.005],
+    rounds=1,
+    peers=[OURS, OURS8, OFFICIAL, KOPF],
+    scaling_n=1000,
+    qps20=[(100, 0.0)],
+    qps20_once=[],
+    steady_n=1000,
+    steady_resync=5.0,
+    memory_n=10_000,
+    timeout=600,
+)
+FULL = Plan(
+    sizes=[100, 1000, 5000],
+    latencies=[0.0, 0.005],
+    rounds=3,
+    peers=[OURS, OURS8, OFFICIAL, OFFICIAL8, KOPF],
+    scaling_n=1000,
+    qps20=[(100, 0.0), (100, 0.005)],
+    qps20_once=[],
+    steady_n=1000,
+    steady_resync=10.0,
+    memory_n=10_000,
+    timeout=1800,
+)
 
 
 def trials(plan: Plan, first_round: bool) -> list[tuple[Variant, int, float]]:
@@ -504,8 +721,10 @@ def trials(plan: Plan, first_round: bool) -> list[tuple[Variant, int, float]]:
             if n == plan.scaling_n:
                 out.append((Variant("ours", workers=1), n, latency))
     if importlib.util.find_spec("kopf") is None:
-        print("  kopf is not installed (pip install -e '.[bench]'): the kopf peer is skipped",
-              flush=True)
+        print(
+            "  kopf is not installed (pip install -e '.[bench]'): the kopf peer is skipped",
+            flush=True,
+        )
         out = [t for t in out if t[0].kind != "kopf"]
     qps = plan.qps20 + (plan.qps20_once if first_round else [])
     out += [(Variant("ours", qps=20.0), n, latency) for n, latency in qps]
@@ -527,10 +746,15 @@ def summarise(bursts: list[dict]) -> dict[tuple[str, int, float], dict]:
     out = {}
     for key, rows in groups.items():
         out[key] = {
-            "rounds": len(rows), "seconds": med(rows, "seconds"),
-            "min": min(r["seconds"] for r in rows), "max": max(r["seconds"] for r in rows),
-            "foos_per_s": med(rows, "foos_per_s"), "cpu": med(rows, "cpu"),
-            "server_cpu": med(rows, "server_cpu"), "p50": med(rows, "p50"), "p99": med(rows, "p99"),
+            "rounds": len(rows),
+            "seconds": med(rows, "seconds"),
+            "min": min(r["seconds"] for r in rows),
+            "max": max(r["seconds"] for r in rows),
+            "foos_per_s": med(rows, "foos_per_s"),
+            "cpu": med(rows, "cpu"),
+            "server_cpu": med(rows, "server_cpu"),
+            "p50": med(rows, "p50"),
+            "p99": med(rows, "p99"),
             "writes_per_foo": statistics.median(r["writes"] / r["n"] for r in rows),
             "converged": all(r["converged"] for r in rows),
         }
@@ -538,16 +762,20 @@ def summarise(bursts: list[dict]) -> dict[tuple[str, int, float], dict]:
 
 
 def burst_table(summary: dict, latency: float) -> list[str]:
-    lines = ["| N | controller | converge (s), median (min-max) | Foos/s | create -> Deployment p50 / p99 (ms) | controller CPU (s) | kubesim CPU (s) | API writes / Foo |",
-             "|---:|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| N | controller | converge (s), median (min-max) | Foos/s | create -> Deployment p50 / p99 (ms) | controller CPU (s) | kubesim CPU (s) | API writes / Foo |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
     keys = sorted((k for k in summary if k[2] == latency), key=lambda k: (k[1], _order(k[0])))
     for variant, n, _ in keys:
         s = summary[(variant, n, latency)]
         spread = f" ({s['min']:.2f}-{s['max']:.2f})" if s["rounds"] > 1 else ""
         flag = "" if s["converged"] else " (not converged)"
-        lines.append(f"| {n:,} | {variant} | {s['seconds']:.2f}{spread}{flag} | {s['foos_per_s']:,.0f} | "
-                     f"{s['p50'] * 1000:,.0f} / {s['p99'] * 1000:,.0f} | {s['cpu']:.2f} | "
-                     f"{s['server_cpu']:.2f} | {s['writes_per_foo']:.1f} |")
+        lines.append(
+            f"| {n:,} | {variant} | {s['seconds']:.2f}{spread}{flag} | {s['foos_per_s']:,.0f} | "
+            f"{s['p50'] * 1000:,.0f} / {s['p99'] * 1000:,.0f} | {s['cpu']:.2f} | "
+            f"{s['server_cpu']:.2f} | {s['writes_per_foo']:.1f} |"
+        )
     return lines
 
 
@@ -557,19 +785,28 @@ def _order(label: str) -> tuple:
     return (kinds.get(kind, 9), "qps=20" in label, label)
 
 
-RATIO_PAIRS = [("ours w=2 qps=unlimited", "official w=2"), ("ours w=2 qps=unlimited", "kopf"),
-               ("ours w=8 qps=unlimited", "official w=8"), ("ours w=8 qps=unlimited", "kopf")]
+RATIO_PAIRS = [
+    ("ours w=2 qps=unlimited", "official w=2"),
+    ("ours w=2 qps=unlimited", "kopf"),
+    ("ours w=8 qps=unlimited", "official w=8"),
+    ("ours w=8 qps=unlimited", "kopf"),
+]
 
 
 def ratio_table(summary: dict) -> list[str]:
-    lines = ["| N | latency | ours / peer | time to converge | CPU seconds |", "|---:|---:|---|---:|---:|"]
+    lines = [
+        "| N | latency | ours / peer | time to converge | CPU seconds |",
+        "|---:|---:|---|---:|---:|",
+    ]
     for n, latency in sorted({(k[1], k[2]) for k in summary}, key=lambda x: (x[1], x[0])):
         for ours, peer in RATIO_PAIRS:
             a, b = summary.get((ours, n, latency)), summary.get((peer, n, latency))
             if a is None or b is None:
                 continue
-            lines.append(f"| {n:,} | {latency * 1000:.0f} ms | {ours.split(' qps')[0]} / {peer} | "
-                         f"**{a['seconds'] / b['seconds']:.2f}x** | {a['cpu'] / b['cpu']:.2f}x |")
+            lines.append(
+                f"| {n:,} | {latency * 1000:.0f} ms | {ours.split(' qps')[0]} / {peer} | "
+                f"**{a['seconds'] / b['seconds']:.2f}x** | {a['cpu'] / b['cpu']:.2f}x |"
+            )
     return lines
 
 
@@ -580,8 +817,10 @@ def ratio_lines(summary: dict) -> list[str]:
         for ours, peer in RATIO_PAIRS:
             a, b = summary.get((ours, n, latency)), summary.get((peer, n, latency))
             if a and b:
-                out.append(f"  N={n:<5} latency={latency * 1000:.0f}ms  {ours.split(' qps')[0]:>8} / {peer:<13}"
-                           f" time {a['seconds'] / b['seconds']:5.2f}x   cpu {a['cpu'] / b['cpu']:5.2f}x")
+                out.append(
+                    f"  N={n:<5} latency={latency * 1000:.0f}ms  {ours.split(' qps')[0]:>8} / {peer:<13}"
+                    f" time {a['seconds'] / b['seconds']:5.2f}x   cpu {a['cpu'] / b['cpu']:5.2f}x"
+                )
     return out
 
 
@@ -594,18 +833,30 @@ def chart(summary: dict, path: Path) -> None:
     latencies = sorted({k[2] for k in summary})
     fig, axes = plt.subplots(1, len(latencies), figsize=(4.2 * len(latencies), 3.3), sharey=True)
     axes = list(axes) if len(latencies) > 1 else [axes]
-    styles = {"ours w=2 qps=unlimited": ("ours, 2 workers", "C0", "-"),
-              "ours w=8 qps=unlimited": ("ours, 8 workers", "C0", "--"),
-              "official w=2": ("official client, 2 workers", "C1", "-"),
-              "official w=8": ("official client, 8 workers", "C1", "--"),
-              "kopf": ("kopf", "C2", "-")}
+    styles = {
+        "ours w=2 qps=unlimited": ("ours, 2 workers", "C0", "-"),
+        "ours w=8 qps=unlimited": ("ours, 8 workers", "C0", "--"),
+        "official w=2": ("official client, 2 workers", "C1", "-"),
+        "official w=8": ("official client, 8 workers", "C1", "--"),
+        "kopf": ("kopf", "C2", "-"),
+    }
     for ax, latency in zip(axes, latencies, strict=True):
         for variant, (label, color, ls) in styles.items():
-            pts = sorted((k[1], v["seconds"]) for k, v in summary.items()
-                         if k[0] == variant and k[2] == latency)
+            pts = sorted(
+                (k[1], v["seconds"])
+                for k, v in summary.items()
+                if k[0] == variant and k[2] == latency
+            )
             if len(pts) > 1:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], ls, color=color, marker="o",
-                        markersize=3, label=label)
+                ax.plot(
+                    [p[0] for p in pts],
+                    [p[1] for p in pts],
+                    ls,
+                    color=color,
+                    marker="o",
+                    markersize=3,
+                    label=label,
+                )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("Foos created at once (N)")
@@ -622,46 +873,50 @@ def chart(summary: dict, path: Path) -> None:
 def report(results: dict, command: str) -> str:
     summary = summarise(results["bursts"])
     rounds = max((r["round"] for r in results["bursts"]), default=0) + 1
-    lines = [
-        "## End to end",
-        "",
-        "`bench/e2e_bench.py` (issue 8): the controller as a user runs it, against kubesim, beside",
-        "two Python peers doing the same job on the same server in the same run:",
-        "",
-        "- **ours**: `python -m controller` (the real CLI) with `--kube-api-qps 0` unless stated,",
-        "  because neither peer limits its request rate; `--workers` 2 (the default) and 8;",
-        "- **kopf**: `bench/peers/kopf_operator.py` under `kopf run --standalone -A` (kopf "
-        f"{_version('kopf')}), kopf's defaults (it runs sync handlers on asyncio's default executor,"
-        f" min(32, cores + 4) = {min(32, (os.cpu_count() or 1) + 4)} threads here, one task per object);",
-        "- **official**: `bench/peers/official_controller.py`: `kubernetes.informer.SharedInformer`"
-        f" (kubernetes {_version('kubernetes')}) + `queue.Queue` + worker threads, our reconcile"
-        " function for function.",
-        "",
-        "A trial is a fresh kubesim (deployment status loop on, status at once) in the bench's",
-        "process, one controller in a child process, a warm-up Foo awaited (start-up is not timed),",
-        "then N Foos created inside kubesim (its REST layer: validation, defaulting, watch events as",
-        "for a POST) and timed until every Foo has its Deployment and `status.availableReplicas ==",
-        "spec.replicas`. Latency create -> Deployment is between the two objects' commits in",
-        "kubesim; controller CPU is utime+stime of the child (/proc/PID/stat) over the burst;",
-        "writes come from kubesim's request log. *5 ms* adds 5 ms to every request (kubesim fault",
-        "injection) to look like a network.",
-        "",
-        f"Machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, shared with other",
-        "developers' test runs while measured; the controller, kubesim and that other work compete",
-        f"for the 2 cores, so run-to-run spread is large (min-max shown). {rounds} interleaved",
-        f"round(s) (every variant once per round, rotating order), medians; whole run "
-        f"{results['elapsed'] / 60:.0f} min, at commit {results.get('revision', '?')}. Command:",
-        "",
-        "```sh",
-        command,
-        "```",
-        "",
-    ] + ([results["note"], ""] if results.get("note") else []) + [
-        "(`make bench` runs the short set: N = 100 and 1,000, one round, about 5 minutes.)",
-        "",
-        "![time to converge vs N](e2e_converge.png)",
-        "",
-    ]
+    lines = (
+        [
+            "## End to end",
+            "",
+            "`bench/e2e_bench.py` (issue 8): the controller as a user runs it, against kubesim, beside",
+            "two Python peers doing the same job on the same server in the same run:",
+            "",
+            "- **ours**: `python -m controller` (the real CLI) with `--kube-api-qps 0` unless stated,",
+            "  because neither peer limits its request rate; `--workers` 2 (the default) and 8;",
+            "- **kopf**: `bench/peers/kopf_operator.py` under `kopf run --standalone -A` (kopf "
+            f"{_version('kopf')}), kopf's defaults (it runs sync handlers on asyncio's default executor,"
+            f" min(32, cores + 4) = {min(32, (os.cpu_count() or 1) + 4)} threads here, one task per object);",
+            "- **official**: `bench/peers/official_controller.py`: `kubernetes.informer.SharedInformer`"
+            f" (kubernetes {_version('kubernetes')}) + `queue.Queue` + worker threads, our reconcile"
+            " function for function.",
+            "",
+            "A trial is a fresh kubesim (deployment status loop on, status at once) in the bench's",
+            "process, one controller in a child process, a warm-up Foo awaited (start-up is not timed),",
+            "then N Foos created inside kubesim (its REST layer: validation, defaulting, watch events as",
+            "for a POST) and timed until every Foo has its Deployment and `status.availableReplicas ==",
+            "spec.replicas`. Latency create -> Deployment is between the two objects' commits in",
+            "kubesim; controller CPU is utime+stime of the child (/proc/PID/stat) over the burst;",
+            "writes come from kubesim's request log. *5 ms* adds 5 ms to every request (kubesim fault",
+            "injection) to look like a network.",
+            "",
+            f"Machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, shared with other",
+            "developers' test runs while measured; the controller, kubesim and that other work compete",
+            f"for the 2 cores, so run-to-run spread is large (min-max shown). {rounds} interleaved",
+            f"round(s) (every variant once per round, rotating order), medians; whole run "
+            f"{results['elapsed'] / 60:.0f} min, at commit {results.get('revision', '?')}. Command:",
+            "",
+            "```sh",
+            command,
+            "```",
+            "",
+        ]
+        + ([results["note"], ""] if results.get("note") else [])
+        + [
+            "(`make bench` runs the short set: N = 100 and 1,000, one round, about 5 minutes.)",
+            "",
+            "![time to converge vs N](e2e_converge.png)",
+            "",
+        ]
+    )
     for latency in sorted({k[2] for k in summary}):
         lines += [f"**Burst, {latency * 1000:.0f} ms added per request**", ""]
         lines += burst_table(summary, latency)
@@ -701,7 +956,8 @@ def report(results: dict, command: str) -> str:
                 f"| {'stripped (transform)' if row['strip'] else 'kept'} | {row['rss_delta'] / n:,.0f} B |"
                 f" {row['traced_delta'] / n:,.0f} B | {row['decoded'] / n:,.0f} B | "
                 f"**{row['traced_delta'] / row['decoded']:.2f}x** | {row['decoded_single'] / n:,.0f} B |"
-                f" {row['traced_peak'] / 2**20:,.0f} MiB |")
+                f" {row['traced_peak'] / 2**20:,.0f} MiB |"
+            )
         lines.append("")
     lines += targets(results, summary)
     lines += bounds(results, summary)
@@ -727,7 +983,11 @@ def targets(results: dict, summary: dict) -> list[str]:
                 continue
             if variant == "official w=8" and ours.startswith("ours w=2"):
                 continue  # like with like: worker counts match, kopf has its own
-            if variant == "official w=2" and ours.startswith("ours w=8") and ("official w=8", n, latency) in summary:
+            if (
+                variant == "official w=2"
+                and ours.startswith("ours w=8")
+                and ("official w=8", n, latency) in summary
+            ):
                 continue
             a = summary[(ours, n, latency)]
             where = f"N={n:,} {latency * 1000:.0f} ms vs {variant}"
@@ -735,17 +995,23 @@ def targets(results: dict, summary: dict) -> list[str]:
             cpu_r.append((where, a["cpu"] / peer["cpu"]))
         if time_r:
             label = ours.split(" qps")[0]
-            lines.append(f"- {label}: converges faster than both peers at every N: {_verdict(time_r)};"
-                         f" uses less CPU: {_verdict(cpu_r)}.")
+            lines.append(
+                f"- {label}: converges faster than both peers at every N: {_verdict(time_r)};"
+                f" uses less CPU: {_verdict(cpu_r)}."
+            )
     steady = results.get("steady")
     if steady:
-        lines.append(f"- Steady-state writes are 0: {'met' if steady['writes'] == 0 else '**missed**'}"
-                     f" ({steady['writes']} writes over {steady['periods']} resync periods).")
+        lines.append(
+            f"- Steady-state writes are 0: {'met' if steady['writes'] == 0 else '**missed**'}"
+            f" ({steady['writes']} writes over {steady['periods']} resync periods)."
+        )
     for row in results.get("memory") or []:
         if row["strip"]:
             r = row["traced_delta"] / row["decoded"]
-            lines.append(f"- managedFields stripped, cache cost within 1.5x of the decoded object: "
-                         f"{'met' if r <= 1.5 else '**missed**'} ({r:.2f}x).")
+            lines.append(
+                f"- managedFields stripped, cache cost within 1.5x of the decoded object: "
+                f"{'met' if r <= 1.5 else '**missed**'} ({r:.2f}x)."
+            )
     lines.append("")
     return lines
 
@@ -773,7 +1039,8 @@ def bounds(results: dict, summary: dict) -> list[str]:
             f"sync handlers run on {min(32, (os.cpu_count() or 1) + 4)} executor threads, its own "
             f"patches on one asyncio task per Foo), so it beats 2 workers here and loses to 8 "
             f"({fast['foos_per_s']:.0f} Foos/s). py-spy showed no hot spot to fix: the workers "
-            f"wait on sockets. The remedy is `--workers`; the default stays sample-controller's 2.")
+            f"wait on sockets. The remedy is `--workers`; the default stays sample-controller's 2."
+        )
     cpu_bound = get(w2, big, 0.0)
     if cpu_bound:
         lines.append(
@@ -788,7 +1055,8 @@ def bounds(results: dict, summary: dict) -> list[str]:
             f"informers (watch decoding, FIFO, handlers) are under a fifth. Cost per Foo therefore "
             f"follows requests per Foo: the official peer makes more (a plain queue hands one key "
             f"to two workers, the loser gets a 409 and retries; one POST per Event), kopf makes "
-            f"fewer but pays more per request (asyncio, aiohttp, its per-object state).")
+            f"fewer but pays more per request (asyncio, aiohttp, its per-object state)."
+        )
     qps = get("ours w=2 qps=20", 100, 0.0)
     if qps:
         lines.append(
@@ -798,7 +1066,8 @@ def bounds(results: dict, summary: dict) -> list[str]:
             f"{20 / qps['writes_per_foo']:.1f} Foos/s whatever the workers (measured "
             f"{qps['foos_per_s']:.1f}). That is the limit working as designed, to protect a shared "
             f"API server; the comparison above runs with `--kube-api-qps 0` because the peers "
-            f"have no such limit.")
+            f"have no such limit."
+        )
     lines.append(
         "- *API writes / Foo* count the writes made until the burst converged: Events still "
         "queued in a recorder are written later and are not counted (ours at 8 workers, "
@@ -808,7 +1077,8 @@ def bounds(results: dict, summary: dict) -> list[str]:
         "a 409 (232 of 632 status writes at N = 200 with 8 workers, in a check run), and one POST "
         "per Event. kopf: the Deployment, one PATCH of its handler state (annotations) on the "
         "Foo, two status patches; it posted no Events in these runs (its handler messages went "
-        "to its log only).")
+        "to its log only)."
+    )
     mem = {row["strip"]: row for row in results.get("memory") or []}
     if True in mem and False in mem:
         kept, stripped = mem[False], mem[True]
@@ -828,7 +1098,8 @@ def bounds(results: dict, summary: dict) -> list[str]:
             f"object decoded on its own, as watch events deliver them, costs "
             f"{stripped['decoded_single'] / stripped['decoded']:.1f}x one decoded in a list page "
             f"(json shares key strings only within one `loads` call), so a long-running cache, "
-            f"refreshed by watch events, grows toward that figure.")
+            f"refreshed by watch events, grows toward that figure."
+        )
     lines += [
         "- *The official client's `SharedInformer`* cannot list a custom resource as it is: it "
         "reads `resp.items` from the list call, which on the dict that `CustomObjectsApi` returns "
@@ -842,12 +1113,21 @@ def bounds(results: dict, summary: dict) -> list[str]:
 
 def _revision() -> str:
     """The commit measured, marked '+changes' when the work tree differs from it."""
+
     def git(*a: str) -> str:
         return subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True).stdout.strip()
 
     head = git("rev-parse", "--short", "HEAD")
-    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "controller", "informer",
-                "workqueue", "kubesim")
+    dirty = git(
+        "status",
+        "--porcelain",
+        "--untracked-files=no",
+        "--",
+        "controller",
+        "informer",
+        "workqueue",
+        "kubesim",
+    )
     return head + ("+changes" if dirty else "")
 
 
@@ -868,19 +1148,28 @@ def write_docs(section: str) -> None:
         DOCS.write_text(text.rstrip("\n") + "\n\n" + section)
         return
     end = text.find("\n## ", start + 1)
-    rest = text[end + 1:] if end >= 0 else ""
-    DOCS.write_text(text[:start + 1] + section + ("\n" + rest if rest else ""))
+    rest = text[end + 1 :] if end >= 0 else ""
+    DOCS.write_text(text[: start + 1] + section + ("\n" + rest if rest else ""))
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--full", action="store_true", help="the published set (N up to 5,000, 3 rounds)")
+    p.add_argument(
+        "--full", action="store_true", help="the published set (N up to 5,000, 3 rounds)"
+    )
     p.add_argument("--quick", action="store_true", help="the make-bench set (the default)")
     p.add_argument("--rounds", type=int, help="override the number of interleaved rounds")
-    p.add_argument("--only", choices=("burst", "steady", "memory"), action="append",
-                   help="run only these parts (repeatable)")
-    p.add_argument("--write-docs", action="store_true",
-                   help="rewrite docs/benchmarks.md's 'End to end' section and docs/e2e_converge.png")
+    p.add_argument(
+        "--only",
+        choices=("burst", "steady", "memory"),
+        action="append",
+        help="run only these parts (repeatable)",
+    )
+    p.add_argument(
+        "--write-docs",
+        action="store_true",
+        help="rewrite docs/benchmarks.md's 'End to end' section and docs/e2e_converge.png",
+    )
     p.add_argument("--json", help="also write every raw result to this file")
     p.add_argument("--from-json", help="skip measuring: report the results saved by --json")
     args = p.parse_args()
@@ -888,8 +1177,12 @@ def main() -> int:
     if args.rounds:
         plan.rounds = args.rounds
     parts = set(args.only or ("burst", "steady", "memory"))
-    command = ".venv/bin/python bench/e2e_bench.py" + (" --full" if args.full else "") + (
-        f" --rounds {args.rounds}" if args.rounds else "") + "".join(f" --only {o}" for o in args.only or [])
+    command = (
+        ".venv/bin/python bench/e2e_bench.py"
+        + (" --full" if args.full else "")
+        + (f" --rounds {args.rounds}" if args.rounds else "")
+        + "".join(f" --only {o}" for o in args.only or [])
+    )
     if args.from_json:
         results = json.loads(Path(args.from_json).read_text())
         command = results.get("command", command)
@@ -924,13 +1217,15 @@ def measure(plan: Plan, parts: set[str]) -> dict:
                     res = burst(v, n, latency, workdir, plan.timeout)
                     res["round"] = r
                     results["bursts"].append(res)
-                    print(f"  round {r + 1}/{plan.rounds}  {res['variant']:<24} N={n:<5} "
-                          f"latency={latency * 1000:.0f}ms {res['seconds']:7.2f} s "
-                          f"{res['foos_per_s']:5.0f} Foo/s  cpu {res['cpu']:6.2f} s  "
-                          f"p50/p99 {res['p50'] * 1000:5.0f}/{res['p99'] * 1000:5.0f} ms  "
-                          f"writes/Foo {res['writes'] / n:4.1f}"
-                          + ("" if res["converged"] else f"  NOT CONVERGED ({res['left']} left)"),
-                          flush=True)
+                    print(
+                        f"  round {r + 1}/{plan.rounds}  {res['variant']:<24} N={n:<5} "
+                        f"latency={latency * 1000:.0f}ms {res['seconds']:7.2f} s "
+                        f"{res['foos_per_s']:5.0f} Foo/s  cpu {res['cpu']:6.2f} s  "
+                        f"p50/p99 {res['p50'] * 1000:5.0f}/{res['p99'] * 1000:5.0f} ms  "
+                        f"writes/Foo {res['writes'] / n:4.1f}"
+                        + ("" if res["converged"] else f"  NOT CONVERGED ({res['left']} left)"),
+                        flush=True,
+                    )
         if "steady" in parts:
             results["steady"] = steady_state(plan.steady_n, plan.steady_resync, 2, workdir)
             print("  steady state:", json.dumps(results["steady"]), flush=True)

@@ -100,10 +100,19 @@ def main() -> int:
     cfg = client.Configuration()
     config.load_kube_config(a.kubeconfig, client_configuration=cfg)
     rest = RESTClient(client.ApiClient(cfg), user_agent=cli.USER_AGENT)
-    args = cli.build_parser().parse_args([
-        "--kubeconfig", a.kubeconfig, "--kube-api-qps", "0", "--metrics-bind-address", "0",
-        "--health-probe-bind-address", "0",
-        "--strip-managed-fields" if a.strip else "--no-strip-managed-fields"])
+    args = cli.build_parser().parse_args(
+        [
+            "--kubeconfig",
+            a.kubeconfig,
+            "--kube-api-qps",
+            "0",
+            "--metrics-bind-address",
+            "0",
+            "--health-probe-bind-address",
+            "0",
+            "--strip-managed-fields" if a.strip else "--no-strip-managed-fields",
+        ]
+    )
     cli.tune_gc()  # what main() does before run()
     parts: dict = {}
     stop, ready = threading.Event(), threading.Event()
@@ -112,9 +121,12 @@ def main() -> int:
         tracemalloc.start()
     traced0, rss0 = tracemalloc.get_traced_memory()[0], rss()
     started = time.monotonic()
-    runner = threading.Thread(target=cli.run, args=(args, rest, stop),
-                              kwargs={"registry": CollectorRegistry(), "ready": ready,
-                                      "on_start": parts.update}, name="controller")
+    runner = threading.Thread(
+        target=cli.run,
+        args=(args, rest, stop),
+        kwargs={"registry": CollectorRegistry(), "ready": ready, "on_start": parts.update},
+        name="controller",
+    )
     runner.start()
     if not ready.wait(600):
         raise SystemExit("caches did not sync")
@@ -123,15 +135,24 @@ def main() -> int:
     # Synced, then idle: every Foo was reconciled once (no writes: they are converged).
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
-        if len(foos.list_keys()) >= a.expect and len(deps.list_keys()) >= a.expect and len(queue) == 0:
+        if (
+            len(foos.list_keys()) >= a.expect
+            and len(deps.list_keys()) >= a.expect
+            and len(queue) == 0
+        ):
             break
         time.sleep(0.1)
     synced = time.monotonic() - started
     time.sleep(1.0)
     gc.collect()
-    out = {"strip": a.strip, "objects": len(foos.list_keys()) + len(deps.list_keys()),
-           "rss_delta": rss() - rss0, "rss": rss(), "sync_seconds": synced,
-           "traced_peak": tracemalloc.get_traced_memory()[1] - traced0}
+    out = {
+        "strip": a.strip,
+        "objects": len(foos.list_keys()) + len(deps.list_keys()),
+        "rss_delta": rss() - rss0,
+        "rss": rss(),
+        "sync_seconds": synced,
+        "traced_peak": tracemalloc.get_traced_memory()[1] - traced0,
+    }
     if a.tracemalloc:
         out["traced_delta"] = tracemalloc.get_traced_memory()[0] - traced0
         out.update(decoded_bytes(rest, transform_strip_managed_fields if a.strip else None))

@@ -53,33 +53,98 @@ NS_CRS, NS_DEPS, NS_EVENTS, NS_SCRATCH = "bench-crs", "bench-deps", "bench-event
 # What a Deployment created with kubectl apply and managed by kube-controller-manager carries.
 MANAGED_FIELDS = [
     {
-        "manager": "kubectl-client-side-apply", "operation": "Update", "apiVersion": "apps/v1",
-        "time": "2026-01-01T00:00:00Z", "fieldsType": "FieldsV1",
-        "fieldsV1": {"f:metadata": {"f:annotations": {".": {}, "f:kubectl.kubernetes.io/last-applied-configuration": {}},
-                                    "f:labels": {".": {}, "f:app": {}}},
-                     "f:spec": {"f:progressDeadlineSeconds": {}, "f:replicas": {}, "f:revisionHistoryLimit": {},
-                                "f:selector": {}, "f:strategy": {"f:rollingUpdate": {".": {}, "f:maxSurge": {}, "f:maxUnavailable": {}},
-                                                                 "f:type": {}},
-                                "f:template": {"f:metadata": {"f:labels": {".": {}, "f:app": {}}},
-                                               "f:spec": {"f:containers": {'k:{"name":"nginx"}': {
-                                                   ".": {}, "f:image": {}, "f:imagePullPolicy": {}, "f:name": {},
-                                                   "f:ports": {".": {}, 'k:{"containerPort":80,"protocol":"TCP"}': {
-                                                       ".": {}, "f:containerPort": {}, "f:protocol": {}}},
-                                                   "f:resources": {}, "f:terminationMessagePath": {},
-                                                   "f:terminationMessagePolicy": {}}},
-                                                   "f:dnsPolicy": {}, "f:restartPolicy": {}, "f:schedulerName": {},
-                                                   "f:securityContext": {}, "f:terminationGracePeriodSeconds": {}}}}},
+        "manager": "kubectl-client-side-apply",
+        "operation": "Update",
+        "apiVersion": "apps/v1",
+        "time": "2026-01-01T00:00:00Z",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {
+            "f:metadata": {
+                "f:annotations": {
+                    ".": {},
+                    "f:kubectl.kubernetes.io/last-applied-configuration": {},
+                },
+                "f:labels": {".": {}, "f:app": {}},
+            },
+            "f:spec": {
+                "f:progressDeadlineSeconds": {},
+                "f:replicas": {},
+                "f:revisionHistoryLimit": {},
+                "f:selector": {},
+                "f:strategy": {
+                    "f:rollingUpdate": {".": {}, "f:maxSurge": {}, "f:maxUnavailable": {}},
+                    "f:type": {},
+                },
+                "f:template": {
+                    "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+                    "f:spec": {
+                        "f:containers": {
+                            'k:{"name":"nginx"}': {
+                                ".": {},
+                                "f:image": {},
+                                "f:imagePullPolicy": {},
+                                "f:name": {},
+                                "f:ports": {
+                                    ".": {},
+                                    'k:{"containerPort":80,"protocol":"TCP"}': {
+                                        ".": {},
+                                        "f:containerPort": {},
+                                        "f:protocol": {},
+                                    },
+                                },
+                                "f:resources": {},
+                                "f:terminationMessagePath": {},
+                                "f:terminationMessagePolicy": {},
+                            }
+                        },
+                        "f:dnsPolicy": {},
+                        "f:restartPolicy": {},
+                        "f:schedulerName": {},
+                        "f:securityContext": {},
+                        "f:terminationGracePeriodSeconds": {},
+                    },
+                },
+            },
+        },
     },
     {
-        "manager": "kube-controller-manager", "operation": "Update", "apiVersion": "apps/v1",
-        "time": "2026-01-01T00:00:05Z", "fieldsType": "FieldsV1", "subresource": "status",
-        "fieldsV1": {"f:metadata": {"f:annotations": {"f:deployment.kubernetes.io/revision": {}}},
-                     "f:status": {"f:availableReplicas": {}, "f:conditions": {".": {}, 'k:{"type":"Available"}': {
-                         ".": {}, "f:lastTransitionTime": {}, "f:lastUpdateTime": {}, "f:message": {}, "f:reason": {},
-                         "f:status": {}, "f:type": {}}, 'k:{"type":"Progressing"}': {
-                         ".": {}, "f:lastTransitionTime": {}, "f:lastUpdateTime": {}, "f:message": {}, "f:reason": {},
-                         "f:status": {}, "f:type": {}}}, "f:observedGeneration": {}, "f:readyReplicas": {},
-                         "f:replicas": {}, "f:updatedReplicas": {}}},
+        "manager": "kube-controller-manager",
+        "operation": "Update",
+        "apiVersion": "apps/v1",
+        "time": "2026-01-01T00:00:05Z",
+        "fieldsType": "FieldsV1",
+        "subresource": "status",
+        "fieldsV1": {
+            "f:metadata": {"f:annotations": {"f:deployment.kubernetes.io/revision": {}}},
+            "f:status": {
+                "f:availableReplicas": {},
+                "f:conditions": {
+                    ".": {},
+                    'k:{"type":"Available"}': {
+                        ".": {},
+                        "f:lastTransitionTime": {},
+                        "f:lastUpdateTime": {},
+                        "f:message": {},
+                        "f:reason": {},
+                        "f:status": {},
+                        "f:type": {},
+                    },
+                    'k:{"type":"Progressing"}': {
+                        ".": {},
+                        "f:lastTransitionTime": {},
+                        "f:lastUpdateTime": {},
+                        "f:message": {},
+                        "f:reason": {},
+                        "f:status": {},
+                        "f:type": {},
+                    },
+                },
+                "f:observedGeneration": {},
+                "f:readyReplicas": {},
+                "f:replicas": {},
+                "f:updatedReplicas": {},
+            },
+        },
     },
 ]
 
@@ -91,28 +156,57 @@ def serve(objects: int, events: int) -> None:
     """Start kubesim, seed it, print {"url", "events_from"} as one JSON line, run until stdin closes."""
     from kubesim import KubeSim
 
-    sim = KubeSim(crds=[CRD], history_size=events + objects * 3 + 1000, watch_queue_size=events * 4 + 1000)
+    sim = KubeSim(
+        crds=[CRD], history_size=events + objects * 3 + 1000, watch_queue_size=events * 4 + 1000
+    )
     sim.start()
     core_ns = sim.registry.lookup("", "v1", "namespaces")
     for ns in (NS_CRS, NS_DEPS, NS_EVENTS, NS_SCRATCH):
         sim.rest.create(core_ns, "", {"metadata": {"name": ns}}, {})
     foos = sim.registry.lookup(*FOO)
     for i in range(objects):
-        sim.rest.create(foos, NS_CRS, {
-            "apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
-            "metadata": {"name": f"foo-{i:05d}", "labels": {"app": "bench"}},
-            "spec": {"deploymentName": f"foo-{i:05d}", "replicas": 1 + i % 10},
-        }, {})
+        sim.rest.create(
+            foos,
+            NS_CRS,
+            {
+                "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+                "kind": "Foo",
+                "metadata": {"name": f"foo-{i:05d}", "labels": {"app": "bench"}},
+                "spec": {"deploymentName": f"foo-{i:05d}", "replicas": 1 + i % 10},
+            },
+            {},
+        )
     deployments = sim.registry.lookup(*DEPLOY)
-    _, stored = sim.rest.create(deployments, NS_SCRATCH, {
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": "template", "labels": {"app": "nginx"},
-                     "annotations": {"deployment.kubernetes.io/revision": "1"}},
-        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "nginx"}},
-                 "template": {"metadata": {"labels": {"app": "nginx"}},
-                              "spec": {"containers": [{"name": "nginx", "image": "nginx:1.27",
-                                                       "ports": [{"containerPort": 80}]}]}}},
-    }, {})
+    _, stored = sim.rest.create(
+        deployments,
+        NS_SCRATCH,
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {
+                "name": "template",
+                "labels": {"app": "nginx"},
+                "annotations": {"deployment.kubernetes.io/revision": "1"},
+            },
+            "spec": {
+                "replicas": 3,
+                "selector": {"matchLabels": {"app": "nginx"}},
+                "template": {
+                    "metadata": {"labels": {"app": "nginx"}},
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "nginx",
+                                "image": "nginx:1.27",
+                                "ports": [{"containerPort": 80}],
+                            }
+                        ]
+                    },
+                },
+            },
+        },
+        {},
+    )
     template = stored.obj
 
     def put(ns: str, name: str, replicas: int, uid: str) -> None:
@@ -120,8 +214,13 @@ def serve(objects: int, events: int) -> None:
         meta = obj["metadata"]
         meta.update(name=name, namespace=ns, uid=uid, managedFields=copy.deepcopy(MANAGED_FIELDS))
         obj["spec"]["replicas"] = replicas
-        obj["status"] = {"observedGeneration": 1, "replicas": replicas, "updatedReplicas": replicas,
-                         "readyReplicas": replicas, "availableReplicas": replicas}
+        obj["status"] = {
+            "observedGeneration": 1,
+            "replicas": replicas,
+            "updatedReplicas": replicas,
+            "readyReplicas": replicas,
+            "availableReplicas": replicas,
+        }
         sim.storage.put(deployments.storage_key, ns, name, obj)
 
     for i in range(objects):
@@ -178,7 +277,9 @@ def informer_sync(rest, gvr, ns: str, fifo: str, expected: int, transform=None):
     from informer import SharedIndexInformer
     from informer.listwatch import ListWatch
 
-    informer = SharedIndexInformer(ListWatch(rest, *gvr, ns), fifo=fifo, transform=transform, name="bench")
+    informer = SharedIndexInformer(
+        ListWatch(rest, *gvr, ns), fifo=fifo, transform=transform, name="bench"
+    )
     counted = [0]
 
     class Count:
@@ -201,7 +302,9 @@ def informer_sync(rest, gvr, ns: str, fifo: str, expected: int, transform=None):
     stop.set()
     thread.join(5)
     if len(informer.get_store().list_keys()) != expected:
-        raise RuntimeError(f"synced {len(informer.get_store().list_keys())} objects, expected {expected}")
+        raise RuntimeError(
+            f"synced {len(informer.get_store().list_keys())} objects, expected {expected}"
+        )
     return elapsed, informer
 
 
@@ -231,7 +334,9 @@ def bench_sync(rest, objects: int, repeat: int) -> list[dict]:
     rows = []
     for label, gvr, ns in (("Foo (custom resource)", FOO, NS_CRS), ("Deployment", DEPLOY, NS_DEPS)):
         floor, ours_real, ours_delta, tuned_floor, tuned_real = [], [], [], [], []
-        floor_list(rest, gvr, ns)  # warm-up: kubesim encodes each object once, then serves its bytes
+        floor_list(
+            rest, gvr, ns
+        )  # warm-up: kubesim encodes each object once, then serves its bytes
         for _ in range(repeat):
             seconds, count = floor_list(rest, gvr, ns)
             assert count == objects, count
@@ -242,10 +347,16 @@ def bench_sync(rest, objects: int, repeat: int) -> list[dict]:
                 tuned_floor.append(floor_list(rest, gvr, ns)[0])
                 tuned_real.append(informer_sync(rest, gvr, ns, "real", objects)[0])
             gc.collect()
-        rows.append({
-            "what": label, "floor": _median(floor), "real": _median(ours_real), "delta": _median(ours_delta),
-            "tuned_floor": _median(tuned_floor), "tuned_real": _median(tuned_real),
-        })
+        rows.append(
+            {
+                "what": label,
+                "floor": _median(floor),
+                "real": _median(ours_real),
+                "delta": _median(ours_delta),
+                "tuned_floor": _median(tuned_floor),
+                "tuned_real": _median(tuned_real),
+            }
+        )
     return rows
 
 
@@ -263,7 +374,9 @@ class ExactListWatch:
         self.resource_version = resource_version
 
     def list(self, options):
-        return self.inner.list({"resourceVersion": str(self.resource_version), "resourceVersionMatch": "Exact"})
+        return self.inner.list(
+            {"resourceVersion": str(self.resource_version), "resourceVersionMatch": "Exact"}
+        )
 
     def watch(self, options, *, read_timeout=None):
         return self.inner.watch(options, read_timeout=read_timeout)
@@ -320,7 +433,12 @@ class LinearListWatch(ExactListWatch):
     def watch(self, options, *, read_timeout=None):
         from urllib.parse import urlencode
 
-        query = urlencode({**{k: str(v).lower() if isinstance(v, bool) else v for k, v in options.items()}, "watch": "true"})
+        query = urlencode(
+            {
+                **{k: str(v).lower() if isinstance(v, bool) else v for k, v in options.items()},
+                "watch": "true",
+            }
+        )
         return LinearWatchStream(f"{self.base_url}{self.inner.path}?{query}")
 
 
@@ -330,7 +448,9 @@ def floor_events(base_url: str, events_from: int, events: int) -> float:
     path = resource_path(*DEPLOY, NS_EVENTS)
     started = time.perf_counter()
     count = 0
-    with LinearWatchStream(f"{base_url}{path}?watch=true&resourceVersion={events_from}&timeoutSeconds=600") as stream:
+    with LinearWatchStream(
+        f"{base_url}{path}?watch=true&resourceVersion={events_from}&timeoutSeconds=600"
+    ) as stream:
         for _ in stream:
             count += 1
             if count == events:
@@ -338,7 +458,9 @@ def floor_events(base_url: str, events_from: int, events: int) -> float:
     return events / (time.perf_counter() - started)
 
 
-def ours_events(rest, events_from: int, events: int, fifo: str, base_url: str | None = None) -> float:
+def ours_events(
+    rest, events_from: int, events: int, fifo: str, base_url: str | None = None
+) -> float:
     from informer import SharedIndexInformer
     from informer.listwatch import ListWatch
 
@@ -399,8 +521,12 @@ def official_watch_events(api_client, events_from: int, events: int) -> float:
     w = watch.Watch()
     started = time.perf_counter()
     count = 0
-    for _ in w.stream(apps.list_namespaced_deployment, NS_EVENTS, resource_version=str(events_from),
-                      timeout_seconds=600):
+    for _ in w.stream(
+        apps.list_namespaced_deployment,
+        NS_EVENTS,
+        resource_version=str(events_from),
+        timeout_seconds=600,
+    ):
         count += 1
         if count == events:
             w.stop()
@@ -437,7 +563,9 @@ def official_informer_events(api_client, events_from: int, events: int) -> float
     return events / elapsed
 
 
-def bench_events(rest, api_client, base_url: str, events_from: int, events: int, official_events: int) -> dict:
+def bench_events(
+    rest, api_client, base_url: str, events_from: int, events: int, official_events: int
+) -> dict:
     out = {}
     floor_events(base_url, events_from, events)  # warm-up: kubesim encodes each event once
     out["floor"] = floor_events(base_url, events_from, events)
@@ -445,8 +573,12 @@ def bench_events(rest, api_client, base_url: str, events_from: int, events: int,
     with gc_tuned():
         out["tuned_floor"] = floor_events(base_url, events_from, events)
         out["tuned_linear_real"] = ours_events(rest, events_from, events, "real", base_url)
-        out["tuned_official_informer"] = official_informer_events(api_client, events_from, official_events)
-        out["tuned_real"] = ours_events(rest, events_from, events, "real")  # what the controller runs
+        out["tuned_official_informer"] = official_informer_events(
+            api_client, events_from, official_events
+        )
+        out["tuned_real"] = ours_events(
+            rest, events_from, events, "real"
+        )  # what the controller runs
     out["raw"] = raw_stream_events(rest, events_from, events)
     out["real"] = ours_events(rest, events_from, events, "real")
     out["delta"] = ours_events(rest, events_from, events, "delta")
@@ -481,7 +613,10 @@ def cache_bytes(rest, objects: int, transform) -> float:
 
 
 def bench_memory(rest, objects: int) -> dict:
-    return {"full": cache_bytes(rest, objects, None), "stripped": cache_bytes(rest, objects, ManagedFieldsOff())}
+    return {
+        "full": cache_bytes(rest, objects, None),
+        "stripped": cache_bytes(rest, objects, ManagedFieldsOff()),
+    }
 
 
 # -- report ------------------------------------------------------------------------------------------
@@ -530,9 +665,18 @@ def report(args, sync_rows, events, memory, elapsed) -> str:
         ("floor: urllib3 + linear line split + json.loads", events["floor"]),
         ("this informer (RealFIFO) over the floor reader", events["linear_real"]),
         (f"GC tuned {TUNED_GC_THRESHOLD}: floor", events["tuned_floor"]),
-        (f"GC tuned {TUNED_GC_THRESHOLD}: this informer (RealFIFO) over the floor reader", events["tuned_linear_real"]),
-        (f"GC tuned {TUNED_GC_THRESHOLD}: official `kubernetes.informer.SharedInformer`", events["tuned_official_informer"]),
-        (f"GC tuned {TUNED_GC_THRESHOLD}: this informer, RealFIFO, as shipped (over `WatchStream`): what `sample-controller` runs", events["tuned_real"]),
+        (
+            f"GC tuned {TUNED_GC_THRESHOLD}: this informer (RealFIFO) over the floor reader",
+            events["tuned_linear_real"],
+        ),
+        (
+            f"GC tuned {TUNED_GC_THRESHOLD}: official `kubernetes.informer.SharedInformer`",
+            events["tuned_official_informer"],
+        ),
+        (
+            f"GC tuned {TUNED_GC_THRESHOLD}: this informer, RealFIFO, as shipped (over `WatchStream`): what `sample-controller` runs",
+            events["tuned_real"],
+        ),
         ("raw `client.rest.WatchStream` (transport + json.loads, no informer)", events["raw"]),
         ("this informer, RealFIFO, as shipped (over `WatchStream`)", events["real"]),
         ("this informer, DeltaFIFO, as shipped (over `WatchStream`)", events["delta"]),
@@ -579,24 +723,45 @@ def report(args, sync_rows, events, memory, elapsed) -> str:
 def write_docs(section: str) -> None:
     """Replace (or append) the "## Informer" section of docs/benchmarks.md, leaving others alone."""
     DOCS.parent.mkdir(parents=True, exist_ok=True)
-    text = DOCS.read_text() if DOCS.exists() else "# Benchmarks\n\nEach benchmark runs with a baseline measured in the same run.\n"
+    text = (
+        DOCS.read_text()
+        if DOCS.exists()
+        else "# Benchmarks\n\nEach benchmark runs with a baseline measured in the same run.\n"
+    )
     lines = text.splitlines(keepends=True)
     start = next((i for i, line in enumerate(lines) if line.strip() == "## Informer"), None)
     if start is None:
         text = text.rstrip("\n") + "\n\n" + section
     else:
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-        text = "".join(lines[:start]) + section + ("\n" if end < len(lines) else "") + "".join(lines[end:])
+        end = next(
+            (i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines)
+        )
+        text = (
+            "".join(lines[:start])
+            + section
+            + ("\n" if end < len(lines) else "")
+            + "".join(lines[end:])
+        )
     DOCS.write_text(text)
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--objects", type=int, default=10_000, help="objects per resource for sync and memory")
-    p.add_argument("--events", type=int, default=10_000, help="watch events replayed to our informer")
-    p.add_argument("--official-events", type=int, default=3_000, help="events for the (slow) official client")
+    p.add_argument(
+        "--objects", type=int, default=10_000, help="objects per resource for sync and memory"
+    )
+    p.add_argument(
+        "--events", type=int, default=10_000, help="watch events replayed to our informer"
+    )
+    p.add_argument(
+        "--official-events", type=int, default=3_000, help="events for the (slow) official client"
+    )
     p.add_argument("--repeat", type=int, default=3, help="runs per measurement (median)")
-    p.add_argument("--write-docs", action="store_true", help="update the Informer section of docs/benchmarks.md")
+    p.add_argument(
+        "--write-docs",
+        action="store_true",
+        help="update the Informer section of docs/benchmarks.md",
+    )
     p.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.serve:
@@ -606,8 +771,18 @@ def main() -> int:
 
     run_started = time.perf_counter()
     child = subprocess.Popen(
-        [sys.executable, __file__, "--serve", "--objects", str(args.objects), "--events", str(args.events)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            __file__,
+            "--serve",
+            "--objects",
+            str(args.objects),
+            "--events",
+            str(args.events),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         hello = json.loads(child.stdout.readline())
@@ -619,10 +794,15 @@ def main() -> int:
         config.host = hello["url"]
         api_client = client.ApiClient(config)
         rest = RESTClient(api_client)
-        print(f"kubesim seeded at {hello['url']} in {time.perf_counter() - run_started:.1f} s", flush=True)
+        print(
+            f"kubesim seeded at {hello['url']} in {time.perf_counter() - run_started:.1f} s",
+            flush=True,
+        )
         sync_rows = bench_sync(rest, args.objects, args.repeat)
         print("sync:", json.dumps(sync_rows), flush=True)
-        events = bench_events(rest, api_client, hello["url"], hello["events_from"], args.events, args.official_events)
+        events = bench_events(
+            rest, api_client, hello["url"], hello["events_from"], args.events, args.official_events
+        )
         print("events/s:", json.dumps(events), flush=True)
         memory = bench_memory(rest, args.objects)
         print("bytes/object:", json.dumps(memory), flush=True)

@@ -45,28 +45,50 @@ TARGET_CREATES = 1_000
 TARGET_EVENTS = 20_000
 GROUP, VERSION = "samplecontroller.k8s.io", "v1alpha1"
 CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
     "metadata": {"name": "foos.samplecontroller.k8s.io"},
     "spec": {
-        "group": GROUP, "scope": "Namespaced",
+        "group": GROUP,
+        "scope": "Namespaced",
         "names": {"plural": "foos", "singular": "foo", "kind": "Foo"},
-        "versions": [{
-            "name": VERSION, "served": True, "storage": True, "subresources": {"status": {}},
-            "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                "spec": {"type": "object", "properties": {
-                    "deploymentName": {"type": "string"},
-                    "replicas": {"type": "integer", "minimum": 1, "maximum": 10}}},
-                "status": {"type": "object", "properties": {"availableReplicas": {"type": "integer"}}},
-            }}},
-        }],
+        "versions": [
+            {
+                "name": VERSION,
+                "served": True,
+                "storage": True,
+                "subresources": {"status": {}},
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {
+                                "type": "object",
+                                "properties": {
+                                    "deploymentName": {"type": "string"},
+                                    "replicas": {"type": "integer", "minimum": 1, "maximum": 10},
+                                },
+                            },
+                            "status": {
+                                "type": "object",
+                                "properties": {"availableReplicas": {"type": "integer"}},
+                            },
+                        },
+                    }
+                },
+            }
+        ],
     },
 }
 
 
 def foo(i: int, prefix: str) -> dict:
-    return {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Foo",
-            "metadata": {"name": f"{prefix}-{i}", "namespace": "default", "labels": {"app": "bench"}},
-            "spec": {"deploymentName": f"{prefix}-{i}", "replicas": 1 + i % 10}}
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "Foo",
+        "metadata": {"name": f"{prefix}-{i}", "namespace": "default", "labels": {"app": "bench"}},
+        "spec": {"deploymentName": f"{prefix}-{i}", "replicas": 1 + i % 10},
+    }
 
 
 def bench_creates_raw(sim, n: int, prefix: str) -> float:
@@ -102,8 +124,12 @@ class _EchoHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         obj = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        obj["metadata"].update(uid="0" * 36, resourceVersion="123456",
-                               creationTimestamp="2024-01-01T00:00:00Z", generation=1)
+        obj["metadata"].update(
+            uid="0" * 36,
+            resourceVersion="123456",
+            creationTimestamp="2024-01-01T00:00:00Z",
+            generation=1,
+        )
         body = json.dumps(obj).encode()
         self.send_response(201)
         self.send_header("Content-Type", "application/json")
@@ -122,7 +148,9 @@ class _EchoServer:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _EchoHandler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, name="bench-echo", daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, name="bench-echo", daemon=True
+        )
         self.thread.start()
 
     def close(self) -> None:
@@ -177,7 +205,10 @@ def bench_watch_replay(sim: KubeSim, n: int) -> tuple[float, list[bytes]]:
     conn.close()
     if got != n:
         raise RuntimeError(f"replay delivered {got} of {n} events")
-    lines = [b'{"type":"ADDED","object":' + s.full() + b"}" for s in sim.storage.items(info.storage_key)[:n]]
+    lines = [
+        b'{"type":"ADDED","object":' + s.full() + b"}"
+        for s in sim.storage.items(info.storage_key)[:n]
+    ]
     return n / elapsed, lines
 
 
@@ -226,11 +257,16 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=3)
     args = p.parse_args()
 
-    results: dict[str, list[float]] = {k: [] for k in (
-        "json", "raw", "client", "lines", "replay", "live")}
+    results: dict[str, list[float]] = {
+        k: [] for k in ("json", "raw", "client", "lines", "replay", "live")
+    }
     echo = _EchoServer()
-    with KubeSim(crds=[CRD], history_size=4 * args.events, watch_queue_size=4 * args.events,
-                 request_log_size=1000) as sim:
+    with KubeSim(
+        crds=[CRD],
+        history_size=4 * args.events,
+        watch_queue_size=4 * args.events,
+        request_log_size=1000,
+    ) as sim:
         for r in range(args.rounds):
             results["json"].append(bench_creates_raw(echo, args.creates, f"echo{r}"))
             results["raw"].append(bench_creates_raw(sim, args.creates, f"raw{r}"))
@@ -239,7 +275,9 @@ def main() -> int:
             results["replay"].append(replay)
             results["lines"].append(bench_json_lines(lines))
             results["live"].append(bench_watch_live(sim, args.events))
-            sim.rest.delete_collection(sim.registry.lookup(GROUP, VERSION, "foos"), "default", {}, None)
+            sim.rest.delete_collection(
+                sim.registry.lookup(GROUP, VERSION, "foos"), "default", {}, None
+            )
             sim.storage.compact()
     echo.close()
 
@@ -253,7 +291,9 @@ def main() -> int:
         ("watch events/s", "kubesim, replay from RV", "replay", "lines", TARGET_EVENTS),
         ("watch events/s", "kubesim, live writer", "live", "lines", TARGET_EVENTS),
     ]
-    print(f"{'measure':<15} {'what':<36} {'per second':>12} {'(min - max)':>22} {'vs baseline':>12} {'target':>8}")
+    print(
+        f"{'measure':<15} {'what':<36} {'per second':>12} {'(min - max)':>22} {'vs baseline':>12} {'target':>8}"
+    )
     ok = True
     for measure, what, key, base, target in rows:
         ratio = f"{med[key] / med[base]:.2f}x" if base else "1.00x"
@@ -261,8 +301,10 @@ def main() -> int:
         if target and med[key] < target and key != "client":
             ok = False
         print(f"{measure:<15} {what:<36} {med[key]:>12,.0f} {rng[key]:>22} {ratio:>12} {tgt:>8}")
-    print(f"\n{args.rounds} rounds, medians; creates: {args.creates} per round (client: {args.creates // 2}); "
-          f"events: {args.events} per round")
+    print(
+        f"\n{args.rounds} rounds, medians; creates: {args.creates} per round (client: {args.creates // 2}); "
+        f"events: {args.events} per round"
+    )
     if not ok:
         print("below target", file=sys.stderr)
     return 0

@@ -50,20 +50,26 @@ def load_client_configuration(
         if environ.get(incluster_config.SERVICE_HOST_ENV_NAME):
             try:
                 incluster_config.InClusterConfigLoader(
-                    token_filename=token_file, cert_filename=ca_file,
-                    try_refresh_token=True, environ=environ,
+                    token_filename=token_file,
+                    cert_filename=ca_file,
+                    try_refresh_token=True,
+                    environ=environ,
                 ).load_and_set(cfg)
                 log.info("using in-cluster configuration", extra={"host": cfg.host})
                 return cfg
             except ConfigException as err:
-                log.warning("in-cluster configuration failed, trying kubeconfig",
-                            extra={"error": str(err)})
+                log.warning(
+                    "in-cluster configuration failed, trying kubeconfig", extra={"error": str(err)}
+                )
         else:
-            log.info("neither --kubeconfig nor --master was specified; using the default "
-                     "kubeconfig loading rules")
+            log.info(
+                "neither --kubeconfig nor --master was specified; using the default "
+                "kubeconfig loading rules"
+            )
     try:
-        config.load_kube_config(config_file=kubeconfig or None, client_configuration=cfg,
-                                persist_config=False)
+        config.load_kube_config(
+            config_file=kubeconfig or None, client_configuration=cfg, persist_config=False
+        )
     except (ConfigException, OSError, TypeError) as err:
         if not master:
             source = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"

@@ -59,7 +59,9 @@ class APIError(Exception):
         self.retry_after = retry_after  # seconds, from Retry-After or details.retryAfterSeconds
 
     @classmethod
-    def from_response(cls, code: int, phrase: str, headers: Mapping[str, str], data: bytes) -> APIError:
+    def from_response(
+        cls, code: int, phrase: str, headers: Mapping[str, str], data: bytes
+    ) -> APIError:
         status: dict | None = None
         try:
             decoded = json.loads(data) if data else None
@@ -151,5 +153,11 @@ def is_connection_refused(err: BaseException) -> bool:
             return True
         if isinstance(e, BaseException) and "connection refused" in str(e).lower():
             return True
-        stack.extend([getattr(e, "__cause__", None), getattr(e, "__context__", None), getattr(e, "reason", None)])
+        stack.extend(
+            [
+                getattr(e, "__cause__", None),
+                getattr(e, "__context__", None),
+                getattr(e, "reason", None),
+            ]
+        )
     return False

@@ -165,7 +165,7 @@ def _parse_requirement(part: str, text: str) -> Requirement:
         if idx < 0:
             continue
         key = _check_key(part[:idx].strip(), text)
-        value = part[idx + len(symbol):].strip()
+        value = part[idx + len(symbol) :].strip()
         if symbol in (">", "<"):
             if not re.fullmatch(r"-?\d+", value):
                 raise SelectorParseError(

@@ -30,7 +30,10 @@ class ListPager:
     """
 
     def __init__(
-        self, list_func: ListFunc, page_size: int = DEFAULT_PAGE_SIZE, full_list_if_expired: bool = True
+        self,
+        list_func: ListFunc,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        full_list_if_expired: bool = True,
     ) -> None:
         self.list_func = list_func  # called once per page
         self.page_size = page_size  # limit per page; 0 lists in one request
@@ -47,7 +50,11 @@ class ListPager:
             return first, False
         items = list(first.get("items") or [])
         while token:
-            page_opts = {k: v for k, v in opts.items() if k not in ("resourceVersion", "resourceVersionMatch")}
+            page_opts = {
+                k: v
+                for k, v in opts.items()
+                if k not in ("resourceVersion", "resourceVersionMatch")
+            }
             page_opts["continue"] = token
             try:
                 page = self.list_func(page_opts)

@@ -76,8 +76,16 @@ class _DeadConnectionRetry(urllib3.Retry):
         return isinstance(err, urllib3.exceptions.ProtocolError)  # not ReadTimeoutError
 
 
-_GET_RETRY = _DeadConnectionRetry(total=1, connect=0, read=1, redirect=0, status=0, other=0,
-                                  raise_on_redirect=False, raise_on_status=False)
+_GET_RETRY = _DeadConnectionRetry(
+    total=1,
+    connect=0,
+    read=1,
+    redirect=0,
+    status=0,
+    other=0,
+    raise_on_redirect=False,
+    raise_on_status=False,
+)
 
 
 class RESTClient:
@@ -132,8 +140,14 @@ class RESTClient:
     ) -> urllib3.BaseHTTPResponse:
         if self._throttle is not None:
             self._throttle.accept()
-        url, headers = self._prepare(method, path, params, content_type if body is not None else None)
-        data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+        url, headers = self._prepare(
+            method, path, params, content_type if body is not None else None
+        )
+        data = (
+            None
+            if body is None
+            else (body if isinstance(body, bytes) else json.dumps(body).encode())
+        )
         if isinstance(timeout, tuple):
             urllib3_timeout = urllib3.Timeout(connect=timeout[0], read=timeout[1])
         elif timeout is not None:
@@ -171,7 +185,9 @@ class RESTClient:
             raise APIError.from_response(resp.status, resp.reason or "", resp.headers, data)
         return json.loads(data) if data else {}
 
-    def stream(self, path: str, params: Params = None, timeout: Timeout = (10.0, 330.0)) -> WatchStream:
+    def stream(
+        self, path: str, params: Params = None, timeout: Timeout = (10.0, 330.0)
+    ) -> WatchStream:
         """Open a streaming GET (a watch) and return its decoded lines.
 
         The read part of ``timeout`` is the stall guard: when no byte arrives for that long the

@@ -45,8 +45,16 @@ from tools.leaderelection import LeaderElectionConfig, LeaderElector, LeaseLock
 from tools.record import EventRecorder
 from workqueue import PrometheusMetricsProvider, RateLimitingQueue, sample_controller_rate_limiter
 
-__all__ = ["Process", "StartupError", "build_parser", "check_api", "install_trace", "main", "run",
-           "serve"]
+__all__ = [
+    "Process",
+    "StartupError",
+    "build_parser",
+    "check_api",
+    "install_trace",
+    "main",
+    "run",
+    "serve",
+]
 
 log = logging.getLogger("controller")
 
@@ -78,57 +86,133 @@ def build_parser() -> argparse.ArgumentParser:
         prog="sample-controller",
         description="Keeps a Deployment for every Foo (samplecontroller.k8s.io/v1alpha1).",
     )
-    p.add_argument("--kubeconfig", "-kubeconfig", default="",
-                   help="Path to a kubeconfig. Only required if out-of-cluster.")
-    p.add_argument("--master", "-master", default="",
-                   help="The address of the Kubernetes API server. Overrides any value in "
-                        "kubeconfig. Only required if out-of-cluster.")
-    p.add_argument("--namespace", default="",
-                   help="Only watch Foos and Deployments in this namespace (default: all).")
-    p.add_argument("--foo-selector", default="", type=_selector,
-                   help="Label selector for the Foos this instance handles, to shard Foos "
-                        "across several controllers (e.g. 'shard=a').")
+    p.add_argument(
+        "--kubeconfig",
+        "-kubeconfig",
+        default="",
+        help="Path to a kubeconfig. Only required if out-of-cluster.",
+    )
+    p.add_argument(
+        "--master",
+        "-master",
+        default="",
+        help="The address of the Kubernetes API server. Overrides any value in "
+        "kubeconfig. Only required if out-of-cluster.",
+    )
+    p.add_argument(
+        "--namespace",
+        default="",
+        help="Only watch Foos and Deployments in this namespace (default: all).",
+    )
+    p.add_argument(
+        "--foo-selector",
+        default="",
+        type=_selector,
+        help="Label selector for the Foos this instance handles, to shard Foos "
+        "across several controllers (e.g. 'shard=a').",
+    )
     p.add_argument("--workers", type=int, default=2, help="Worker threads (default 2).")
-    p.add_argument("--resync-period", type=_duration, default=30.0, metavar="DURATION",
-                   help="Informer resync period, Go syntax (default 30s).")
-    p.add_argument("--fifo", choices=("real", "delta"), default="real",
-                   help="Informer queue: client-go's RealFIFO (default) or the classic DeltaFIFO.")
-    p.add_argument("--kube-api-qps", type=float, default=20.0,
-                   help="Client-side requests per second to the API server; 0 disables the "
-                        "limit (default 20).")
-    p.add_argument("--kube-api-burst", type=int, default=30,
-                   help="Client-side burst of requests (default 30).")
-    p.add_argument("--strip-managed-fields", action=argparse.BooleanOptionalAction, default=True,
-                   help="Drop metadata.managedFields before objects are cached: the controller "
-                        "never reads them and they are most of a cached object's memory "
-                        "(default on).")
-    p.add_argument("--graceful-shutdown-timeout", type=_duration, default=30.0, metavar="DURATION",
-                   help="How long in-flight work may take after SIGTERM (default 30s).")
-    p.add_argument("--metrics-bind-address", default=":8080",
-                   help="Address of the /metrics endpoint, host:port or :port; 0 disables it "
-                        "(default :8080).")
-    p.add_argument("--health-probe-bind-address", default=":8081",
-                   help="Address of /healthz and /readyz; 0 disables them (default :8081).")
-    p.add_argument("--leader-elect", action="store_true",
-                   help="Run only while holding a Lease, so several replicas can run with one "
-                        "active (off by default for local runs; on in manifests/).")
-    p.add_argument("--leader-elect-lease-name", default="sample-controller",
-                   help="Name of the Lease (default sample-controller).")
-    p.add_argument("--leader-elect-namespace", default="",
-                   help="Namespace of the Lease (default: the pod's namespace, else default).")
-    p.add_argument("--leader-elect-lease-duration", type=_duration, default=15.0, metavar="DURATION",
-                   help="How long a lease holds without renewal (default 15s).")
-    p.add_argument("--leader-elect-renew-deadline", type=_duration, default=10.0, metavar="DURATION",
-                   help="How long the leader retries renewing before giving up (default 10s).")
-    p.add_argument("--leader-elect-retry-period", type=_duration, default=2.0, metavar="DURATION",
-                   help="Time between leader election attempts (default 2s).")
+    p.add_argument(
+        "--resync-period",
+        type=_duration,
+        default=30.0,
+        metavar="DURATION",
+        help="Informer resync period, Go syntax (default 30s).",
+    )
+    p.add_argument(
+        "--fifo",
+        choices=("real", "delta"),
+        default="real",
+        help="Informer queue: client-go's RealFIFO (default) or the classic DeltaFIFO.",
+    )
+    p.add_argument(
+        "--kube-api-qps",
+        type=float,
+        default=20.0,
+        help="Client-side requests per second to the API server; 0 disables the "
+        "limit (default 20).",
+    )
+    p.add_argument(
+        "--kube-api-burst", type=int, default=30, help="Client-side burst of requests (default 30)."
+    )
+    p.add_argument(
+        "--strip-managed-fields",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="Drop metadata.managedFields before objects are cached: the controller "
+        "never reads them and they are most of a cached object's memory "
+        "(default on).",
+    )
+    p.add_argument(
+        "--graceful-shutdown-timeout",
+        type=_duration,
+        default=30.0,
+        metavar="DURATION",
+        help="How long in-flight work may take after SIGTERM (default 30s).",
+    )
+    p.add_argument(
+        "--metrics-bind-address",
+        default=":8080",
+        help="Address of the /metrics endpoint, host:port or :port; 0 disables it (default :8080).",
+    )
+    p.add_argument(
+        "--health-probe-bind-address",
+        default=":8081",
+        help="Address of /healthz and /readyz; 0 disables them (default :8081).",
+    )
+    p.add_argument(
+        "--leader-elect",
+        action="store_true",
+        help="Run only while holding a Lease, so several replicas can run with one "
+        "active (off by default for local runs; on in manifests/).",
+    )
+    p.add_argument(
+        "--leader-elect-lease-name",
+        default="sample-controller",
+        help="Name of the Lease (default sample-controller).",
+    )
+    p.add_argument(
+        "--leader-elect-namespace",
+        default="",
+        help="Namespace of the Lease (default: the pod's namespace, else default).",
+    )
+    p.add_argument(
+        "--leader-elect-lease-duration",
+        type=_duration,
+        default=15.0,
+        metavar="DURATION",
+        help="How long a lease holds without renewal (default 15s).",
+    )
+    p.add_argument(
+        "--leader-elect-renew-deadline",
+        type=_duration,
+        default=10.0,
+        metavar="DURATION",
+        help="How long the leader retries renewing before giving up (default 10s).",
+    )
+    p.add_argument(
+        "--leader-elect-retry-period",
+        type=_duration,
+        default=2.0,
+        metavar="DURATION",
+        help="Time between leader election attempts (default 2s).",
+    )
     p.add_argument("--log-format", choices=("text", "json"), default="text")
-    p.add_argument("--trace", action="store_true",
-                   help="Log the path of every change, one line per step: informer "
-                        "notification, owner lookup, enqueue, dequeue, writes, result "
-                        "(for learning; see docs/walkthrough.md).")
-    p.add_argument("-v", "--v", dest="verbosity", type=int, default=0,
-                   help="Log verbosity: 0 default, 4 debug (every event and key).")
+    p.add_argument(
+        "--trace",
+        action="store_true",
+        help="Log the path of every change, one line per step: informer "
+        "notification, owner lookup, enqueue, dequeue, writes, result "
+        "(for learning; see docs/walkthrough.md).",
+    )
+    p.add_argument(
+        "-v",
+        "--v",
+        dest="verbosity",
+        type=int,
+        default=0,
+        help="Log verbosity: 0 default, 4 debug (every event and key).",
+    )
     return p
 
 
@@ -143,20 +227,29 @@ def check_api(rest: RESTClient, host: str) -> None:
         if err.code == 404:
             raise StartupError(
                 f"the Foo CRD (foos.{group}) is not installed on {host}: "
-                f"apply crds/foo-crd.yaml (make install-crd)") from err
+                f"apply crds/foo-crd.yaml (make install-crd)"
+            ) from err
         if err.code in (401, 403):
-            raise StartupError(f"the API server at {host} refused our credentials: "
-                               f"{err.code} {err.reason}") from err
+            raise StartupError(
+                f"the API server at {host} refused our credentials: {err.code} {err.reason}"
+            ) from err
         raise StartupError(f"discovery of {group}/{version} failed on {host}: {err}") from err
     names = {r.get("name") for r in found.get("resources") or []}
     if resource not in names:
-        raise StartupError(f"the API server at {host} serves {group}/{version} but not "
-                           f"{resource}: is crds/foo-crd.yaml applied?")
+        raise StartupError(
+            f"the API server at {host} serves {group}/{version} but not "
+            f"{resource}: is crds/foo-crd.yaml applied?"
+        )
 
 
-def run(args: argparse.Namespace, rest: RESTClient, stop: threading.Event,
-        registry: Any = None, ready: threading.Event | None = None,
-        on_start: Callable[[dict[str, Any]], None] | None = None) -> int:
+def run(
+    args: argparse.Namespace,
+    rest: RESTClient,
+    stop: threading.Event,
+    registry: Any = None,
+    ready: threading.Event | None = None,
+    on_start: Callable[[dict[str, Any]], None] | None = None,
+) -> int:
     """Run the controller until ``stop`` is set; return the exit status.
 
     Kept apart from ``main`` so tests can run a whole controller in a thread with their own
@@ -167,8 +260,9 @@ def run(args: argparse.Namespace, rest: RESTClient, stop: threading.Event,
     from prometheus_client import REGISTRY
 
     registry = REGISTRY if registry is None else registry
-    informer_metrics = (default_metrics_provider() if registry is REGISTRY
-                        else InformerMetricsProvider(registry))
+    informer_metrics = (
+        default_metrics_provider() if registry is REGISTRY else InformerMetricsProvider(registry)
+    )
     namespace = args.namespace or None
     foo_selector = args.foo_selector
 
@@ -179,13 +273,25 @@ def run(args: argparse.Namespace, rest: RESTClient, stop: threading.Event,
     # Two factories, as sample-controller has: the Foo selector (sharding) must narrow the Foo
     # informer only; Deployments of Foos outside the shard are ignored by handle_object.
     transform = transform_strip_managed_fields if args.strip_managed_fields else None
-    kube_factory = SharedInformerFactory(rest, args.resync_period, namespace=namespace,
-                                         fifo=args.fifo, name="kube", metrics=informer_metrics,
-                                         transform=transform)
-    foo_factory = SharedInformerFactory(rest, args.resync_period, namespace=namespace,
-                                        tweak_list_options=only_selected_foos, fifo=args.fifo,
-                                        name="samplecontroller", metrics=informer_metrics,
-                                        transform=transform)
+    kube_factory = SharedInformerFactory(
+        rest,
+        args.resync_period,
+        namespace=namespace,
+        fifo=args.fifo,
+        name="kube",
+        metrics=informer_metrics,
+        transform=transform,
+    )
+    foo_factory = SharedInformerFactory(
+        rest,
+        args.resync_period,
+        namespace=namespace,
+        tweak_list_options=only_selected_foos,
+        fifo=args.fifo,
+        name="samplecontroller",
+        metrics=informer_metrics,
+        transform=transform,
+    )
     deployment_informer = kube_factory.for_resource(*DEPLOYMENT_GVR)
     foo_informer = foo_factory.for_resource(*FOO_GVR)
     if getattr(args, "trace", False):
@@ -193,20 +299,38 @@ def run(args: argparse.Namespace, rest: RESTClient, stop: threading.Event,
         install_trace(deployment_informer, "Deployment")
 
     recorder = EventRecorder(rest, component=CONTROLLER_AGENT_NAME)
-    queue = RateLimitingQueue(sample_controller_rate_limiter(), name="foo",
-                              metrics_provider=PrometheusMetricsProvider(registry))
-    controller = Controller(rest, foo_informer, deployment_informer, recorder, queue=queue,
-                            metrics=ReconcileMetrics("foo", registry))
+    queue = RateLimitingQueue(
+        sample_controller_rate_limiter(),
+        name="foo",
+        metrics_provider=PrometheusMetricsProvider(registry),
+    )
+    controller = Controller(
+        rest,
+        foo_informer,
+        deployment_informer,
+        recorder,
+        queue=queue,
+        metrics=ReconcileMetrics("foo", registry),
+    )
 
     if on_start is not None:
-        on_start({"foo_informer": foo_informer, "deployment_informer": deployment_informer,
-                  "controller": controller})
+        on_start(
+            {
+                "foo_informer": foo_informer,
+                "deployment_informer": deployment_informer,
+                "controller": controller,
+            }
+        )
     recorder.start()
     kube_factory.start(stop)
     foo_factory.start(stop)
     if ready is not None:
-        threading.Thread(target=_signal_when_synced, args=(controller, stop, ready),
-                         name="ready-signal", daemon=True).start()
+        threading.Thread(
+            target=_signal_when_synced,
+            args=(controller, stop, ready),
+            name="ready-signal",
+            daemon=True,
+        ).start()
     try:
         controller.run(args.workers, stop, drain_timeout=args.graceful_shutdown_timeout)
     finally:
@@ -233,17 +357,28 @@ def install_trace(informer: Any, kind: str) -> None:
         rv = meta.get("resourceVersion")
         if old is not None and (old.get("metadata") or {}).get("resourceVersion") == rv:
             event = "resync"
-        trace.info("informer", extra={"kind": kind, "event": event,
-                                      "object": f"{meta.get('namespace', '')}/{meta.get('name', '')}",
-                                      "rv": rv})
+        trace.info(
+            "informer",
+            extra={
+                "kind": kind,
+                "event": event,
+                "object": f"{meta.get('namespace', '')}/{meta.get('name', '')}",
+                "rv": rv,
+            },
+        )
 
-    informer.add_event_handler(ResourceEventHandlerFuncs(
-        add_func=lambda obj: show("add", obj),
-        update_func=lambda old, new: show("update", new, old),
-        delete_func=lambda obj: show("delete", obj)))
+    informer.add_event_handler(
+        ResourceEventHandlerFuncs(
+            add_func=lambda obj: show("add", obj),
+            update_func=lambda old, new: show("update", new, old),
+            delete_func=lambda obj: show("delete", obj),
+        )
+    )
 
 
-def _signal_when_synced(controller: Controller, stop: threading.Event, ready: threading.Event) -> None:
+def _signal_when_synced(
+    controller: Controller, stop: threading.Event, ready: threading.Event
+) -> None:
     if wait_for_cache_sync(stop, controller):
         ready.set()
 
@@ -335,7 +470,9 @@ class Process:
         return None if controller.has_synced() else "informer caches not synced"
 
 
-def start_endpoints(args: argparse.Namespace, process: Process, registry: Any) -> list[EndpointServer]:
+def start_endpoints(
+    args: argparse.Namespace, process: Process, registry: Any
+) -> list[EndpointServer]:
     servers = []
     metrics_address = parse_bind_address(args.metrics_bind_address)
     probe_address = parse_bind_address(args.health_probe_bind_address)
@@ -351,8 +488,13 @@ def start_endpoints(args: argparse.Namespace, process: Process, registry: Any) -
     return servers
 
 
-def serve(args: argparse.Namespace, rest: RESTClient, stop: threading.Event,
-          registry: Any = None, process: Process | None = None) -> int:
+def serve(
+    args: argparse.Namespace,
+    rest: RESTClient,
+    stop: threading.Event,
+    registry: Any = None,
+    process: Process | None = None,
+) -> int:
     """Everything main() does after start-up checks: endpoints, leader election, the controller.
 
     Returns 0 after a clean stop, 1 when the lease was lost (so the pod restarts), when the
@@ -381,8 +523,9 @@ def serve(args: argparse.Namespace, rest: RESTClient, stop: threading.Event,
 
         def lead(leading_stop: threading.Event) -> None:
             try:
-                result["code"] = run(args, rest, leading_stop, registry=registry,
-                                     on_start=process.parts.update)
+                result["code"] = run(
+                    args, rest, leading_stop, registry=registry, on_start=process.parts.update
+                )
             except Exception:  # noqa: BLE001 - reported, then the process exits non-zero
                 log.exception("the controller failed")
                 result["code"] = 1
@@ -393,17 +536,22 @@ def serve(args: argparse.Namespace, rest: RESTClient, stop: threading.Event,
                 result["code"] = result.get("code") or 1
                 stop.set()
 
-        elector = LeaderElector(LeaderElectionConfig(
-            lock=LeaseLock(rest, namespace, args.leader_elect_lease_name, identity),
-            lease_duration=args.leader_elect_lease_duration,
-            renew_deadline=args.leader_elect_renew_deadline,
-            retry_period=args.leader_elect_retry_period,
-            release_on_cancel=True,
-            on_started_leading=lead,
-        ), registry=registry)
+        elector = LeaderElector(
+            LeaderElectionConfig(
+                lock=LeaseLock(rest, namespace, args.leader_elect_lease_name, identity),
+                lease_duration=args.leader_elect_lease_duration,
+                renew_deadline=args.leader_elect_renew_deadline,
+                retry_period=args.leader_elect_retry_period,
+                release_on_cancel=True,
+                on_started_leading=lead,
+            ),
+            registry=registry,
+        )
         process.elector = elector
-        log.info("leader election on", extra={"lease": f"{namespace}/{args.leader_elect_lease_name}",
-                                              "identity": identity})
+        log.info(
+            "leader election on",
+            extra={"lease": f"{namespace}/{args.leader_elect_lease_name}", "identity": identity},
+        )
         clean = elector.run(stop)
         process.shutting_down.set()
         if not clean:
@@ -440,8 +588,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parse_bind_address(args.health_probe_bind_address)
         cfg = load_client_configuration(args.kubeconfig, args.master)
         api_client = client.ApiClient(cfg)
-        rest = RESTClient(api_client, qps=args.kube_api_qps, burst=args.kube_api_burst,
-                          user_agent=USER_AGENT)
+        rest = RESTClient(
+            api_client, qps=args.kube_api_qps, burst=args.kube_api_burst, user_agent=USER_AGENT
+        )
         check_api(rest, cfg.host)
     except (ConfigError, StartupError, ValueError) as err:
         log.error("cannot start", extra={"error": str(err)})
@@ -452,8 +601,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The work runs in a thread; the main thread only waits, in short slices, so that it stays
     # responsive to signals (Python runs signal handlers on the main thread only).
     result: dict[str, int] = {}
-    runner = threading.Thread(target=lambda: result.update(code=serve(args, rest, stop)),
-                              name="controller", daemon=True)
+    runner = threading.Thread(
+        target=lambda: result.update(code=serve(args, rest, stop)), name="controller", daemon=True
+    )
     runner.start()
     while runner.is_alive():
         runner.join(0.5)

@@ -67,17 +67,22 @@ class Narrator(logging.Handler):
     INTERESTING = {
         "creating deployment": lambda r: f"{r.key}: creating deployment {r.deployment}",
         "updating deployment replicas": lambda r: (
-            f"{r.key}: deployment {r.deployment} has {r.was} replicas, want {r.replicas}: updating"),
+            f"{r.key}: deployment {r.deployment} has {r.was} replicas, want {r.replicas}: updating"
+        ),
         "successfully synced": lambda r: f"{r.key}: synced in {float(r.duration) * 1000:.2f} ms",
         "error syncing, requeuing": lambda r: (
-            f"{r.key}: error, retry #{r.requeues} with backoff: {r.error}"),
+            f"{r.key}: error, retry #{r.requeues} with backoff: {r.error}"
+        ),
         "foo no longer exists": lambda r: f"{r.key}: Foo is gone, nothing to do",
     }
 
     def emit(self, record: logging.LogRecord) -> None:
         if record.getMessage() == "event":
-            say("event", f"{record.type} {record.reason} on {record.kind} {record.object}: "
-                         f"{record.event_message}")
+            say(
+                "event",
+                f"{record.type} {record.reason} on {record.kind} {record.object}: "
+                f"{record.event_message}",
+            )
             return
         render = self.INTERESTING.get(record.getMessage())
         if render is not None:
@@ -98,7 +103,7 @@ class RequestTap(threading.Thread):
     def run(self) -> None:
         while not self.stop.wait(0.02):
             log = self.sim.request_log
-            for r in log[self.seen:]:
+            for r in log[self.seen :]:
                 if r.user_agent == USER_AGENT and r.verb in ("create", "update", "patch", "delete"):
                     target = f"{r.namespace}/{r.name}" if r.name else r.namespace
                     say("api", f"{r.verb.upper():<6} {r.resource} {target} -> {r.code}")
@@ -114,15 +119,25 @@ def watch_tap(informer: Any, kind: str) -> None:
             obj = objs[-1]
             obj = getattr(obj, "obj", obj)  # a tombstone carries the last known object
             meta = obj.get("metadata", {}) if isinstance(obj, dict) else {}
-            if verb == "MODIFIED" and len(objs) == 2 and (
-                    objs[0]["metadata"].get("resourceVersion") == meta.get("resourceVersion")):
+            if (
+                verb == "MODIFIED"
+                and len(objs) == 2
+                and (objs[0]["metadata"].get("resourceVersion") == meta.get("resourceVersion"))
+            ):
                 return  # a resync, not a change
-            say("watch", f"{kind} {meta.get('namespace')}/{meta.get('name')} {verb} "
-                         f"(rv {meta.get('resourceVersion')})")
+            say(
+                "watch",
+                f"{kind} {meta.get('namespace')}/{meta.get('name')} {verb} "
+                f"(rv {meta.get('resourceVersion')})",
+            )
+
         return handler
 
-    informer.add_event_handler(ResourceEventHandlerFuncs(
-        add_func=show("ADDED"), update_func=show("MODIFIED"), delete_func=show("DELETED")))
+    informer.add_event_handler(
+        ResourceEventHandlerFuncs(
+            add_func=show("ADDED"), update_func=show("MODIFIED"), delete_func=show("DELETED")
+        )
+    )
 
 
 def queue_tap(controller: Any) -> None:
@@ -146,8 +161,10 @@ def age(timestamp: str | None) -> str:
 
 def table(rows: list[list[str]]) -> str:
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join("    " + "   ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-                     for r in rows)
+    return "\n".join(
+        "    " + "   ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+        for r in rows
+    )
 
 
 def print_tables(api: RESTClient) -> None:
@@ -155,19 +172,41 @@ def print_tables(api: RESTClient) -> None:
     rows = [["NAME", "DEPLOYMENT", "DESIRED", "AVAILABLE", "READY", "AGE"]]
     for f in foos:
         status = f.get("status") or {}
-        ready = next((c["status"] for c in status.get("conditions") or [] if c["type"] == "Ready"), "")
-        rows.append([f["metadata"]["name"], f["spec"].get("deploymentName", ""),
-                     f["spec"].get("replicas", ""), status.get("availableReplicas", ""), ready,
-                     age(f["metadata"].get("creationTimestamp"))])
+        ready = next(
+            (c["status"] for c in status.get("conditions") or [] if c["type"] == "Ready"), ""
+        )
+        rows.append(
+            [
+                f["metadata"]["name"],
+                f["spec"].get("deploymentName", ""),
+                f["spec"].get("replicas", ""),
+                status.get("availableReplicas", ""),
+                ready,
+                age(f["metadata"].get("creationTimestamp")),
+            ]
+        )
     deps = api.request("GET", resource_path(*DEPLOYMENTS, "default"))["items"]
     drows = [["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "OWNER", "AGE"]]
     for d in deps:
         st = d.get("status") or {}
-        owner = next((f"Foo/{o['name']}" for o in d["metadata"].get("ownerReferences") or []
-                      if o.get("controller")), "<none>")
-        drows.append([d["metadata"]["name"], f"{st.get('readyReplicas', 0)}/{d['spec'].get('replicas', 1)}",
-                      st.get("updatedReplicas", 0), st.get("availableReplicas", 0), owner,
-                      age(d["metadata"].get("creationTimestamp"))])
+        owner = next(
+            (
+                f"Foo/{o['name']}"
+                for o in d["metadata"].get("ownerReferences") or []
+                if o.get("controller")
+            ),
+            "<none>",
+        )
+        drows.append(
+            [
+                d["metadata"]["name"],
+                f"{st.get('readyReplicas', 0)}/{d['spec'].get('replicas', 1)}",
+                st.get("updatedReplicas", 0),
+                st.get("availableReplicas", 0),
+                owner,
+                age(d["metadata"].get("creationTimestamp")),
+            ]
+        )
     with _print_lock:
         print("\n  $ kubectl get foos")
         print(table(rows) if len(rows) > 1 else "    No resources found in default namespace.")
@@ -191,9 +230,15 @@ def wait_for(what: str, predicate: Callable[[], Any], timeout: float = 15.0) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m controller.demo", description=__doc__.split("\n")[0])
-    parser.add_argument("--status-delay", type=float, default=1.0,
-                        help="seconds kubesim takes to mark replicas available (default 1)")
+    parser = argparse.ArgumentParser(
+        prog="python -m controller.demo", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--status-delay",
+        type=float,
+        default=1.0,
+        help="seconds kubesim takes to mark replicas available (default 1)",
+    )
     opts = parser.parse_args(argv)
 
     from kubesim import KubeSim  # the demo's only extra: the embedded API server
@@ -205,8 +250,10 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger(name).propagate = False
 
     headline("starting kubesim, the embedded API server (deployment status loop on)")
-    with KubeSim(deployment_status_delay=opts.status_delay) as sim, \
-            tempfile.TemporaryDirectory(prefix="sample-controller-demo-") as tmp:
+    with (
+        KubeSim(deployment_status_delay=opts.status_delay) as sim,
+        tempfile.TemporaryDirectory(prefix="sample-controller-demo-") as tmp,
+    ):
         kubeconfig = sim.write_kubeconfig(Path(tmp) / "kubeconfig")
         say("setup", f"API server at {sim.url}, kubeconfig {kubeconfig}")
         api = RESTClient(client.ApiClient(load_client_configuration(kubeconfig)))
@@ -217,17 +264,31 @@ def main(argv: list[str] | None = None) -> int:
 
         headline("starting the controller: sample-controller --kubeconfig " + kubeconfig)
         args = build_parser().parse_args(["--kubeconfig", kubeconfig, "--resync-period", "30s"])
-        rest = RESTClient(client.ApiClient(load_client_configuration(kubeconfig)),
-                          qps=args.kube_api_qps, burst=args.kube_api_burst, user_agent=USER_AGENT)
+        rest = RESTClient(
+            client.ApiClient(load_client_configuration(kubeconfig)),
+            qps=args.kube_api_qps,
+            burst=args.kube_api_burst,
+            user_agent=USER_AGENT,
+        )
         check_api(rest, sim.url)
         stop, ready = threading.Event(), threading.Event()
         from prometheus_client import CollectorRegistry
 
         holder: dict[str, Any] = {}
         runner = threading.Thread(
-            target=lambda: holder.update(code=run(args, rest, stop, registry=CollectorRegistry(),
-                                                  ready=ready, on_start=holder.update)),
-            name="controller", daemon=True)
+            target=lambda: holder.update(
+                code=run(
+                    args,
+                    rest,
+                    stop,
+                    registry=CollectorRegistry(),
+                    ready=ready,
+                    on_start=holder.update,
+                )
+            ),
+            name="controller",
+            daemon=True,
+        )
         runner.start()
         if not ready.wait(15):
             raise SystemExit("demo: controller caches did not sync")
@@ -241,47 +302,106 @@ def main(argv: list[str] | None = None) -> int:
         example = yaml.safe_load((ROOT / "manifests" / "example-foo.yaml").read_text())
         example["metadata"]["namespace"] = "default"
         api.request("POST", resource_path(*FOOS, "default"), body=example)
-        wait_for("example-foo available", lambda: (api.request(
-            "GET", resource_path(*FOOS, "default", "example-foo")).get("status") or {}).get(
-            "availableReplicas") == 1)
+        wait_for(
+            "example-foo available",
+            lambda: (
+                (
+                    api.request("GET", resource_path(*FOOS, "default", "example-foo")).get("status")
+                    or {}
+                ).get("availableReplicas")
+                == 1
+            ),
+        )
         print_tables(api)
 
-        headline("2. kubectl patch foo example-foo --type=merge -p '{\"spec\":{\"replicas\":3}}'")
-        api.request("PATCH", resource_path(*FOOS, "default", "example-foo"),
-                    body={"spec": {"replicas": 3}}, content_type="application/merge-patch+json")
-        wait_for("example-foo scaled", lambda: (api.request(
-            "GET", resource_path(*FOOS, "default", "example-foo")).get("status") or {}).get(
-            "availableReplicas") == 3)
+        headline('2. kubectl patch foo example-foo --type=merge -p \'{"spec":{"replicas":3}}\'')
+        api.request(
+            "PATCH",
+            resource_path(*FOOS, "default", "example-foo"),
+            body={"spec": {"replicas": 3}},
+            content_type="application/merge-patch+json",
+        )
+        wait_for(
+            "example-foo scaled",
+            lambda: (
+                (
+                    api.request("GET", resource_path(*FOOS, "default", "example-foo")).get("status")
+                    or {}
+                ).get("availableReplicas")
+                == 3
+            ),
+        )
         print_tables(api)
 
         headline("3. kubectl delete deployment example-foo   (by hand: the controller repairs it)")
-        old_uid = api.request("GET", resource_path(*DEPLOYMENTS, "default", "example-foo"))["metadata"]["uid"]
+        old_uid = api.request("GET", resource_path(*DEPLOYMENTS, "default", "example-foo"))[
+            "metadata"
+        ]["uid"]
         api.request("DELETE", resource_path(*DEPLOYMENTS, "default", "example-foo"))
-        wait_for("deployment recreated", lambda: api.request(
-            "GET", resource_path(*DEPLOYMENTS, "default", "example-foo"))["metadata"]["uid"] != old_uid)
+        wait_for(
+            "deployment recreated",
+            lambda: (
+                api.request("GET", resource_path(*DEPLOYMENTS, "default", "example-foo"))[
+                    "metadata"
+                ]["uid"]
+                != old_uid
+            ),
+        )
         print_tables(api)
 
         headline("4. a Foo whose Deployment name is taken by a Deployment it does not own")
-        api.request("POST", resource_path(*DEPLOYMENTS, "default"), body={
-            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "not-ours"},
-            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "other"}},
-                     "template": {"metadata": {"labels": {"app": "other"}},
-                                  "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}}})
+        api.request(
+            "POST",
+            resource_path(*DEPLOYMENTS, "default"),
+            body={
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "not-ours"},
+                "spec": {
+                    "replicas": 1,
+                    "selector": {"matchLabels": {"app": "other"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "other"}},
+                        "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
+                    },
+                },
+            },
+        )
         say("setup", "created Deployment not-ours (no owner)")
-        api.request("POST", resource_path(*FOOS, "default"), body={
-            "apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
-            "metadata": {"name": "collider"}, "spec": {"deploymentName": "not-ours", "replicas": 2}})
-        wait_for("collision warning", lambda: [
-            e for e in api.request("GET", resource_path("", "v1", "events", "default"),
-                                   params={"fieldSelector": "involvedObject.name=collider"})["items"]
-            if e["reason"] == "ErrResourceExists"])
+        api.request(
+            "POST",
+            resource_path(*FOOS, "default"),
+            body={
+                "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+                "kind": "Foo",
+                "metadata": {"name": "collider"},
+                "spec": {"deploymentName": "not-ours", "replicas": 2},
+            },
+        )
+        wait_for(
+            "collision warning",
+            lambda: [
+                e
+                for e in api.request(
+                    "GET",
+                    resource_path("", "v1", "events", "default"),
+                    params={"fieldSelector": "involvedObject.name=collider"},
+                )["items"]
+                if e["reason"] == "ErrResourceExists"
+            ],
+        )
         time.sleep(0.3)  # let a retry or two show their growing backoff in the narration
         untouched = api.request("GET", resource_path(*DEPLOYMENTS, "default", "not-ours"))
-        say("check", f"not-ours still has {untouched['spec']['replicas']} replica and no owner: "
-                     "the controller never writes what it does not own")
+        say(
+            "check",
+            f"not-ours still has {untouched['spec']['replicas']} replica and no owner: "
+            "the controller never writes what it does not own",
+        )
         api.request("DELETE", resource_path(*FOOS, "default", "collider"))
 
-        headline("5. kubectl delete foo example-foo   (the garbage collector removes its Deployment)")
+        headline(
+            "5. kubectl delete foo example-foo   (the garbage collector removes its Deployment)"
+        )
         api.request("DELETE", resource_path(*FOOS, "default", "example-foo"))
 
         def collected() -> bool:
@@ -300,7 +420,9 @@ def main(argv: list[str] | None = None) -> int:
         rows = [["TYPE", "REASON", "OBJECT", "COUNT", "MESSAGE"]]
         for e in events:
             io = e["involvedObject"]
-            rows.append([e["type"], e["reason"], f"foo/{io['name']}", e.get("count", 1), e["message"]])
+            rows.append(
+                [e["type"], e["reason"], f"foo/{io['name']}", e.get("count", 1), e["message"]]
+            )
         with _print_lock:  # watch lines from other threads must not land inside the table
             print(table(rows))
 
@@ -310,8 +432,11 @@ def main(argv: list[str] | None = None) -> int:
         if runner.is_alive() or holder.get("code") != 0:
             print("demo: controller did not stop cleanly", file=sys.stderr)
             return 1
-        say("done", f"controller exited {holder['code']}; demo finished in "
-                    f"{time.monotonic() - _start:.1f}s")
+        say(
+            "done",
+            f"controller exited {holder['code']}; demo finished in "
+            f"{time.monotonic() - _start:.1f}s",
+        )
     return 0
 
 

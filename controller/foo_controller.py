@@ -116,8 +116,11 @@ class Controller:
         # workqueue is a rate-limited queue of "namespace/name" keys. It ensures a key is
         # processed by one worker at a time, and that a key added while it is being processed
         # is processed again afterwards (so no change is lost, and none is raced).
-        self.workqueue = (queue if queue is not None  # (an empty queue is falsy: no `or` here)
-                          else RateLimitingQueue(sample_controller_rate_limiter(), name="foo"))
+        self.workqueue = (
+            queue
+            if queue is not None  # (an empty queue is falsy: no `or` here)
+            else RateLimitingQueue(sample_controller_rate_limiter(), name="foo")
+        )
         self.metrics = metrics  # reconcile counters; None in unit tests
         # handler registrations: synced once their informer is and our handlers have had its list
         self._registrations: list[Any] = []
@@ -126,16 +129,24 @@ class Controller:
         self._workers: list[threading.Thread] = []  # started by run()
 
         log.info("setting up event handlers")
-        self._registrations.append(foo_informer.add_event_handler(ResourceEventHandlerFuncs(
-            add_func=self.enqueue_foo,
-            update_func=lambda old, new: self.enqueue_foo(new),
-            # no delete handler: the garbage collector removes the Deployment with its owner
-        )))
-        self._registrations.append(deployment_informer.add_event_handler(ResourceEventHandlerFuncs(
-            add_func=self.handle_object,
-            update_func=self._on_deployment_update,
-            delete_func=self.handle_object,
-        )))
+        self._registrations.append(
+            foo_informer.add_event_handler(
+                ResourceEventHandlerFuncs(
+                    add_func=self.enqueue_foo,
+                    update_func=lambda old, new: self.enqueue_foo(new),
+                    # no delete handler: the garbage collector removes the Deployment with its owner
+                )
+            )
+        )
+        self._registrations.append(
+            deployment_informer.add_event_handler(
+                ResourceEventHandlerFuncs(
+                    add_func=self.handle_object,
+                    update_func=self._on_deployment_update,
+                    delete_func=self.handle_object,
+                )
+            )
+        )
 
     # -- handlers -----------------------------------------------------------------------------
 
@@ -167,8 +178,7 @@ class Controller:
             if not isinstance(obj, dict):
                 log.error("tombstone contained object that is not a dict: %r", type(obj))
                 return
-            log.info("recovered deleted object from tombstone",
-                     extra={"object": _name_of(obj)})
+            log.info("recovered deleted object from tombstone", extra={"object": _name_of(obj)})
         meta = obj.get("metadata") or {}
         log.debug("processing object", extra={"object": _name_of(obj)})
         owner = controller_of(obj)
@@ -181,8 +191,9 @@ class Controller:
         try:
             foo = self.foos_lister.get(meta.get("namespace", ""), owner["name"])
         except NotFoundError:
-            log.debug("ignore orphaned object", extra={"object": _name_of(obj),
-                                                       "foo": owner["name"]})
+            log.debug(
+                "ignore orphaned object", extra={"object": _name_of(obj), "foo": owner["name"]}
+            )
             return
         trace.info("owner lookup", extra={"object": _name_of(obj), "owner": f"Foo/{owner['name']}"})
         self.enqueue_foo(foo)
@@ -193,8 +204,13 @@ class Controller:
         """Both caches are filled and our handlers have been given every object in them."""
         return all(r.has_synced() for r in self._registrations)
 
-    def run(self, workers: int, stop: threading.Event, drain_timeout: float = 30.0,
-            cache_sync_timeout: float | None = None) -> None:
+    def run(
+        self,
+        workers: int,
+        stop: threading.Event,
+        drain_timeout: float = 30.0,
+        cache_sync_timeout: float | None = None,
+    ) -> None:
         """Wait for the caches, run ``workers`` worker threads until ``stop`` is set, then drain.
 
         The informers must have been started (``factory.start``). On stop, the queue refuses new
@@ -222,13 +238,16 @@ class Controller:
         log.info("started workers")
         stop.wait()
         log.info("shutting down workers")
-        drained = threading.Thread(target=self.workqueue.shut_down_with_drain, name="queue-drain",
-                                   daemon=True)
+        drained = threading.Thread(
+            target=self.workqueue.shut_down_with_drain, name="queue-drain", daemon=True
+        )
         drained.start()
         drained.join(drain_timeout)
         if drained.is_alive():
-            log.warning("in-flight work did not finish within the graceful shutdown timeout",
-                        extra={"timeout": drain_timeout})
+            log.warning(
+                "in-flight work did not finish within the graceful shutdown timeout",
+                extra={"timeout": drain_timeout},
+            )
             self.workqueue.shut_down()
         end = time.monotonic() + max(drain_timeout, 0.1)
         for t in threads:
@@ -258,17 +277,24 @@ class Controller:
             # A 409 means our cache was a step behind the server (our own previous write, or a
             # create racing the watch): expected, harmless and retried, so a warning, not an
             # error that pages someone.
-            level = logging.WARNING if isinstance(err, APIError) and err.code == 409 else logging.ERROR
-            log.log(level, "error syncing, requeuing", extra={
-                "key": key, "error": str(err), "requeues": self.workqueue.num_requeues(key)})
+            level = (
+                logging.WARNING if isinstance(err, APIError) and err.code == 409 else logging.ERROR
+            )
+            log.log(
+                level,
+                "error syncing, requeuing",
+                extra={"key": key, "error": str(err), "requeues": self.workqueue.num_requeues(key)},
+            )
             return True
         else:
             # Success: stop tracking the key's failures, so its next error starts the backoff
             # from the base delay again.
             self.workqueue.forget(key)
             self._observe("success", start)
-            log.info("successfully synced", extra={"key": key, "duration":
-                                                     round(time.monotonic() - start, 6)})
+            log.info(
+                "successfully synced",
+                extra={"key": key, "duration": round(time.monotonic() - start, 6)},
+            )
             return True
         finally:
             with self._in_flight_lock:
@@ -310,8 +336,9 @@ class Controller:
             log.warning("deployment name must be specified", extra={"key": key})
             status = desired_status(foo, None, invalid=MESSAGE_NO_DEPLOYMENT_NAME)
             if self._update_foo_status(foo, status):
-                self.recorder.event(foo, EVENT_TYPE_WARNING, ERR_INVALID_SPEC,
-                                    MESSAGE_NO_DEPLOYMENT_NAME)
+                self.recorder.event(
+                    foo, EVENT_TYPE_WARNING, ERR_INVALID_SPEC, MESSAGE_NO_DEPLOYMENT_NAME
+                )
             return
 
         wrote = False
@@ -330,9 +357,15 @@ class Controller:
 
         replicas = (foo.get("spec") or {}).get("replicas")
         if replicas is not None and replicas != (deployment.get("spec") or {}).get("replicas"):
-            log.info("updating deployment replicas", extra={
-                "key": key, "deployment": deployment_name, "replicas": replicas,
-                "was": (deployment.get("spec") or {}).get("replicas")})
+            log.info(
+                "updating deployment replicas",
+                extra={
+                    "key": key,
+                    "deployment": deployment_name,
+                    "replicas": replicas,
+                    "was": (deployment.get("spec") or {}).get("replicas"),
+                },
+            )
             deployment = self._update_deployment_replicas(deployment, replicas)
             wrote = True
 
@@ -343,12 +376,19 @@ class Controller:
 
     def _create_deployment(self, foo: dict) -> dict:
         namespace = foo["metadata"]["namespace"]
-        log.info("creating deployment", extra={
-            "key": f"{namespace}/{foo['metadata']['name']}",
-            "deployment": foo["spec"]["deploymentName"]})
+        log.info(
+            "creating deployment",
+            extra={
+                "key": f"{namespace}/{foo['metadata']['name']}",
+                "deployment": foo["spec"]["deploymentName"],
+            },
+        )
         return self.rest.request(
-            "POST", resource_path(*DEPLOYMENT_GVR, namespace),
-            params={"fieldManager": FIELD_MANAGER}, body=new_deployment(foo))
+            "POST",
+            resource_path(*DEPLOYMENT_GVR, namespace),
+            params={"fieldManager": FIELD_MANAGER},
+            body=new_deployment(foo),
+        )
 
     def _update_deployment_replicas(self, deployment: dict, replicas: int) -> dict:
         # Cached objects are shared: build a new object around a new spec, never assign into
@@ -356,8 +396,11 @@ class Controller:
         updated = {**deployment, "spec": {**deployment["spec"], "replicas": replicas}}
         meta = deployment["metadata"]
         return self.rest.request(
-            "PUT", resource_path(*DEPLOYMENT_GVR, meta["namespace"], meta["name"]),
-            params={"fieldManager": FIELD_MANAGER}, body=updated)
+            "PUT",
+            resource_path(*DEPLOYMENT_GVR, meta["namespace"], meta["name"]),
+            params={"fieldManager": FIELD_MANAGER},
+            body=updated,
+        )
 
     def _update_foo_status(self, foo: dict, status: dict) -> bool:
         """Write status through the status subresource when it differs; True when written."""
@@ -367,10 +410,21 @@ class Controller:
             return False
         meta = foo["metadata"]
         if trace.isEnabledFor(logging.INFO):
-            trace.info("status write", extra={
-                "key": _name_of(foo), "availableReplicas": status.get("availableReplicas"),
-                "ready": next((c.get("status") for c in status.get("conditions") or []
-                               if c.get("type") == READY), None)})
+            trace.info(
+                "status write",
+                extra={
+                    "key": _name_of(foo),
+                    "availableReplicas": status.get("availableReplicas"),
+                    "ready": next(
+                        (
+                            c.get("status")
+                            for c in status.get("conditions") or []
+                            if c.get("type") == READY
+                        ),
+                        None,
+                    ),
+                },
+            )
         # UpdateStatus: a PUT of the whole Foo to /status, guarded by resourceVersion. Only the
         # status part is taken by the server; spec changes there are ignored.
         updated = {**foo, "status": status}
@@ -378,13 +432,17 @@ class Controller:
             self.rest.request(
                 "PUT",
                 resource_path(*FOO_GVR, meta["namespace"], meta["name"], "status"),
-                params={"fieldManager": FIELD_MANAGER}, body=updated)
+                params={"fieldManager": FIELD_MANAGER},
+                body=updated,
+            )
         except APIError as err:
             if is_not_found(err):
                 # deleted meanwhile; nothing left to report on (its Deployment, if we just made
                 # one, goes with it through garbage collection)
-                log.info("foo deleted during sync, status not written",
-                         extra={"key": f"{meta['namespace']}/{meta['name']}"})
+                log.info(
+                    "foo deleted during sync, status not written",
+                    extra={"key": f"{meta['namespace']}/{meta['name']}"},
+                )
                 return False
             raise
         return True
@@ -423,14 +481,16 @@ def new_deployment(foo: dict) -> dict:
         "metadata": {
             "name": foo["spec"]["deploymentName"],
             "namespace": foo["metadata"]["namespace"],
-            "ownerReferences": [{
-                "apiVersion": FOO_API_VERSION,
-                "kind": "Foo",
-                "name": foo["metadata"]["name"],
-                "uid": foo["metadata"]["uid"],
-                "controller": True,
-                "blockOwnerDeletion": True,
-            }],
+            "ownerReferences": [
+                {
+                    "apiVersion": FOO_API_VERSION,
+                    "kind": "Foo",
+                    "name": foo["metadata"]["name"],
+                    "uid": foo["metadata"]["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
         },
         "spec": spec,
     }
@@ -453,19 +513,32 @@ def desired_status(foo: dict, deployment: dict | None, invalid: str | None = Non
         desired = 1 if desired is None else desired
         status["availableReplicas"] = available
         if available >= desired:
-            condition = _condition("True", "DeploymentAvailable",
-                                   f"{available}/{desired} replicas available", generation)
+            condition = _condition(
+                "True",
+                "DeploymentAvailable",
+                f"{available}/{desired} replicas available",
+                generation,
+            )
         else:
-            condition = _condition("False", "DeploymentNotAvailable",
-                                   f"{available}/{desired} replicas available", generation)
+            condition = _condition(
+                "False",
+                "DeploymentNotAvailable",
+                f"{available}/{desired} replicas available",
+                generation,
+            )
     others = [c for c in status.get("conditions") or [] if c.get("type") != READY]
     status["conditions"] = others + [condition]
     return status
 
 
 def _condition(status: str, reason: str, message: str, generation: int | None) -> dict:
-    cond = {"type": READY, "status": status, "reason": reason, "message": message,
-            "lastTransitionTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    cond = {
+        "type": READY,
+        "status": status,
+        "reason": reason,
+        "message": message,
+        "lastTransitionTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
     if generation is not None:
         cond["observedGeneration"] = generation
     return cond

@@ -113,8 +113,9 @@ class EndpointServer:
         server_class = _IPv6Server if ":" in address[0] else ThreadingHTTPServer
         self._server = server_class(address, Handler)  # binds now: a busy port fails here
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.2,),
-                                        name=f"{name}-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.2,), name=f"{name}-server", daemon=True
+        )
         self.name = name
 
     @property
@@ -135,14 +136,19 @@ class EndpointServer:
             if ok and not verbose:
                 body = "ok"
             else:
-                body = "\n".join(lines) + f"\n{path.strip('/')} check {'passed' if ok else 'failed'}\n"
+                body = (
+                    "\n".join(lines) + f"\n{path.strip('/')} check {'passed' if ok else 'failed'}\n"
+                )
             return (200 if ok else 500), "text/plain; charset=utf-8", body.encode()
 
         self._routes[path] = probe
 
     def start(self) -> EndpointServer:
         self._thread.start()
-        log.info("serving", extra={"server": self.name, "address": f"{self.address[0]}:{self.address[1]}"})
+        log.info(
+            "serving",
+            extra={"server": self.name, "address": f"{self.address[0]}:{self.address[1]}"},
+        )
         return self
 
     def stop(self) -> None:

@@ -22,14 +22,19 @@ from typing import Any
 __all__ = ["configure_logging", "redact"]
 
 # Attributes every LogRecord has; anything else on a record came from ``extra=``.
-_STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"message", "asctime",
-                                                                           "taskName"}
+_STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {
+    "message",
+    "asctime",
+    "taskName",
+}
 
 _SECRETS = [
     (re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+"), r"\1[REDACTED]"),
     (re.compile(r"eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*"), "[REDACTED-JWT]"),
-    (re.compile(r'(?i)("?(?:token|password|authorization)"?\s*[:=]\s*"?)[^",\s}]+'),
-     r"\1[REDACTED]"),
+    (
+        re.compile(r'(?i)("?(?:token|password|authorization)"?\s*[:=]\s*"?)[^",\s}]+'),
+        r"\1[REDACTED]",
+    ),
 ]
 
 
@@ -41,7 +46,9 @@ def redact(text: str) -> str:
 
 
 def _fields(record: logging.LogRecord) -> dict[str, Any]:
-    return {k: v for k, v in record.__dict__.items() if k not in _STANDARD and not k.startswith("_")}
+    return {
+        k: v for k, v in record.__dict__.items() if k not in _STANDARD and not k.startswith("_")
+    }
 
 
 def _value(v: Any) -> str:
@@ -58,8 +65,10 @@ class TextFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         t = time.localtime(record.created)
         micros = int((record.created % 1) * 1_000_000)
-        header = (f"{record.levelname[0]}{time.strftime('%m%d', t)} "
-                  f"{time.strftime('%H:%M:%S', t)}.{micros:06d} {record.threadName}]")
+        header = (
+            f"{record.levelname[0]}{time.strftime('%m%d', t)} "
+            f"{time.strftime('%H:%M:%S', t)}.{micros:06d} {record.threadName}]"
+        )
         parts = [header, json.dumps(record.getMessage())]
         parts += [f"{k}={_value(v)}" for k, v in _fields(record).items()]
         line = " ".join(parts)

@@ -40,7 +40,11 @@ class GroupVersionResource(NamedTuple):
     resource: str
 
     def __str__(self) -> str:
-        return f"{self.group}/{self.version}/{self.resource}" if self.group else f"{self.version}/{self.resource}"
+        return (
+            f"{self.group}/{self.version}/{self.resource}"
+            if self.group
+            else f"{self.version}/{self.resource}"
+        )
 
 
 class SharedInformerFactory:

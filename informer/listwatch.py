@@ -98,10 +98,15 @@ class ListWatch:
         An empty ``resourceVersion`` is dropped, which asks for a consistent (quorum) read.
         """
         return self.rest_client.request(
-            "GET", self.path, params=self._params(options), timeout=(CONNECT_TIMEOUT, LIST_READ_TIMEOUT)
+            "GET",
+            self.path,
+            params=self._params(options),
+            timeout=(CONNECT_TIMEOUT, LIST_READ_TIMEOUT),
         )
 
-    def watch(self, options: Mapping[str, Any], *, read_timeout: float | None = None) -> WatchStream:
+    def watch(
+        self, options: Mapping[str, Any], *, read_timeout: float | None = None
+    ) -> WatchStream:
         """Open a watch; a read that waits longer than ``read_timeout`` raises TransportError.
 
         ``read_timeout`` defaults to ``watch_read_timeout(timeoutSeconds)``.
@@ -110,4 +115,6 @@ class ListWatch:
         params["watch"] = True
         if read_timeout is None:
             read_timeout = watch_read_timeout(float(params.get("timeoutSeconds") or 300))
-        return self.rest_client.stream(self.path, params=params, timeout=(CONNECT_TIMEOUT, read_timeout))
+        return self.rest_client.stream(
+            self.path, params=params, timeout=(CONNECT_TIMEOUT, read_timeout)
+        )

@@ -141,7 +141,9 @@ class RealFIFO(Queue):
             process(deltas, is_in_initial_list)
             return deltas
 
-    def pop_batch(self, process: PopBatchProcessFunc, max_items: int = DEFAULT_MAX_BATCH) -> list[Delta]:
+    def pop_batch(
+        self, process: PopBatchProcessFunc, max_items: int = DEFAULT_MAX_BATCH
+    ) -> list[Delta]:
         """Like ``pop``, but takes every waiting entry (at most ``max_items``) at once.
 
         ``process(deltas, initial_count)`` learns how many leading deltas belong to the initial

@@ -81,7 +81,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DEFAULT_MIN_WATCH_TIMEOUT = 300.0  # watch timeoutSeconds is random in [min, 2*min)
-INITIAL_EVENTS_ANNOTATION = "k8s.io/initial-events-end"  # marks WatchList's end-of-initial-state bookmark
+INITIAL_EVENTS_ANNOTATION = (
+    "k8s.io/initial-events-end"  # marks WatchList's end-of-initial-state bookmark
+)
 
 
 class ReflectorStore(Protocol):
@@ -118,7 +120,9 @@ class _WatchListIgnored(Exception):
 
 def _is_watch_error_retriable(err: BaseException) -> bool:
     """Errors after which watching again is enough (client-go ``isWatchErrorRetriable``)."""
-    return is_too_many_requests(err) or (isinstance(err, TransportError) and is_connection_refused(err))
+    return is_too_many_requests(err) or (
+        isinstance(err, TransportError) and is_connection_refused(err)
+    )
 
 
 def default_watch_error_handler(reflector: Reflector, err: BaseException) -> None:
@@ -170,10 +174,18 @@ class Reflector:
         self.page_size = page_size  # client-go WatchListPageSize: forces this page size when set
         self.use_watch_list = use_watch_list  # try WatchList before list+watch
         self.min_watch_timeout = min_watch_timeout  # watch timeoutSeconds in [min, 2*min)
-        self.watch_stall_timeout = watch_stall_timeout  # timeoutSeconds -> read deadline (stall guard)
-        self.watch_list_bookmark_timeout = watch_list_bookmark_timeout  # quiet seconds before WatchList counts as ignored
-        self.backoff = backoff or ExponentialBackoff(clock=clock, rand=rand)  # between failed cycles
-        self.watch_error_handler: WatchErrorHandler = watch_error_handler or default_watch_error_handler
+        self.watch_stall_timeout = (
+            watch_stall_timeout  # timeoutSeconds -> read deadline (stall guard)
+        )
+        self.watch_list_bookmark_timeout = (
+            watch_list_bookmark_timeout  # quiet seconds before WatchList counts as ignored
+        )
+        self.backoff = backoff or ExponentialBackoff(
+            clock=clock, rand=rand
+        )  # between failed cycles
+        self.watch_error_handler: WatchErrorHandler = (
+            watch_error_handler or default_watch_error_handler
+        )
         self.metrics = metrics  # list/watch counters
         self._clock = clock  # monotonic seconds; injectable for tests
         self._rand = rand  # uniform [0, 1) for the watch timeout; injectable for tests
@@ -181,14 +193,18 @@ class Reflector:
         self._rv_lock = threading.Lock()  # guards the three fields below
         self._last_sync_resource_version = ""  # RV of the last list or event applied to the store
         self._rv_unavailable = False  # the last list/watch at that RV got Expired / too large
-        self._paginated_result = False  # the RV="0" list came back paged: the server has no watch cache
+        self._paginated_result = (
+            False  # the RV="0" list came back paged: the server has no watch cache
+        )
 
         self._watch_list_supported = True  # cleared once the server rejects or ignores WatchList
         self._listed_once = False  # a list has completed before (the next one is a relist)
 
         self._stream_lock = threading.Lock()  # guards _stream and _stopping
         self._stream: Any = None  # the open watch, closed by the helper thread on stop
-        self._stopping = False  # set by the helper thread once stop fired; no new stream may stay open
+        self._stopping = (
+            False  # set by the helper thread once stop fired; no new stream may stay open
+        )
         self._pending_calls: set[threading.Event] = set()  # abandonable calls to release on stop
 
     # -- public API -----------------------------------------------------------------------------
@@ -239,9 +255,7 @@ class Reflector:
             except _Stopped:
                 raise
             except Exception as err:  # noqa: BLE001 - any failure falls back to list+watch
-                log.warning(
-                    "%s: WatchList failed, falling back to list+watch: %s", self.name, err
-                )
+                log.warning("%s: WatchList failed, falling back to list+watch: %s", self.name, err)
                 stream = None
         if stream is None:
             self._list(stop)
@@ -305,7 +319,9 @@ class Reflector:
         self.store.replace(items, resource_version)
         self._set_last_sync_resource_version(resource_version)
         self._listed_once = True
-        log.debug("%s: listed %d items at resourceVersion %s", self.name, len(items), resource_version)
+        log.debug(
+            "%s: listed %d items at resourceVersion %s", self.name, len(items), resource_version
+        )
 
     def _paged_list(self, options: Mapping[str, Any], page_size: int) -> tuple[dict, bool]:
         """All pages of one list through client-go's pager; returns (list, was_paged)."""
@@ -344,7 +360,9 @@ class Reflector:
                     "allowWatchBookmarks": True,
                 }
                 try:
-                    stream = self._open_watch(options, self.watch_stall_timeout(timeout_seconds), stop)
+                    stream = self._open_watch(
+                        options, self.watch_stall_timeout(timeout_seconds), stop
+                    )
                 except _Stopped:
                     raise
                 except Exception as err:
@@ -355,7 +373,9 @@ class Reflector:
                         continue
                     raise
             try:
-                self._handle_watch(start, stream, stop, self.store, self._set_last_sync_resource_version)
+                self._handle_watch(
+                    start, stream, stop, self.store, self._set_last_sync_resource_version
+                )
             except _Stopped:
                 raise
             except Exception as err:
@@ -404,8 +424,11 @@ class Reflector:
                     metadata = obj["metadata"]
                     resource_version = metadata.get("resourceVersion") or ""
                 except (KeyError, TypeError, AttributeError):
-                    log.error("%s: unable to understand %s watch event: its object has no metadata",
-                              self.name, event_type)
+                    log.error(
+                        "%s: unable to understand %s watch event: its object has no metadata",
+                        self.name,
+                        event_type,
+                    )
                     continue
                 try:
                     if event_type == "ADDED":
@@ -419,11 +442,18 @@ class Reflector:
                         if annotations.get(INITIAL_EVENTS_ANNOTATION) == "true":
                             initial_events_end = True
                     else:
-                        log.error("%s: unable to understand %s watch event of %s/%s", self.name,
-                                  event_type, metadata.get("namespace", ""), metadata.get("name", ""))
+                        log.error(
+                            "%s: unable to understand %s watch event of %s/%s",
+                            self.name,
+                            event_type,
+                            metadata.get("namespace", ""),
+                            metadata.get("name", ""),
+                        )
                         continue
                 except Exception:  # noqa: BLE001 - one bad object must not end the watch
-                    log.exception("%s: unable to apply %s event to the store", self.name, event_type)
+                    log.exception(
+                        "%s: unable to apply %s event to the store", self.name, event_type
+                    )
                     continue
                 if resource_version:
                     set_resource_version(resource_version)

@@ -181,7 +181,9 @@ class ResourceEventHandlerRegistration:
         name: str,
     ) -> None:
         self.handler = handler  # receives the notifications, in order, on this listener's thread
-        self.requested_resync_period = requested_resync_period  # what the caller asked for (clamped >= 1 s)
+        self.requested_resync_period = (
+            requested_resync_period  # what the caller asked for (clamped >= 1 s)
+        )
         self.name = name  # the listener thread's name
         self._clock = clock  # monotonic seconds; injectable
         self._upstream_has_synced = upstream_has_synced  # the informer's own has_synced
@@ -274,7 +276,9 @@ class ResourceEventHandlerRegistration:
                 except Exception:  # noqa: BLE001 - one failing call must not kill the listener
                     log.exception(
                         "%s: event handler failed on %s of %s",
-                        self.name, _KIND_NAMES[kind], _key_of(b if kind == _UPDATE else a),
+                        self.name,
+                        _KIND_NAMES[kind],
+                        _key_of(b if kind == _UPDATE else a),
                     )
                 finally:
                     if kind == _ADD and b:
@@ -330,7 +334,9 @@ class _SharedProcessor:
                 if syncing or not has_sync:
                     listener.add_many(notifications, initial)
                 else:
-                    listener.add_many([n for n, s in zip(notifications, syncs, strict=True) if not s], initial)
+                    listener.add_many(
+                        [n for n, s in zip(notifications, syncs, strict=True) if not s], initial
+                    )
 
     def start(self) -> None:
         with self._lock:
@@ -404,7 +410,9 @@ class SharedIndexInformer:
         if fifo not in ("real", "delta"):
             raise ValueError(f"fifo must be 'real' or 'delta', not {fifo!r}")
         self.list_watch = list_watch  # the reflector's source
-        self.name = name or str(getattr(list_watch, "resource", None) or "informer")  # for threads and logs
+        self.name = name or str(
+            getattr(list_watch, "resource", None) or "informer"
+        )  # for threads and logs
         self.fifo_kind = fifo  # which queue the reflector feeds: "real" (default) or "delta"
         self.use_watch_list = use_watch_list  # let the reflector try WatchList first
         self.metrics = metrics  # informer_* metrics for this informer
@@ -422,7 +430,9 @@ class SharedIndexInformer:
         self._resync_check_period = self._default_event_handler_resync_period
         self._start_lock = threading.Lock()  # guards _started, _stopped and the two below
         self._started = False  # run() has begun: configuration is frozen
-        self._stopped = False  # run() is stopping its listeners or has returned: no handler can be added
+        self._stopped = (
+            False  # run() is stopping its listeners or has returned: no handler can be added
+        )
         self._fifo: Queue | None = None  # created by run()
         self._reflector: Reflector | None = None  # created by run()
         # Held while a popped delta is applied and distributed, and while a late handler gets its
@@ -470,7 +480,9 @@ class SharedIndexInformer:
                 if self._started:
                     log.warning(
                         "%s: resync period %.3gs is below the informer's check period; using %.3gs",
-                        self.name, resync_period, self._resync_check_period,
+                        self.name,
+                        resync_period,
+                        self._resync_check_period,
                     )
                     resync_period = self._resync_check_period
                 else:
@@ -512,9 +524,13 @@ class SharedIndexInformer:
             metrics = self.metrics
             report = metrics.set_queued_items if metrics is not NOOP_METRICS else None
             if self.fifo_kind == "real":
-                fifo: Queue = RealFIFO(known_objects=self._indexer, transform=self._transform, report_length=report)
+                fifo: Queue = RealFIFO(
+                    known_objects=self._indexer, transform=self._transform, report_length=report
+                )
             else:
-                fifo = DeltaFIFO(known_objects=self._indexer, transform=self._transform, report_length=report)
+                fifo = DeltaFIFO(
+                    known_objects=self._indexer, transform=self._transform, report_length=report
+                )
             self._fifo = fifo
             options = dict(self._reflector_options)
             options.setdefault("use_watch_list", self.use_watch_list)
@@ -537,7 +553,9 @@ class SharedIndexInformer:
             self._process_loop(stop)
         finally:
             reflector_thread.join(2.0)
-            with self._start_lock:  # first: a handler added from now on is refused, not left running
+            with (
+                self._start_lock
+            ):  # first: a handler added from now on is refused, not left running
                 self._stopped = True
             self._processor.stop()
 
@@ -597,14 +615,19 @@ class SharedIndexInformer:
                 except Exception:  # noqa: BLE001 - e.g. an index function rejecting the object
                     log.exception(
                         "%s: cannot apply %s of %s to the cache; skipped",
-                        self.name, delta_type, _key_of(obj),
+                        self.name,
+                        delta_type,
+                        _key_of(obj),
                     )
                     continue
                 if old is not None:
                     notifications.append((_UPDATE, old, obj))
                     syncs.append(
                         delta_type is sync
-                        or (delta_type is replaced and _resource_version(old) == _resource_version(obj))
+                        or (
+                            delta_type is replaced
+                            and _resource_version(old) == _resource_version(obj)
+                        )
                     )
                 else:
                     initial = i < initial_count

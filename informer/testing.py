@@ -109,9 +109,13 @@ class FakeWatchStream:
     def __iter__(self) -> Iterator[dict]:
         while True:
             with self._lock:
-                deadline = None if self.read_timeout is None else time.monotonic() + self.read_timeout
-                while not self._closed and (self.stalled or not self._events) and not (
-                    self._ended and not self._events
+                deadline = (
+                    None if self.read_timeout is None else time.monotonic() + self.read_timeout
+                )
+                while (
+                    not self._closed
+                    and (self.stalled or not self._events)
+                    and not (self._ended and not self._events)
                 ):
                     remaining = None if deadline is None else deadline - time.monotonic()
                     if remaining is not None and remaining <= 0:
@@ -258,7 +262,9 @@ class FakeListWatch:
             token = options.get("continue")
             if token:
                 if token not in self._snapshots:
-                    raise APIError(410, "Expired", "continue token expired", _status(410, "Expired"))
+                    raise APIError(
+                        410, "Expired", "continue token expired", _status(410, "Expired")
+                    )
                 remaining = self._snapshots.pop(token)
                 rv = int(token.split(":")[0])
             else:
@@ -279,7 +285,9 @@ class FakeListWatch:
                 "items": page,
             }
 
-    def watch(self, options: Mapping[str, Any], *, read_timeout: float | None = None) -> FakeWatchStream:
+    def watch(
+        self, options: Mapping[str, Any], *, read_timeout: float | None = None
+    ) -> FakeWatchStream:
         with self._lock:
             self.watch_calls.append(dict(options))
             if self._watch_errors:
@@ -340,7 +348,13 @@ class FakeListWatch:
 
 
 def _status(code: int, reason: str) -> dict:
-    return {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": reason, "code": code}
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "reason": reason,
+        "code": code,
+    }
 
 
 class RunningInformer:
@@ -356,7 +370,9 @@ class RunningInformer:
         self.stop = threading.Event()  # set on exit
         self.stop_within = stop_within  # seconds the informer has to stop
         self.thread = threading.Thread(
-            target=informer.run, args=(self.stop,), name=f"informer-{getattr(informer, 'name', 'test')}"
+            target=informer.run,
+            args=(self.stop,),
+            name=f"informer-{getattr(informer, 'name', 'test')}",
         )
 
     def __enter__(self) -> RunningInformer:

@@ -25,20 +25,44 @@ def _listen(value: str) -> tuple[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="kubesim", description="A small Kubernetes API server for tests and demos.")
-    p.add_argument("--listen", type=_listen, default=("127.0.0.1", 0), help="HOST:PORT (port 0: any free port)")
+    p = argparse.ArgumentParser(
+        prog="kubesim", description="A small Kubernetes API server for tests and demos."
+    )
+    p.add_argument(
+        "--listen", type=_listen, default=("127.0.0.1", 0), help="HOST:PORT (port 0: any free port)"
+    )
     p.add_argument("--kubeconfig", help="write a kubeconfig for this server to PATH")
-    p.add_argument("--crd", action="append", default=[], metavar="FILE", help="CRD YAML/JSON to preload (repeatable)")
-    p.add_argument("--deployment-status-delay", type=float, default=None, metavar="SECONDS",
-                   help="mark Deployments' replicas ready/available this long after a spec change (default: off)")
+    p.add_argument(
+        "--crd",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="CRD YAML/JSON to preload (repeatable)",
+    )
+    p.add_argument(
+        "--deployment-status-delay",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="mark Deployments' replicas ready/available this long after a spec change (default: off)",
+    )
     p.add_argument("--tls", action="store_true", help="serve HTTPS with a self-signed certificate")
     p.add_argument("--token", help="require this bearer token")
-    p.add_argument("--history-size", type=int, default=10_000, help="watch events retained (older RVs get 410)")
+    p.add_argument(
+        "--history-size", type=int, default=10_000, help="watch events retained (older RVs get 410)"
+    )
     args = p.parse_args(argv)
 
     host, port = args.listen
-    sim = KubeSim(host, port, crds=args.crd, deployment_status_delay=args.deployment_status_delay,
-                  tls=args.tls, token=args.token, history_size=args.history_size)
+    sim = KubeSim(
+        host,
+        port,
+        crds=args.crd,
+        deployment_status_delay=args.deployment_status_delay,
+        tls=args.tls,
+        token=args.token,
+        history_size=args.history_size,
+    )
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())

@@ -70,13 +70,25 @@ class ControllerManager:
             self._cond.notify()
 
     def _on_event(self, ev: Event) -> None:
-        if ev.key == DEPLOYMENTS and ev.type != DELETED and self.deployment_status_delay is not None:
+        if (
+            ev.key == DEPLOYMENTS
+            and ev.type != DELETED
+            and self.deployment_status_delay is not None
+        ):
             obj = ev.obj.obj
             if _status_wanted(obj) != (obj.get("status") or {}):
                 self.schedule(("deployment-status", ev.ns, ev.name), self.deployment_status_delay)
-        elif ev.key == NAMESPACES and ev.type != DELETED and ev.obj.obj["metadata"].get("deletionTimestamp"):
+        elif (
+            ev.key == NAMESPACES
+            and ev.type != DELETED
+            and ev.obj.obj["metadata"].get("deletionTimestamp")
+        ):
             self.schedule(("namespace", "", ev.name))
-        elif ev.key == CRDS and ev.type != DELETED and ev.obj.obj["metadata"].get("deletionTimestamp"):
+        elif (
+            ev.key == CRDS
+            and ev.type != DELETED
+            and ev.obj.obj["metadata"].get("deletionTimestamp")
+        ):
             self.schedule(("crd-cleanup", "", ev.name))
         for listener in self._listeners:
             listener(ev)
@@ -170,7 +182,9 @@ class ControllerManager:
                         continue
                     remaining += 1
                     if not stored.obj["metadata"].get("deletionTimestamp"):
-                        self.rest._delete_locked(infos[0], stored, {"propagationPolicy": "Background"})
+                        self.rest._delete_locked(
+                            infos[0], stored, {"propagationPolicy": "Background"}
+                        )
             if remaining and any(
                 s.obj["metadata"].get("namespace") == name
                 for skey in self.storage.all_keys()
@@ -197,7 +211,9 @@ class ControllerManager:
             skey = (spec.get("group", ""), (spec.get("names") or {}).get("plural", ""))
             self.rest.registry.remove_crd(name)
             self.storage.drop_resource(skey)
-            info = self.rest.registry.lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+            info = self.rest.registry.lookup(
+                "apiextensions.k8s.io", "v1", "customresourcedefinitions"
+            )
             new = json.loads(stored.full())
             new["metadata"]["finalizers"] = [f for f in fins if f != CRD_CLEANUP_FINALIZER]
             self.rest._commit_update(info, stored, new, None, False)
@@ -212,6 +228,10 @@ def _status_wanted(obj: dict) -> dict:
     replicas = (obj.get("spec") or {}).get("replicas", 1)
     status = {"observedGeneration": obj["metadata"].get("generation", 1)}
     if replicas:
-        status.update(replicas=replicas, updatedReplicas=replicas, readyReplicas=replicas,
-                      availableReplicas=replicas)
+        status.update(
+            replicas=replicas,
+            updatedReplicas=replicas,
+            readyReplicas=replicas,
+            availableReplicas=replicas,
+        )
     return status

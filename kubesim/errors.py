@@ -108,9 +108,7 @@ def already_exists(group: str, resource: str, name: str) -> ApiError:
 
 def conflict(group: str, kind_or_resource: str, name: str, why: str) -> ApiError:
     """409 Conflict. Pass the plural for update conflicts, the Kind for DELETE preconditions."""
-    msg = (
-        f'Operation cannot be fulfilled on {qualified(kind_or_resource, group)} "{name}": {why}'
-    )
+    msg = f'Operation cannot be fulfilled on {qualified(kind_or_resource, group)} "{name}": {why}'
     return ApiError(409, status(409, "Conflict", msg, _details(name, group, kind_or_resource)))
 
 
@@ -230,7 +228,9 @@ def internal_error_no_reason(message: str) -> ApiError:
     return ApiError(500, status(500, None, message))
 
 
-def service_unavailable(message: str = "the server is currently unable to handle the request") -> ApiError:
+def service_unavailable(
+    message: str = "the server is currently unable to handle the request",
+) -> ApiError:
     return ApiError(503, status(503, "ServiceUnavailable", message))
 
 

@@ -77,21 +77,47 @@ class FaultInjector:
 
     # ---- Python API ----------------------------------------------------------------------------
 
-    def fail_next(self, n: int, code: int = 500, *, verbs=None, resources=None,
-                  retry_after: int = 1) -> FaultRule:
+    def fail_next(
+        self, n: int, code: int = 500, *, verbs=None, resources=None, retry_after: int = 1
+    ) -> FaultRule:
         """Fail the next n requests matching verbs/resources with `code`."""
-        return self._add(FaultRule(code=code, remaining=n, verbs=_list(verbs),
-                                   resources=_list(resources), retry_after=retry_after))
+        return self._add(
+            FaultRule(
+                code=code,
+                remaining=n,
+                verbs=_list(verbs),
+                resources=_list(resources),
+                retry_after=retry_after,
+            )
+        )
 
-    def fail_fraction(self, p: float, code: int = 503, *, verbs=None, resources=None,
-                      retry_after: int = 1, seed: int | None = None) -> FaultRule:
+    def fail_fraction(
+        self,
+        p: float,
+        code: int = 503,
+        *,
+        verbs=None,
+        resources=None,
+        retry_after: int = 1,
+        seed: int | None = None,
+    ) -> FaultRule:
         """Fail each matching request with probability p until cleared."""
-        return self._add(FaultRule(code=code, probability=p, verbs=_list(verbs),
-                                   resources=_list(resources), retry_after=retry_after, seed=seed))
+        return self._add(
+            FaultRule(
+                code=code,
+                probability=p,
+                verbs=_list(verbs),
+                resources=_list(resources),
+                retry_after=retry_after,
+                seed=seed,
+            )
+        )
 
     def add_latency(self, seconds: float, *, verbs=None, resources=None) -> FaultRule:
         """Delay every matching request by `seconds` until cleared."""
-        return self._add(FaultRule(code=0, latency=seconds, verbs=_list(verbs), resources=_list(resources)))
+        return self._add(
+            FaultRule(code=0, latency=seconds, verbs=_list(verbs), resources=_list(resources))
+        )
 
     def remove(self, rule: FaultRule) -> None:
         with self._lock:
@@ -188,11 +214,19 @@ class FaultInjector:
         common = {"verbs": spec.get("verbs"), "resources": spec.get("resources")}
         if action == "fail":
             if "probability" in spec:
-                rule = self.fail_fraction(float(spec["probability"]), int(spec.get("code", 503)),
-                                          retry_after=int(spec.get("retryAfter", 1)), **common)
+                rule = self.fail_fraction(
+                    float(spec["probability"]),
+                    int(spec.get("code", 503)),
+                    retry_after=int(spec.get("retryAfter", 1)),
+                    **common,
+                )
             else:
-                rule = self.fail_next(int(spec.get("count", 1)), int(spec.get("code", 500)),
-                                      retry_after=int(spec.get("retryAfter", 1)), **common)
+                rule = self.fail_next(
+                    int(spec.get("count", 1)),
+                    int(spec.get("code", 500)),
+                    retry_after=int(spec.get("retryAfter", 1)),
+                    **common,
+                )
             return rule.to_dict()
         if action == "latency":
             return self.add_latency(float(spec["seconds"]), **common).to_dict()

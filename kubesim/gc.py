@@ -38,14 +38,22 @@ def _refs(obj: dict | None) -> list[dict]:
 class GarbageCollector:
     """Keeps the owner->dependents index and runs the gc tasks on the controllers' thread."""
 
-    def __init__(self, storage: Storage, rest, registry: Registry, controllers: ControllerManager,
-                 delay: float = 0.0):
+    def __init__(
+        self,
+        storage: Storage,
+        rest,
+        registry: Registry,
+        controllers: ControllerManager,
+        delay: float = 0.0,
+    ):
         self.storage = storage  # objects; every task runs under its lock
         self.rest = rest  # deletes and updates go through the REST rules
         self.registry = registry  # maps ownerReference apiVersion/kind to resources
         self.controllers = controllers  # runs the tasks
         self.delay = delay  # seconds between an observed change and the GC acting on it
-        self._dependents: dict[str, set[tuple]] = {}  # owner uid -> {(skey, ns, name)}; under storage lock
+        self._dependents: dict[
+            str, set[tuple]
+        ] = {}  # owner uid -> {(skey, ns, name)}; under storage lock
         controllers.register("gc-dependent", self._sync_dependent, self._on_event)
         controllers.register("gc-owner", self._sync_owner)
 
@@ -88,11 +96,13 @@ class GarbageCollector:
         return infos[0] if infos else None
 
     def _owner_state(self, ref: dict, ns: str) -> str:
-        """"alive", "foreground" (being deleted in foreground) or "absent" (gone or never was)."""
+        """ "alive", "foreground" (being deleted in foreground) or "absent" (gone or never was)."""
         info = self.registry.by_kind(ref.get("apiVersion", ""), ref.get("kind", ""))
         if info is None:
             return "absent"
-        owner = self.storage.get(info.storage_key, ns if info.namespaced else "", ref.get("name", ""))
+        owner = self.storage.get(
+            info.storage_key, ns if info.namespaced else "", ref.get("name", "")
+        )
         if owner is None or owner.obj["metadata"].get("uid") != ref.get("uid"):
             return "absent"
         meta = owner.obj["metadata"]
@@ -156,7 +166,9 @@ class GarbageCollector:
                     for (dkey, _, _), dep in deps:
                         if not dep.obj["metadata"].get("deletionTimestamp"):
                             dinfo = self._info(dkey)
-                            self.rest._delete_locked(dinfo, dep, {"propagationPolicy": "Foreground"})
+                            self.rest._delete_locked(
+                                dinfo, dep, {"propagationPolicy": "Foreground"}
+                            )
                     if any(self.storage.get(*d) is not None for d, _ in deps):
                         return 0.05  # dependents still finalizing: look again soon
                 fins.remove(FOREGROUND)

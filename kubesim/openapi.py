@@ -36,11 +36,16 @@ def group_version_document(registry: Registry, group: str, version: str) -> dict
     paths = {}
     for info in sorted(infos, key=lambda i: i.plural):
         base = "/" + _gv_path(group, version)
-        item = (f"{base}/namespaces/{{namespace}}/{info.plural}/{{name}}" if info.namespaced
-                else f"{base}/{info.plural}/{{name}}")
+        item = (
+            f"{base}/namespaces/{{namespace}}/{info.plural}/{{name}}"
+            if info.namespaced
+            else f"{base}/{info.plural}/{{name}}"
+        )
         gvk = {"group": group, "version": version, "kind": info.kind}
-        params = [{"name": n, "in": "query", "schema": {"type": "string", "uniqueItems": True}}
-                  for n in ("dryRun", "fieldManager", "fieldValidation", "force")]
+        params = [
+            {"name": n, "in": "query", "schema": {"type": "string", "uniqueItems": True}}
+            for n in ("dryRun", "fieldManager", "fieldValidation", "force")
+        ]
         paths[item] = {
             "patch": {
                 "operationId": f"patch{info.kind}",

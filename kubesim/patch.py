@@ -139,7 +139,9 @@ def _remove(doc: Any, tokens: list[str]) -> Any:
 def apply_json_patch(target: Any, ops: Any) -> Any:
     """Apply an RFC 6902 operation list to a deep copy of target; 422 on failure."""
     if not isinstance(ops, list):
-        raise errors.bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
+        raise errors.bad_request(
+            "json: cannot unmarshal object into Go value of type jsonpatch.Patch"
+        )
     doc = copy.deepcopy(target)
     try:
         for op in ops:
@@ -172,7 +174,9 @@ def apply_json_patch(target: Any, ops: Any) -> Any:
             else:
                 raise _PatchError(f"Unexpected kind: {kind}")
     except _PatchError as e:
-        raise errors.invalid_plain(f"the server rejected our request due to an error in our request: {e}") from None
+        raise errors.invalid_plain(
+            f"the server rejected our request due to an error in our request: {e}"
+        ) from None
     return doc
 
 

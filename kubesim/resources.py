@@ -100,56 +100,111 @@ class ResourceInfo:
 def _builtin() -> list[ResourceInfo]:
     return [
         ResourceInfo(
-            "", "v1", "namespaces", "Namespace", False,
-            singular="namespace", short_names=["ns"],
+            "",
+            "v1",
+            "namespaces",
+            "Namespace",
+            False,
+            singular="namespace",
+            short_names=["ns"],
             verbs=["create", "delete", "get", "list", "patch", "update", "watch"],
-            status_subresource=True, has_generation=False, require_rv_on_update=False,
+            status_subresource=True,
+            has_generation=False,
+            require_rv_on_update=False,
             field_selectors=("metadata.name", "status.phase"),
         ),
         ResourceInfo(
-            "", "v1", "events", "Event", True,
-            singular="event", short_names=["ev"], has_generation=False,
-            allow_create_on_update=True, require_rv_on_update=False,
+            "",
+            "v1",
+            "events",
+            "Event",
+            True,
+            singular="event",
+            short_names=["ev"],
+            has_generation=False,
+            allow_create_on_update=True,
+            require_rv_on_update=False,
             field_selectors=(
-                "metadata.name", "metadata.namespace",
-                "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
-                "involvedObject.uid", "involvedObject.apiVersion",
-                "involvedObject.resourceVersion", "involvedObject.fieldPath",
-                "reason", "reportingComponent", "source", "type",
+                "metadata.name",
+                "metadata.namespace",
+                "involvedObject.kind",
+                "involvedObject.namespace",
+                "involvedObject.name",
+                "involvedObject.uid",
+                "involvedObject.apiVersion",
+                "involvedObject.resourceVersion",
+                "involvedObject.fieldPath",
+                "reason",
+                "reportingComponent",
+                "source",
+                "type",
             ),
         ),
         ResourceInfo(
-            "apps", "v1", "deployments", "Deployment", True,
-            singular="deployment", short_names=["deploy"], categories=["all"],
+            "apps",
+            "v1",
+            "deployments",
+            "Deployment",
+            True,
+            singular="deployment",
+            short_names=["deploy"],
+            categories=["all"],
             status_subresource=True,
             scale={
                 "spec": ".spec.replicas",
                 "status": ".status.replicas",
                 "selector": ".status.selector",
             },
-            require_rv_on_update=False, generation_on_annotations=True,
+            require_rv_on_update=False,
+            generation_on_annotations=True,
         ),
         ResourceInfo(
-            "coordination.k8s.io", "v1", "leases", "Lease", True,
-            singular="lease", has_generation=False, allow_create_on_update=True,
+            "coordination.k8s.io",
+            "v1",
+            "leases",
+            "Lease",
+            True,
+            singular="lease",
+            has_generation=False,
+            allow_create_on_update=True,
         ),
         # The other kinds manifests/ deploys, so that `kubectl apply -k manifests/` works against
         # kubesim: stored and served generically, with none of their behaviour (no clusterIP
         # allocation, no ServiceAccount tokens, and RBAC objects are not enforced).
         ResourceInfo(
-            "", "v1", "serviceaccounts", "ServiceAccount", True,
-            singular="serviceaccount", short_names=["sa"], has_generation=False,
+            "",
+            "v1",
+            "serviceaccounts",
+            "ServiceAccount",
+            True,
+            singular="serviceaccount",
+            short_names=["sa"],
+            has_generation=False,
             require_rv_on_update=False,
         ),
         ResourceInfo(
-            "", "v1", "services", "Service", True,
-            singular="service", short_names=["svc"], categories=["all"],
-            status_subresource=True, has_generation=False, require_rv_on_update=False,
+            "",
+            "v1",
+            "services",
+            "Service",
+            True,
+            singular="service",
+            short_names=["svc"],
+            categories=["all"],
+            status_subresource=True,
+            has_generation=False,
+            require_rv_on_update=False,
         ),
         *(
             ResourceInfo(
-                "rbac.authorization.k8s.io", "v1", plural, kind, namespaced,
-                singular=kind.lower(), has_generation=False, require_rv_on_update=False,
+                "rbac.authorization.k8s.io",
+                "v1",
+                plural,
+                kind,
+                namespaced,
+                singular=kind.lower(),
+                has_generation=False,
+                require_rv_on_update=False,
             )
             for plural, kind, namespaced in (
                 ("clusterroles", "ClusterRole", False),
@@ -159,10 +214,15 @@ def _builtin() -> list[ResourceInfo]:
             )
         ),
         ResourceInfo(
-            "apiextensions.k8s.io", "v1", "customresourcedefinitions",
-            "CustomResourceDefinition", False,
-            singular="customresourcedefinition", short_names=["crd", "crds"],
-            categories=["api-extensions"], status_subresource=True,
+            "apiextensions.k8s.io",
+            "v1",
+            "customresourcedefinitions",
+            "CustomResourceDefinition",
+            False,
+            singular="customresourcedefinition",
+            short_names=["crd", "crds"],
+            categories=["api-extensions"],
+            status_subresource=True,
             field_selectors=("metadata.name",),
         ),
     ]
@@ -171,8 +231,12 @@ def _builtin() -> list[ResourceInfo]:
 BUILTIN_RESOURCES = _builtin()
 
 # Versions the server claims for built-in groups, in preference order (APIGroup.versions).
-_GROUP_PREFERRED = {"apps": "v1", "rbac.authorization.k8s.io": "v1", "coordination.k8s.io": "v1",
-                    "apiextensions.k8s.io": "v1"}
+_GROUP_PREFERRED = {
+    "apps": "v1",
+    "rbac.authorization.k8s.io": "v1",
+    "coordination.k8s.io": "v1",
+    "apiextensions.k8s.io": "v1",
+}
 
 
 def crd_resource_infos(crd: dict) -> list[ResourceInfo]:
@@ -188,7 +252,10 @@ def crd_resource_infos(crd: dict) -> list[ResourceInfo]:
         scale = sub.get("scale")
         out.append(
             ResourceInfo(
-                spec.get("group", ""), ver["name"], names["plural"], names["kind"],
+                spec.get("group", ""),
+                ver["name"],
+                names["plural"],
+                names["kind"],
                 spec.get("scope", "Namespaced") == "Namespaced",
                 singular=names.get("singular") or names["kind"].lower(),
                 short_names=list(names.get("shortNames") or []),
@@ -327,7 +394,9 @@ class Registry:
         """GET /apis (APIGroupList), built-in groups first, then CRD groups by name."""
         with self._lock:
             order = [g for g in self._version_order if g]
-            served = {g: [v for v in self._version_order[g] if (g, v) in self._by_gv] for g in order}
+            served = {
+                g: [v for v in self._version_order[g] if (g, v) in self._by_gv] for g in order
+            }
         builtin = [g for g in _GROUP_PREFERRED if g in served]
         rest = sorted(g for g in served if g not in _GROUP_PREFERRED)
         groups = [self._group_doc(g, served[g]) for g in builtin + rest if served[g]]
@@ -352,7 +421,12 @@ class Registry:
         for info in sorted(infos, key=lambda i: i.plural):
             entries.extend(info.discovery_entries())
         gv = f"{group}/{version}" if group else version
-        return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": entries}
+        return {
+            "kind": "APIResourceList",
+            "apiVersion": "v1",
+            "groupVersion": gv,
+            "resources": entries,
+        }
 
 
 def _sort_versions(versions: list[str]) -> list[str]:

@@ -39,7 +39,9 @@ def _dry_run(query: dict) -> bool:
         return False
     if value != "All":
         raise errors.invalid(
-            "meta.k8s.io", "CreateOptions", "",
+            "meta.k8s.io",
+            "CreateOptions",
+            "",
             [errors.field_not_supported("dryRun", [value], ["All"])],
         )
     return True
@@ -79,7 +81,9 @@ class Rest:
         self.storage = storage  # all objects; its lock serialises every write
         self.registry = registry  # served resources (CRD writes change it)
         self.validator = validator  # callable(info, obj) -> causes, pruning obj (CR schemas)
-        self.on_crd_change = None  # callable(crd dict | None, name) after CRD writes (server wires it)
+        self.on_crd_change = (
+            None  # callable(crd dict | None, name) after CRD writes (server wires it)
+        )
         self.list_wait_timeout = 3.0  # how long a too-new RV list waits before 504 (as the cacher)
 
     # ---- helpers -------------------------------------------------------------------------------
@@ -98,12 +102,21 @@ class Rest:
             raise errors.not_found("", "namespaces", ns)
         if nsobj.obj["metadata"].get("deletionTimestamp"):
             msg = (
-                f'{info.plural}{"." + info.group if info.group else ""} is forbidden: unable to create new content in '
+                f"{info.plural}{'.' + info.group if info.group else ''} is forbidden: unable to create new content in "
                 f"namespace {ns} because it is being terminated"
             )
             raise errors.forbidden(
-                info.group, info.plural, "", msg,
-                causes=[{"reason": "NamespaceTerminating", "message": f"namespace {ns} is being terminated", "field": "metadata.namespace"}],
+                info.group,
+                info.plural,
+                "",
+                msg,
+                causes=[
+                    {
+                        "reason": "NamespaceTerminating",
+                        "message": f"namespace {ns} is being terminated",
+                        "field": "metadata.namespace",
+                    }
+                ],
             )
 
     def _validate(self, info: ResourceInfo, obj: dict, name: str) -> None:
@@ -117,9 +130,10 @@ class Rest:
         kind, av = obj.get("kind"), obj.get("apiVersion")
         if (kind and kind != info.kind) or (av and av != info.group_version):
             raise errors.bad_request(
-                f'the API version in the data ({av}) does not match the expected API version '
-                f'({info.group_version})' if av and av != info.group_version
-                else f'the kind in the data ({kind}) does not match the expected kind ({info.kind})'
+                f"the API version in the data ({av}) does not match the expected API version "
+                f"({info.group_version})"
+                if av and av != info.group_version
+                else f"the kind in the data ({kind}) does not match the expected kind ({info.kind})"
             )
         obj["kind"] = info.kind
         obj["apiVersion"] = info.group_version
@@ -138,18 +152,46 @@ class Rest:
         try:
             limit = int(query.get("limit") or 0)
         except ValueError:
-            raise errors.bad_request(f'invalid limit {query.get("limit")!r}') from None
+            raise errors.bad_request(f"invalid limit {query.get('limit')!r}") from None
         if match is not None and match not in ("Exact", "NotOlderThan", ""):
-            raise errors.invalid("meta.k8s.io", "ListOptions", "", [errors.field_not_supported(
-                "resourceVersionMatch", match, ["Exact", "NotOlderThan", ""])])
+            raise errors.invalid(
+                "meta.k8s.io",
+                "ListOptions",
+                "",
+                [
+                    errors.field_not_supported(
+                        "resourceVersionMatch", match, ["Exact", "NotOlderThan", ""]
+                    )
+                ],
+            )
         if match and not rv_text:
-            raise errors.invalid("meta.k8s.io", "ListOptions", "", [errors.field_forbidden(
-                "resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided")])
+            raise errors.invalid(
+                "meta.k8s.io",
+                "ListOptions",
+                "",
+                [
+                    errors.field_forbidden(
+                        "resourceVersionMatch",
+                        "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                    )
+                ],
+            )
         if match == "Exact" and rv_text == "0":
-            raise errors.invalid("meta.k8s.io", "ListOptions", "", [errors.field_forbidden(
-                "resourceVersionMatch", 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"')])
+            raise errors.invalid(
+                "meta.k8s.io",
+                "ListOptions",
+                "",
+                [
+                    errors.field_forbidden(
+                        "resourceVersionMatch",
+                        'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+                    )
+                ],
+            )
         if cont and rv_text:
-            raise errors.bad_request("specifying resource version is not allowed when using continue")
+            raise errors.bad_request(
+                "specifying resource version is not allowed when using continue"
+            )
         rv_req: int | None = None
         if rv_text:
             try:
@@ -157,7 +199,9 @@ class Rest:
                 if rv_req < 0:
                     raise ValueError
             except ValueError:
-                raise errors.internal_error(f'strconv.ParseUint: parsing "{rv_text}": invalid syntax') from None
+                raise errors.internal_error(
+                    f'strconv.ParseUint: parsing "{rv_text}": invalid syntax'
+                ) from None
         if rv_req and match != "Exact" and rv_req > self.storage.rv:
             self._wait_for_rv(rv_req)
 
@@ -172,11 +216,16 @@ class Rest:
             elif match == "Exact":
                 if rv_req > self.storage.rv:
                     raise errors.internal_error(
-                        "rpc error: code = OutOfRange desc = etcdserver: mvcc: required revision is a future revision")
+                        "rpc error: code = OutOfRange desc = etcdserver: mvcc: required revision is a future revision"
+                    )
                 snap_rv, items, paging = rv_req, self._snapshot(info, rv_req), True
             else:
                 # "0" or NotOlderThan: served from the watch cache: limit is ignored.
-                snap_rv, items, paging = self.storage.rv, self.storage.items(info.storage_key), False
+                snap_rv, items, paging = (
+                    self.storage.rv,
+                    self.storage.items(info.storage_key),
+                    False,
+                )
         return self._list_body(info, ns, items, flt, snap_rv, limit if paging else 0, start_after)
 
     def _wait_for_rv(self, rv: int) -> None:
@@ -187,7 +236,12 @@ class Rest:
                 raise errors.timeout(
                     f"Too large resource version: {rv}, current: {self.storage.rv}",
                     retry_after=1,
-                    causes=[{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                    causes=[
+                        {
+                            "reason": "ResourceVersionTooLarge",
+                            "message": "Too large resource version",
+                        }
+                    ],
                 )
             time.sleep(0.02)
 
@@ -204,8 +258,7 @@ class Rest:
                     "modified, or deleted between the time the first chunk was returned and now may "
                     "show up in the list."
                 ) from None
-            raise errors.expired(
-                "The resourceVersion for the provided list is too old.") from None
+            raise errors.expired("The resourceVersion for the provided list is too old.") from None
 
     def _list_body(self, info, ns, items, flt, snap_rv, limit, start_after) -> bytes:
         if ns:
@@ -230,7 +283,9 @@ class Rest:
             out = items if flt is None else [s for s in items if flt(s.obj)]
         meta: dict[str, Any] = {"resourceVersion": str(snap_rv)}
         if more:
-            meta["continue"] = encode_continue(snap_rv, *_okey(out[-1] if out else items[examined - 1]))
+            meta["continue"] = encode_continue(
+                snap_rv, *_okey(out[-1] if out else items[examined - 1])
+            )
             if not selective:
                 meta["remainingItemCount"] = remaining
         elif info.custom:
@@ -251,15 +306,24 @@ class Rest:
         meta = _meta(obj)
         self._decode_kind(info, obj)
         if meta.get("resourceVersion"):
-            raise errors.internal_error_no_reason("resourceVersion should not be set on objects to be created")
+            raise errors.internal_error_no_reason(
+                "resourceVersion should not be set on objects to be created"
+            )
         if info.namespaced:
             if meta.get("namespace") and meta["namespace"] != ns:
-                raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the request")
+                raise errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
             meta["namespace"] = ns
         else:
             meta.pop("namespace", None)
         if not meta.get("name") and not meta.get("generateName"):
-            raise errors.invalid(info.group, info.kind, "", [errors.field_required("metadata.name", "name or generateName is required")])
+            raise errors.invalid(
+                info.group,
+                info.kind,
+                "",
+                [errors.field_required("metadata.name", "name or generateName is required")],
+            )
         with self.storage.lock:
             self._check_namespace_for_create(info, ns)
             stored = self._create_locked(info, ns, obj, dry)
@@ -269,7 +333,9 @@ class Rest:
         meta = obj["metadata"]
         if not meta.get("name"):
             while True:
-                meta["name"] = meta["generateName"] + "".join(random.choice(_GENERATE_ALPHABET) for _ in range(5))
+                meta["name"] = meta["generateName"] + "".join(
+                    random.choice(_GENERATE_ALPHABET) for _ in range(5)
+                )
                 if self.storage.get(info.storage_key, ns, meta["name"]) is None:
                     break
         name = meta["name"]
@@ -312,10 +378,13 @@ class Rest:
         self._decode_kind(info, obj)
         if meta.get("name") != name:
             raise errors.bad_request(
-                f"the name of the object ({meta.get('name', '')}) does not match the name on the URL ({name})")
+                f"the name of the object ({meta.get('name', '')}) does not match the name on the URL ({name})"
+            )
         if info.namespaced:
             if meta.get("namespace") and meta["namespace"] != ns:
-                raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the request")
+                raise errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
             meta["namespace"] = ns
         with self.storage.lock:
             old = self.storage.get(info.storage_key, ns, name)
@@ -328,16 +397,25 @@ class Rest:
             rv = meta.get("resourceVersion")
             if not rv:
                 if info.require_rv_on_update:
-                    raise errors.invalid(info.group, info.plural, name, [{
-                        "reason": "FieldValueInvalid",
-                        "message": "Invalid value: 0x0: must be specified for an update",
-                        "field": "metadata.resourceVersion",
-                    }])
+                    raise errors.invalid(
+                        info.group,
+                        info.plural,
+                        name,
+                        [
+                            {
+                                "reason": "FieldValueInvalid",
+                                "message": "Invalid value: 0x0: must be specified for an update",
+                                "field": "metadata.resourceVersion",
+                            }
+                        ],
+                    )
             elif rv != old.obj["metadata"]["resourceVersion"]:
                 raise errors.conflict(info.group, info.plural, name, errors.STALE_OBJECT)
             return 200, self._commit_update(info, old, obj, sub, dry)
 
-    def _commit_update(self, info: ResourceInfo, old: Stored, obj: dict, sub: str | None, dry: bool) -> Stored:
+    def _commit_update(
+        self, info: ResourceInfo, old: Stored, obj: dict, sub: str | None, dry: bool
+    ) -> Stored:
         """Apply the update strategy to obj (fresh) against old and write unless it is a no-op."""
         ometa = old.obj["metadata"]
         meta = obj["metadata"]
@@ -345,10 +423,15 @@ class Rest:
         ns = ometa.get("namespace", "")
         if meta.get("uid") and meta["uid"] != ometa["uid"]:
             raise errors.conflict(
-                info.group, info.plural, name,
-                f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: {ometa['uid']}")
+                info.group,
+                info.plural,
+                name,
+                f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: {ometa['uid']}",
+            )
         if meta.get("name", name) != name:
-            raise errors.bad_request(f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})")
+            raise errors.bad_request(
+                f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"
+            )
         obj["kind"], obj["apiVersion"] = old.obj["kind"], info.group_version
         if sub == "status":
             obj = strategy.prepare_status_update(info, obj, old.obj)
@@ -357,7 +440,13 @@ class Rest:
         else:
             strategy.prepare_update(info, obj, old.obj)
             # System-owned metadata comes from the stored object.
-            for f in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
+            for f in (
+                "uid",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "generation",
+            ):
                 if f in ometa:
                     meta[f] = ometa[f]
                 else:
@@ -367,12 +456,26 @@ class Rest:
             if info.namespaced:
                 meta["namespace"] = ns
             if ometa.get("deletionTimestamp"):
-                added = [f for f in meta.get("finalizers") or [] if f not in (ometa.get("finalizers") or [])]
+                added = [
+                    f
+                    for f in meta.get("finalizers") or []
+                    if f not in (ometa.get("finalizers") or [])
+                ]
                 if added:
-                    raise errors.invalid(info.group, info.kind, name, [errors.field_forbidden(
-                        "metadata.finalizers",
-                        "no new finalizers can be added if the object is being deleted, found new finalizers "
-                        + "[]string{" + ", ".join(json.dumps(a) for a in added) + "}")])
+                    raise errors.invalid(
+                        info.group,
+                        info.kind,
+                        name,
+                        [
+                            errors.field_forbidden(
+                                "metadata.finalizers",
+                                "no new finalizers can be added if the object is being deleted, found new finalizers "
+                                + "[]string{"
+                                + ", ".join(json.dumps(a) for a in added)
+                                + "}",
+                            )
+                        ],
+                    )
             self._validate(info, obj, name)
             if info.has_generation and strategy.spec_changed(info, obj, old.obj):
                 meta["generation"] = int(ometa.get("generation") or 0) + 1
@@ -384,7 +487,9 @@ class Rest:
             return Stored(obj)
         if ometa.get("deletionTimestamp") and not meta.get("finalizers"):
             gone = self.storage.remove(info.storage_key, ns, name)
-            meta["resourceVersion"] = gone.obj["metadata"]["resourceVersion"] if gone else meta["resourceVersion"]
+            meta["resourceVersion"] = (
+                gone.obj["metadata"]["resourceVersion"] if gone else meta["resourceVersion"]
+            )
             self._after_delete(info, old.obj)
             return Stored(obj)
         stored = self.storage.put(info.storage_key, ns, name, obj)
@@ -395,7 +500,13 @@ class Rest:
     # ---- patch ---------------------------------------------------------------------------------
 
     def patch(
-        self, info: ResourceInfo, ns: str, name: str, content_type: str, raw: bytes, query: dict,
+        self,
+        info: ResourceInfo,
+        ns: str,
+        name: str,
+        content_type: str,
+        raw: bytes,
+        query: dict,
         sub: str | None = None,
     ) -> tuple[int, Stored]:
         dry = _dry_run(query)
@@ -414,12 +525,26 @@ class Rest:
         except Exception as e:  # noqa: BLE001 - any decode failure is the client's
             raise errors.bad_request(f"error decoding patch: {e}") from None
         if ptype == patches.MERGE and not isinstance(body, dict):
-            raise errors.invalid(info.group, info.kind, name, [{
-                "reason": "FieldValueInvalid", "message": "Invalid value: \"\": unexpected non-object patch", "field": "patch"}])
+            raise errors.invalid(
+                info.group,
+                info.kind,
+                name,
+                [
+                    {
+                        "reason": "FieldValueInvalid",
+                        "message": 'Invalid value: "": unexpected non-object patch',
+                        "field": "patch",
+                    }
+                ],
+            )
         if ptype == patches.APPLY:
             if not query.get("fieldManager"):
-                raise errors.invalid("meta.k8s.io", "PatchOptions", "", [errors.field_required(
-                    "fieldManager", "is required for apply patch")])
+                raise errors.invalid(
+                    "meta.k8s.io",
+                    "PatchOptions",
+                    "",
+                    [errors.field_required("fieldManager", "is required for apply patch")],
+                )
             if not isinstance(body, dict):
                 raise errors.bad_request("apply patch body must be an object")
         with self.storage.lock:
@@ -453,7 +578,9 @@ class Rest:
             if rv and rv != old.obj["metadata"]["resourceVersion"]:
                 raise errors.conflict(info.group, info.plural, name, errors.STALE_OBJECT)
             if info.namespaced and meta.get("namespace", ns) != ns:
-                raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the request")
+                raise errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
             return 200, self._commit_update(info, old, new, sub, dry)
 
     # ---- delete --------------------------------------------------------------------------------
@@ -466,19 +593,38 @@ class Rest:
             opts["dryRun"] = [query["dryRun"]]
         policy = opts.get("propagationPolicy")
         if policy is not None and policy not in ("Foreground", "Background", "Orphan"):
-            raise errors.invalid("meta.k8s.io", "DeleteOptions", "", [errors.field_not_supported(
-                "propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"])])
+            raise errors.invalid(
+                "meta.k8s.io",
+                "DeleteOptions",
+                "",
+                [
+                    errors.field_not_supported(
+                        "propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"]
+                    )
+                ],
+            )
         dry = opts.get("dryRun") or []
         if dry and dry != ["All"]:
-            raise errors.invalid("meta.k8s.io", "DeleteOptions", "", [errors.field_not_supported("dryRun", dry, ["All"])])
+            raise errors.invalid(
+                "meta.k8s.io",
+                "DeleteOptions",
+                "",
+                [errors.field_not_supported("dryRun", dry, ["All"])],
+            )
         return opts
 
-    def delete(self, info: ResourceInfo, ns: str, name: str, query: dict, body: Any) -> tuple[int, Any]:
+    def delete(
+        self, info: ResourceInfo, ns: str, name: str, query: dict, body: Any
+    ) -> tuple[int, Any]:
         opts = self._delete_options(query, body)
         if info.kind == "Namespace" and not info.custom and name in IMMORTAL_NAMESPACES:
             # NamespaceLifecycle admission refuses these before anything else.
-            raise errors.forbidden("", "namespaces", name,
-                                   f'namespaces "{name}" is forbidden: this namespace may not be deleted')
+            raise errors.forbidden(
+                "",
+                "namespaces",
+                name,
+                f'namespaces "{name}" is forbidden: this namespace may not be deleted',
+            )
         with self.storage.lock:
             old = self._get_or_404(info, ns, name)
             return 200, self._delete_locked(info, old, opts)
@@ -488,12 +634,20 @@ class Rest:
         name, ns = ometa["name"], ometa.get("namespace", "")
         pre = opts.get("preconditions") or {}
         if pre.get("uid") and pre["uid"] != ometa["uid"]:
-            raise errors.conflict(info.group, info.kind, name,
-                                  f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: {ometa['uid']}")
+            raise errors.conflict(
+                info.group,
+                info.kind,
+                name,
+                f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: {ometa['uid']}",
+            )
         if pre.get("resourceVersion") and pre["resourceVersion"] != ometa["resourceVersion"]:
-            raise errors.conflict(info.group, info.kind, name,
-                                  f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
-                                  f"ResourceVersion in object meta: {ometa['resourceVersion']}")
+            raise errors.conflict(
+                info.group,
+                info.kind,
+                name,
+                f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
+                f"ResourceVersion in object meta: {ometa['resourceVersion']}",
+            )
         dry = bool(opts.get("dryRun"))
         if ometa.get("deletionTimestamp"):
             return old  # already being deleted: the object, no write
@@ -538,8 +692,12 @@ class Rest:
         opts = self._delete_options(query, body)
         flt = build_filter(info, ns, query.get("labelSelector"), query.get("fieldSelector"))
         with self.storage.lock:
-            items = [s for s in self.storage.items(info.storage_key)
-                     if (not ns or s.obj["metadata"].get("namespace") == ns) and (flt is None or flt(s.obj))]
+            items = [
+                s
+                for s in self.storage.items(info.storage_key)
+                if (not ns or s.obj["metadata"].get("namespace") == ns)
+                and (flt is None or flt(s.obj))
+            ]
             out = []
             for s in items:
                 res = self._delete_locked(info, s, opts)
@@ -549,7 +707,9 @@ class Rest:
 
     # ---- watch ---------------------------------------------------------------------------------
 
-    def open_watch(self, info: ResourceInfo, ns: str, query: dict, name: str | None = None) -> WatchRequest:
+    def open_watch(
+        self, info: ResourceInfo, ns: str, query: dict, name: str | None = None
+    ) -> WatchRequest:
         """Validate a watch request and register its watcher (before any byte is streamed)."""
         flt = build_filter(info, ns, query.get("labelSelector"), query.get("fieldSelector"), name)
         rv_text = query.get("resourceVersion") or ""
@@ -564,16 +724,33 @@ class Rest:
         if send_initial is not None:
             causes = []
             if match != "NotOlderThan":
-                causes.append(errors.field_forbidden(
-                    "resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
+                causes.append(
+                    errors.field_forbidden(
+                        "resourceVersionMatch",
+                        "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                    )
+                )
             if initial_flag and not bookmarks:
-                causes.append(errors.field_forbidden(
-                    "allowWatchBookmarks", "sendInitialEvents requires setting allowWatchBookmarks to true"))
+                causes.append(
+                    errors.field_forbidden(
+                        "allowWatchBookmarks",
+                        "sendInitialEvents requires setting allowWatchBookmarks to true",
+                    )
+                )
             if causes:
                 raise errors.invalid("meta.k8s.io", "ListOptions", "", causes)
         elif match:
-            raise errors.invalid("meta.k8s.io", "ListOptions", "", [errors.field_forbidden(
-                "resourceVersionMatch", "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")])
+            raise errors.invalid(
+                "meta.k8s.io",
+                "ListOptions",
+                "",
+                [
+                    errors.field_forbidden(
+                        "resourceVersionMatch",
+                        "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                    )
+                ],
+            )
         try:
             rv = int(rv_text) if rv_text else 0
             if rv < 0:
@@ -589,7 +766,9 @@ class Rest:
         else:
             since, initial = rv, False
         try:
-            w = self.storage.watch(info.storage_key, flt, since, initial, mark_initial_end=initial_flag)
+            w = self.storage.watch(
+                info.storage_key, flt, since, initial, mark_initial_end=initial_flag
+            )
         except ExpiredError as e:
             return WatchRequest(info, None, errors.expired(str(e)), bookmarks, timeout)
         return WatchRequest(info, w, None, bookmarks, timeout)
@@ -598,4 +777,3 @@ class Rest:
 def _okey(s: Stored) -> tuple[str, str]:
     m = s.obj["metadata"]
     return (m.get("namespace", ""), m["name"])
-

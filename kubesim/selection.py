@@ -39,13 +39,13 @@ def _parse_fields(info: ResourceInfo, text: str) -> list[tuple[str, str, bool]]:
             field, value = part.split("=", 1)
             eq = True
         else:
-            raise errors.bad_request(f'invalid selector: \'{text}\'; can\'t understand \'{part}\'')
+            raise errors.bad_request(f"invalid selector: '{text}'; can't understand '{part}'")
         field = field.strip()
         if field not in info.field_selectors:
             if info.custom:
                 allowed = ", ".join(f'"{f}"' for f in info.field_selectors)
                 raise errors.bad_request(f'"{field}" is not a known field selector: only {allowed}')
-            raise errors.bad_request(f'field label not supported: {field}')
+            raise errors.bad_request(f"field label not supported: {field}")
         out.append((field, value.strip(), eq))
     return out
 
@@ -128,4 +128,6 @@ def decode_continue(token: str, namespaced: bool) -> tuple[int, tuple[str, str]]
             ns, name = "", last
         return rv, (ns, name)
     except (ValueError, KeyError, TypeError, json.JSONDecodeError):
-        raise errors.bad_request("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)") from None
+        raise errors.bad_request(
+            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+        ) from None

@@ -33,10 +33,22 @@ from .table import render_table
 __all__ = ["ApiServer", "RequestRecord"]
 
 _REASONS = {
-    200: "OK", 201: "Created", 202: "Accepted", 400: "Bad Request", 401: "Unauthorized",
-    403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed", 406: "Not Acceptable",
-    409: "Conflict", 410: "Gone", 415: "Unsupported Media Type", 422: "Unprocessable Entity",
-    429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable",
+    200: "OK",
+    201: "Created",
+    202: "Accepted",
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    406: "Not Acceptable",
+    409: "Conflict",
+    410: "Gone",
+    415: "Unsupported Media Type",
+    422: "Unprocessable Entity",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
     504: "Gateway Timeout",
 }
 # Paths an anonymous user may read (system:public-info-viewer).
@@ -97,7 +109,8 @@ class _HTTPServer(ThreadingHTTPServer):
     def process_request(self, request, client_address) -> None:
         """ThreadingMixIn.process_request with a named thread per connection."""
         t = threading.Thread(
-            target=self.process_request_thread, args=(request, client_address),
+            target=self.process_request_thread,
+            args=(request, client_address),
             name=f"kubesim-conn-{client_address[1] if isinstance(client_address, tuple) else '?'}",
             daemon=True,
         )
@@ -116,7 +129,9 @@ class _HTTPServer(ThreadingHTTPServer):
         sock, addr = super().get_request()
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if self.ssl_context is not None:
-            sock = self.ssl_context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+            sock = self.ssl_context.wrap_socket(
+                sock, server_side=True, do_handshake_on_connect=False
+            )
         return sock, addr
 
     def close_connections(self) -> None:
@@ -242,15 +257,31 @@ class _Handler(BaseHTTPRequestHandler):
 class _Request:
     """What the router learned about one request (filled in as it goes, logged at the end)."""
 
-    __slots__ = ("method", "path", "query", "qs", "verb", "resource", "namespace", "name",
-                 "user", "user_agent", "t0", "wall", "code", "logged")
+    __slots__ = (
+        "method",
+        "path",
+        "query",
+        "qs",
+        "verb",
+        "resource",
+        "namespace",
+        "name",
+        "user",
+        "user_agent",
+        "t0",
+        "wall",
+        "code",
+        "logged",
+    )
 
     def __init__(self, method: str, path: str, qs: str, user_agent: str):
         self.method = method  # HTTP method
         self.path = path  # URL path, percent-decoded, without the query
         self.qs = qs  # raw query string (logged)
         # query parameters; the last value wins for repeated keys
-        self.query = {k: v[-1] for k, v in parse_qs(qs, keep_blank_values=True).items()} if qs else {}
+        self.query = (
+            {k: v[-1] for k, v in parse_qs(qs, keep_blank_values=True).items()} if qs else {}
+        )
         self.verb = method.lower()  # Kubernetes verb once routed (get/list/watch/...)
         self.resource = ""  # plural[/subresource] once routed
         self.namespace = ""  # request namespace once routed
@@ -298,8 +329,10 @@ class ApiServer:
         scheme = "https" if ssl_context else "http"
         self.url = f"{scheme}://{host}:{port}"
         self._thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.1},
-            name=f"kubesim-http-{port}", daemon=True,
+            target=self.httpd.serve_forever,
+            kwargs={"poll_interval": 0.1},
+            name=f"kubesim-http-{port}",
+            daemon=True,
         )
         self._thread.start()
         return port
@@ -347,10 +380,21 @@ class ApiServer:
 
     def _log(self, req: _Request) -> None:
         req.logged = True
-        self.request_log.append(RequestRecord(
-            req.verb, req.path, req.resource, req.namespace, req.name, req.user, req.user_agent,
-            req.code, req.wall, time.perf_counter() - req.t0, req.qs,
-        ))
+        self.request_log.append(
+            RequestRecord(
+                req.verb,
+                req.path,
+                req.resource,
+                req.namespace,
+                req.name,
+                req.user,
+                req.user_agent,
+                req.code,
+                req.wall,
+                time.perf_counter() - req.t0,
+                req.qs,
+            )
+        )
 
     def _read_body(self, h: _Handler) -> bytes:
         length = h.headers.get("Content-Length")
@@ -387,11 +431,20 @@ class ApiServer:
         if req.user != "system:anonymous" or self.token is None:
             return
         if info is None:
-            raise errors.ApiError(403, errors.status(
-                403, "Forbidden", f'forbidden: User "system:anonymous" cannot {req.verb} path "{req.path}"', {}))
+            raise errors.ApiError(
+                403,
+                errors.status(
+                    403,
+                    "Forbidden",
+                    f'forbidden: User "system:anonymous" cannot {req.verb} path "{req.path}"',
+                    {},
+                ),
+            )
         where = f' in the namespace "{req.namespace}"' if req.namespace else ""
-        msg = (f'{errors.qualified(info.plural, info.group)} is forbidden: User "system:anonymous" '
-               f'cannot {req.verb} resource "{info.plural}" in API group "{info.group}"{where}')
+        msg = (
+            f'{errors.qualified(info.plural, info.group)} is forbidden: User "system:anonymous" '
+            f'cannot {req.verb} resource "{info.plural}" in API group "{info.group}"{where}'
+        )
         raise errors.forbidden(info.group, info.plural, req.name, msg)
 
     # ---- routing -------------------------------------------------------------------------------
@@ -410,12 +463,16 @@ class ApiServer:
                 self._send(h, req, 200, b"ok", "text/plain; charset=utf-8")
             return
         parts = path.split("/")[1:]
-        resource_path = (parts[0] == "api" and len(parts) > 2) or (parts[0] == "apis" and len(parts) > 3)
+        resource_path = (parts[0] == "api" and len(parts) > 2) or (
+            parts[0] == "apis" and len(parts) > 3
+        )
         if not resource_path:
             self._forbid_anonymous(req)  # non-resource URLs: discovery, openapi, unknown paths
         if parts[0] == "api":
             if len(parts) == 1:
-                return self._send_discovery(h, req, self.registry.api_versions(self._server_address(h)))
+                return self._send_discovery(
+                    h, req, self.registry.api_versions(self._server_address(h))
+                )
             if parts[1] != "v1":
                 raise errors.page_not_found()
             if len(parts) == 2:
@@ -498,10 +555,13 @@ class ApiServer:
     def _unknown(group: str) -> errors.ApiError:
         if group:
             return errors.page_not_found()
-        return errors.ApiError(404, errors.status(404, "NotFound", "the server could not find the requested resource"))
+        return errors.ApiError(
+            404, errors.status(404, "NotFound", "the server could not find the requested resource")
+        )
 
-    def _serve_resource(self, h: _Handler, req: _Request, group: str, version: str,
-                        parts: list[str], body: bytes) -> None:
+    def _serve_resource(
+        self, h: _Handler, req: _Request, group: str, version: str, parts: list[str], body: bytes
+    ) -> None:
         try:
             r = self._parse_route(group, version, parts)
         except errors.ApiError:
@@ -512,7 +572,9 @@ class ApiServer:
         req.namespace, req.name = ns, name
         method = req.method
         q = req.query
-        is_watch = r.watch_path or (method == "GET" and not name and q.get("watch") in ("true", "1", "True"))
+        is_watch = r.watch_path or (
+            method == "GET" and not name and q.get("watch") in ("true", "1", "True")
+        )
         req.verb = _verb(method, name, is_watch)
         self._forbid_anonymous(req, info)
         if self.faults is not None:
@@ -532,7 +594,9 @@ class ApiServer:
             if r.watch_path and name and sub:
                 raise errors.page_not_found()
             fmt = self._negotiate(h, info)
-            return self._serve_watch(h, req, self.rest.open_watch(info, ns, q, name or None), fmt == "table")
+            return self._serve_watch(
+                h, req, self.rest.open_watch(info, ns, q, name or None), fmt == "table"
+            )
         fmt = self._negotiate(h, info)
         rest = self.rest
         if method == "GET":
@@ -551,20 +615,28 @@ class ApiServer:
         if method == "PUT":
             if not name:
                 if info.custom:
-                    raise errors.bad_request("the server does not allow this method on the requested resource")
+                    raise errors.bad_request(
+                        "the server does not allow this method on the requested resource"
+                    )
                 raise errors.method_not_allowed()
             if sub == "scale":
-                return self._send_json(h, req, 200, self._update_scale(info, ns, name, self._decode(h, body), q))
+                return self._send_json(
+                    h, req, 200, self._update_scale(info, ns, name, self._decode(h, body), q)
+                )
             code, stored = rest.update(info, ns, name, self._decode(h, body), q, _status_sub(sub))
             return self._send_obj(h, req, code, info, stored, fmt)
         if method == "PATCH":
             if not name:
                 if info.custom:
-                    raise errors.bad_request("the server does not allow this method on the requested resource")
+                    raise errors.bad_request(
+                        "the server does not allow this method on the requested resource"
+                    )
                 raise errors.method_not_allowed()
             ctype = h.headers.get("Content-Type", "")
             if sub == "scale":
-                return self._send_json(h, req, 200, self._patch_scale(info, ns, name, ctype, body, q))
+                return self._send_json(
+                    h, req, 200, self._patch_scale(info, ns, name, ctype, body, q)
+                )
             code, stored = rest.patch(info, ns, name, ctype, body, q, _status_sub(sub))
             return self._send_obj(h, req, code, info, stored, fmt)
         if method == "DELETE":
@@ -597,7 +669,9 @@ class ApiServer:
     def _update_scale(self, info, ns, name, body, q) -> dict:
         replicas = ((body or {}).get("spec") or {}).get("replicas")
         if not isinstance(replicas, int):
-            raise errors.invalid("autoscaling", "Scale", name, [errors.field_required("spec.replicas")])
+            raise errors.invalid(
+                "autoscaling", "Scale", name, [errors.field_required("spec.replicas")]
+            )
         rv = ((body or {}).get("metadata") or {}).get("resourceVersion")
         return self._scale_to(info, ns, name, replicas, rv, q)
 
@@ -645,7 +719,7 @@ class ApiServer:
         raise errors.unsupported_media_type(ctype)
 
     def _negotiate(self, h: _Handler, info: ResourceInfo) -> str:
-        """"json", "yaml" or "table" from the Accept header; 406 when none is acceptable."""
+        """ "json", "yaml" or "table" from the Accept header; 406 when none is acceptable."""
         accept = h.headers.get("Accept")
         if not accept:
             return "json"
@@ -665,7 +739,6 @@ class ApiServer:
                 return "yaml"
         raise errors.not_acceptable(accept)
 
-
     def _send_obj(self, h, req, code: int, info: ResourceInfo, stored: Stored, fmt: str) -> None:
         if fmt == "json":
             return self._send(h, req, code, stored.at_version(info.group_version))
@@ -679,7 +752,9 @@ class ApiServer:
             return self._send(h, req, 200, body)
         lst = json.loads(body)
         if fmt == "table":
-            items = [Stored(dict(i, kind=info.kind, apiVersion=info.group_version)) for i in lst["items"]]
+            items = [
+                Stored(dict(i, kind=info.kind, apiVersion=info.group_version)) for i in lst["items"]
+            ]
             return self._send_json(h, req, 200, self.table_renderer(info, items, lst["metadata"]))
         return self._send_yaml(h, req, 200, lst)
 
@@ -691,13 +766,22 @@ class ApiServer:
     def _send_json(self, h, req, code: int, obj: Any, headers: dict | None = None) -> None:
         self._send(h, req, code, encode(obj), "application/json", headers)
 
-    def _send(self, h: _Handler, req: _Request, code: int, body: bytes, ctype: str = "application/json",
-              headers: dict | None = None) -> None:
+    def _send(
+        self,
+        h: _Handler,
+        req: _Request,
+        code: int,
+        body: bytes,
+        ctype: str = "application/json",
+        headers: dict | None = None,
+    ) -> None:
         req.code = code
-        head = [f"HTTP/1.1 {code} {_REASONS.get(code, 'Unknown')}",
-                "Cache-Control: no-cache, private",
-                f"Content-Type: {ctype}",
-                f"Content-Length: {len(body)}"]
+        head = [
+            f"HTTP/1.1 {code} {_REASONS.get(code, 'Unknown')}",
+            "Cache-Control: no-cache, private",
+            f"Content-Type: {ctype}",
+            f"Content-Length: {len(body)}",
+        ]
         if headers:
             head.extend(f"{k}: {v}" for k, v in headers.items())
         if h.close_connection:
@@ -711,7 +795,9 @@ class ApiServer:
     def _send_error(self, h: _Handler, req: _Request, e: errors.ApiError) -> None:
         try:
             if e.body is None:
-                self._send(h, req, e.code, b"404 page not found\n", "text/plain; charset=utf-8", e.headers)
+                self._send(
+                    h, req, e.code, b"404 page not found\n", "text/plain; charset=utf-8", e.headers
+                )
             else:
                 self._send_json(h, req, e.code, e.body, e.headers)
         except OSError:
@@ -719,10 +805,14 @@ class ApiServer:
 
     # ---- watch ---------------------------------------------------------------------------------
 
-    def _serve_watch(self, h: _Handler, req: _Request, wr: WatchRequest, table: bool = False) -> None:
+    def _serve_watch(
+        self, h: _Handler, req: _Request, wr: WatchRequest, table: bool = False
+    ) -> None:
         req.code = 200
-        h.wfile.write(b"HTTP/1.1 200 OK\r\nCache-Control: no-cache, private\r\n"
-                      b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+        h.wfile.write(
+            b"HTTP/1.1 200 OK\r\nCache-Control: no-cache, private\r\n"
+            b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        )
         info = wr.info
         gv = info.group_version
         write = h.wfile.write
@@ -751,11 +841,21 @@ class ApiServer:
                             parts.append(_bookmark(info, obj, True))
                             last_bm_rv = max(last_bm_rv, obj)
                         elif table:
-                            parts.append(b'{"type":"' + etype.encode() + b'","object":'
-                                         + encode(self.table_renderer(info, [obj], None)) + b"}\n")
+                            parts.append(
+                                b'{"type":"'
+                                + etype.encode()
+                                + b'","object":'
+                                + encode(self.table_renderer(info, [obj], None))
+                                + b"}\n"
+                            )
                         else:
-                            parts.append(b'{"type":"' + etype.encode() + b'","object":'
-                                         + obj.at_version(gv) + b"}\n")
+                            parts.append(
+                                b'{"type":"'
+                                + etype.encode()
+                                + b'","object":'
+                                + obj.at_version(gv)
+                                + b"}\n"
+                            )
                     chunk(b"".join(parts))
                 now = time.monotonic()
                 if w.bookmark_requested or now >= next_bm:
@@ -798,11 +898,18 @@ def _bookmark(info: ResourceInfo, rv: int, initial_end: bool) -> bytes:
         meta["annotations"] = {"k8s.io/initial-events-end": "true"}
     if info.kind == "Deployment" and not info.custom:
         meta["creationTimestamp"] = None
-        obj = {"kind": info.kind, "apiVersion": info.group_version, "metadata": meta,
-               "spec": {"replicas": 0, "selector": None,
-                        "template": {"metadata": {"creationTimestamp": None}, "spec": {"containers": None}},
-                        "strategy": {}},
-               "status": {}}
+        obj = {
+            "kind": info.kind,
+            "apiVersion": info.group_version,
+            "metadata": meta,
+            "spec": {
+                "replicas": 0,
+                "selector": None,
+                "template": {"metadata": {"creationTimestamp": None}, "spec": {"containers": None}},
+                "strategy": {},
+            },
+            "status": {},
+        }
     else:
         obj = {"kind": info.kind, "apiVersion": info.group_version, "metadata": meta}
     return b'{"type":"BOOKMARK","object":' + encode(obj) + b"}\n"
@@ -864,10 +971,11 @@ def _scale_of(info: ResourceInfo, obj: dict) -> dict:
     return {
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
-        "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in meta},
+        "metadata": {
+            k: meta[k]
+            for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+            if k in meta
+        },
         "spec": {"replicas": spec_r},
         "status": status,
     }
-
-
-

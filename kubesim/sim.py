@@ -76,12 +76,18 @@ class KubeSim:
         self.rest = Rest(self.storage, self.registry, SchemaValidator())  # the verbs
         self.faults = FaultInjector(self)  # fault injection (see faults.py)
         self.server = ApiServer(
-            self.rest, self.registry, token=token, faults=self.faults,
-            request_log_size=request_log_size, bookmark_interval=bookmark_interval,
+            self.rest,
+            self.registry,
+            token=token,
+            faults=self.faults,
+            request_log_size=request_log_size,
+            bookmark_interval=bookmark_interval,
         )  # HTTP front end; replaced socket on restart, same state
         self.server.admin_handler = self.faults.handle_admin
         self.controllers = ControllerManager(self.storage, self.rest, deployment_status_delay)
-        self.gc = GarbageCollector(self.storage, self.rest, self.registry, self.controllers, gc_delay)
+        self.gc = GarbageCollector(
+            self.storage, self.rest, self.registry, self.controllers, gc_delay
+        )
         self._tmpdir = tempfile.TemporaryDirectory(prefix="kubesim-")  # cert, kubeconfig
         self.ca_file: str | None = None  # PEM of the self-signed certificate when tls=True
         self._key_file: str | None = None
@@ -112,7 +118,12 @@ class KubeSim:
             if existing is None:
                 _, stored = self.rest.create(info, "", doc, {})
             else:
-                doc = dict(doc, metadata=dict(doc["metadata"], resourceVersion=existing.obj["metadata"]["resourceVersion"]))
+                doc = dict(
+                    doc,
+                    metadata=dict(
+                        doc["metadata"], resourceVersion=existing.obj["metadata"]["resourceVersion"]
+                    ),
+                )
                 _, stored = self.rest.update(info, "", name, doc, {})
             out = stored.obj
         return out
@@ -127,7 +138,9 @@ class KubeSim:
             if self.tls:
                 from .tls import make_server_context
 
-                ctx, self.ca_file, self._key_file = make_server_context(self._tmpdir.name, self.host, self.ca_file, self._key_file)
+                ctx, self.ca_file, self._key_file = make_server_context(
+                    self._tmpdir.name, self.host, self.ca_file, self._key_file
+                )
             self.port = self.server.start(self.host, self.port, ctx)
             self.controllers.start()
             self._started = True
@@ -207,7 +220,12 @@ class KubeSim:
             "kind": "Config",
             "clusters": [{"name": "kubesim", "cluster": cluster}],
             "users": [{"name": "kubesim", "user": user}],
-            "contexts": [{"name": "kubesim", "context": {"cluster": "kubesim", "user": "kubesim", "namespace": namespace}}],
+            "contexts": [
+                {
+                    "name": "kubesim",
+                    "context": {"cluster": "kubesim", "user": "kubesim", "namespace": namespace},
+                }
+            ],
             "current-context": "kubesim",
             "preferences": {},
         }

@@ -30,7 +30,9 @@ from typing import Any
 __all__ = ["Event", "Storage", "Stored", "Watcher", "ExpiredError", "encode"]
 
 ADDED, MODIFIED, DELETED, BOOKMARK, ERROR = "ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"
-INITIAL_END = "INITIAL_END"  # queue marker: the initial events of a sendInitialEvents watch are done
+INITIAL_END = (
+    "INITIAL_END"  # queue marker: the initial events of a sendInitialEvents watch are done
+)
 
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
@@ -77,12 +79,12 @@ class Stored:
         full = self.full()
         if api_version == self.obj["apiVersion"]:
             return full
-        return _prefix(self.obj["kind"], api_version) + full[self._head:]
+        return _prefix(self.obj["kind"], api_version) + full[self._head :]
 
     def bare(self) -> bytes:
         """JSON without kind/apiVersion: items of typed lists (DeploymentList) omit them."""
         full = self.full()
-        return b"{" + full[self._head:]
+        return b"{" + full[self._head :]
 
 
 def normalize(obj: dict) -> dict:
@@ -142,7 +144,9 @@ class Watcher:
         self.key = key  # storage key watched
         self.filter = flt  # None matches everything
         self.max_queue = max_queue  # overflow bound; exceeding it closes the watcher
-        self.cond = threading.Condition(threading.Lock())  # guards items/closed; signals "not empty"
+        self.cond = threading.Condition(
+            threading.Lock()
+        )  # guards items/closed; signals "not empty"
         self.items: deque = deque()  # pending (type, Stored | bytes) in RV order
         self.closed = False  # set once; the stream ends after draining what is queued
         self.close_reason = ""  # why it was closed ("stopped", "too slow", ...)

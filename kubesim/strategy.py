@@ -47,7 +47,9 @@ def prepare_create(info: ResourceInfo, obj: dict) -> None:
         obj["status"] = {}
     elif kind == "Namespace":
         meta = obj["metadata"]
-        meta["labels"] = dict(meta.get("labels") or {}, **{"kubernetes.io/metadata.name": meta["name"]})
+        meta["labels"] = dict(
+            meta.get("labels") or {}, **{"kubernetes.io/metadata.name": meta["name"]}
+        )
         spec = obj.get("spec") or {}
         spec["finalizers"] = ["kubernetes"]
         obj["spec"] = spec
@@ -127,10 +129,20 @@ def crd_status(obj: dict) -> dict:
     stored = [v["name"] for v in spec.get("versions") or [] if v.get("storage")]
     return {
         "conditions": [
-            {"type": "NamesAccepted", "status": "True", "lastTransitionTime": now,
-             "reason": "NoConflicts", "message": "no conflicts found"},
-            {"type": "Established", "status": "True", "lastTransitionTime": now,
-             "reason": "InitialNamesAccepted", "message": "the initial names have been accepted"},
+            {
+                "type": "NamesAccepted",
+                "status": "True",
+                "lastTransitionTime": now,
+                "reason": "NoConflicts",
+                "message": "no conflicts found",
+            },
+            {
+                "type": "Established",
+                "status": "True",
+                "lastTransitionTime": now,
+                "reason": "InitialNamesAccepted",
+                "message": "the initial names have been accepted",
+            },
         ],
         "acceptedNames": dict(spec.get("names") or {}),
         "storedVersions": stored,
@@ -149,7 +161,9 @@ def prepare_update(info: ResourceInfo, new: dict, old: dict) -> None:
             new.pop("status", None)
     if info.kind == "Namespace" and not info.custom:
         meta = new["metadata"]
-        meta["labels"] = dict(meta.get("labels") or {}, **{"kubernetes.io/metadata.name": meta["name"]})
+        meta["labels"] = dict(
+            meta.get("labels") or {}, **{"kubernetes.io/metadata.name": meta["name"]}
+        )
     if info.kind == "Deployment" and not info.custom:
         default_deployment(new)
     if info.kind == "CustomResourceDefinition" and not info.custom:
@@ -175,19 +189,25 @@ def spec_changed(info: ResourceInfo, new: dict, old: dict) -> bool:
         return False
     if info.custom:
         # Every top-level field but metadata (and status when it is a subresource).
-        skip = {"metadata", "kind", "apiVersion"} | ({"status"} if info.status_subresource else set())
+        skip = {"metadata", "kind", "apiVersion"} | (
+            {"status"} if info.status_subresource else set()
+        )
         keys = (set(new) | set(old)) - skip
         return any(new.get(k) != old.get(k) for k in keys)
     if new.get("spec") != old.get("spec"):
         return True
     if info.generation_on_annotations:
-        return (new["metadata"].get("annotations") or {}) != (old["metadata"].get("annotations") or {})
+        return (new["metadata"].get("annotations") or {}) != (
+            old["metadata"].get("annotations") or {}
+        )
     return False
 
 
 # ---- validation --------------------------------------------------------------------------------
 
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS1123_SUBDOMAIN = re.compile(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+)
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _MICROTIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}(Z|[+-]\d\d:\d\d)$")
 
@@ -196,19 +216,27 @@ def name_causes(info: ResourceInfo, name: str) -> list[dict]:
     """ValidateObjectMeta's name check: DNS-1123 label for namespaces, subdomain otherwise."""
     if info.kind == "Namespace" and not info.custom:
         if len(name) > 63 or not _DNS1123_LABEL.match(name):
-            return [errors.field_invalid(
-                "metadata.name", name,
-                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
-                "'-', and must start and end with an alphanumeric character (e.g. 'my-name',  or "
-                "'123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")]
+            return [
+                errors.field_invalid(
+                    "metadata.name",
+                    name,
+                    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
+                    "'-', and must start and end with an alphanumeric character (e.g. 'my-name',  or "
+                    "'123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+                )
+            ]
         return []
     if len(name) > 253 or not _DNS1123_SUBDOMAIN.match(name):
-        return [errors.field_invalid(
-            "metadata.name", name,
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-            "'-' or '.', and must start and end with an alphanumeric character (e.g. "
-            "'example.com', regex used for validation is "
-            "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")]
+        return [
+            errors.field_invalid(
+                "metadata.name",
+                name,
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+                "'-' or '.', and must start and end with an alphanumeric character (e.g. "
+                "'example.com', regex used for validation is "
+                "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+            )
+        ]
     return []
 
 
@@ -224,8 +252,11 @@ def validate(info: ResourceInfo, obj: dict) -> list[dict]:
         inv_ns = (obj.get("involvedObject") or {}).get("namespace")
         ns = obj["metadata"].get("namespace")
         if inv_ns and inv_ns != ns:
-            causes.append(errors.field_invalid(
-                "involvedObject.namespace", inv_ns, "does not match event.namespace"))
+            causes.append(
+                errors.field_invalid(
+                    "involvedObject.namespace", inv_ns, "does not match event.namespace"
+                )
+            )
     elif kind == "Lease":
         spec = obj.get("spec") or {}
         for f in ("acquireTime", "renewTime"):
@@ -256,13 +287,24 @@ def _validate_deployment(obj: dict) -> list[dict]:
             causes.append(errors.field_invalid("spec.selector", selector, str(e)))
         else:
             if sel.empty():
-                causes.append(errors.field_invalid("spec.selector", selector, "empty selector is invalid for deployment"))
+                causes.append(
+                    errors.field_invalid(
+                        "spec.selector", selector, "empty selector is invalid for deployment"
+                    )
+                )
             elif not sel.matches(tlabels):
-                causes.append(errors.field_invalid(
-                    "spec.template.metadata.labels", tlabels, "`selector` does not match template `labels`"))
+                causes.append(
+                    errors.field_invalid(
+                        "spec.template.metadata.labels",
+                        tlabels,
+                        "`selector` does not match template `labels`",
+                    )
+                )
     replicas = spec.get("replicas")
     if isinstance(replicas, int) and replicas < 0:
-        causes.append(errors.field_invalid("spec.replicas", replicas, "must be greater than or equal to 0"))
+        causes.append(
+            errors.field_invalid("spec.replicas", replicas, "must be greater than or equal to 0")
+        )
     containers = ((spec.get("template") or {}).get("spec") or {}).get("containers")
     if not containers:
         causes.append(errors.field_required("spec.template.spec.containers"))
@@ -279,18 +321,34 @@ def _validate_crd(obj: dict) -> list[dict]:
     if not spec.get("group"):
         causes.append(errors.field_required("spec.group"))
     if spec.get("scope") not in ("Namespaced", "Cluster"):
-        causes.append(errors.field_not_supported("spec.scope", spec.get("scope"), ["Cluster", "Namespaced"]))
+        causes.append(
+            errors.field_not_supported("spec.scope", spec.get("scope"), ["Cluster", "Namespaced"])
+        )
     versions = spec.get("versions") or []
     if not versions:
-        causes.append(errors.field_required("spec.versions", "must have exactly one version marked as storage version"))
+        causes.append(
+            errors.field_required(
+                "spec.versions", "must have exactly one version marked as storage version"
+            )
+        )
     elif sum(1 for v in versions if v.get("storage")) != 1:
-        causes.append(errors.field_invalid("spec.versions", [v.get("name") for v in versions],
-                                           "must have exactly one version marked as storage version"))
+        causes.append(
+            errors.field_invalid(
+                "spec.versions",
+                [v.get("name") for v in versions],
+                "must have exactly one version marked as storage version",
+            )
+        )
     if names.get("plural") and spec.get("group"):
         want = f"{names['plural']}.{spec['group']}"
         if obj["metadata"].get("name") != want:
-            causes.append(errors.field_invalid("metadata.name", obj["metadata"].get("name"),
-                                               "must be spec.names.plural+\".\"+spec.group"))
+            causes.append(
+                errors.field_invalid(
+                    "metadata.name",
+                    obj["metadata"].get("name"),
+                    'must be spec.names.plural+"."+spec.group',
+                )
+            )
     return causes
 
 

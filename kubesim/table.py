@@ -19,10 +19,20 @@ from .storage import Stored
 
 __all__ = ["render_table", "human_duration", "jsonpath_get"]
 
-_NAME_COL = {"name": "Name", "type": "string", "format": "name", "priority": 0,
-             "description": "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"}
-_AGE_COL = {"name": "Age", "type": "date", "format": "", "priority": 0,
-            "description": "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"}
+_NAME_COL = {
+    "name": "Name",
+    "type": "string",
+    "format": "name",
+    "priority": 0,
+    "description": "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+}
+_AGE_COL = {
+    "name": "Age",
+    "type": "date",
+    "format": "",
+    "priority": 0,
+    "description": "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+}
 
 
 def human_duration(seconds: float) -> str:
@@ -124,29 +134,66 @@ def _builtin_columns(info: ResourceInfo):
     if info.custom:
         return None
     if info.kind == "Deployment":
-        cols = [_NAME_COL,
-                {"name": "Ready", "type": "string", "format": "", "priority": 0, "description": "Number of the pod with ready state"},
-                {"name": "Up-to-date", "type": "string", "format": "", "priority": 0, "description": "Total number of non-terminated pods targeted by this deployment that have the desired template spec."},
-                {"name": "Available", "type": "string", "format": "", "priority": 0, "description": "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment."},
-                _AGE_COL]
+        cols = [
+            _NAME_COL,
+            {
+                "name": "Ready",
+                "type": "string",
+                "format": "",
+                "priority": 0,
+                "description": "Number of the pod with ready state",
+            },
+            {
+                "name": "Up-to-date",
+                "type": "string",
+                "format": "",
+                "priority": 0,
+                "description": "Total number of non-terminated pods targeted by this deployment that have the desired template spec.",
+            },
+            {
+                "name": "Available",
+                "type": "string",
+                "format": "",
+                "priority": 0,
+                "description": "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.",
+            },
+            _AGE_COL,
+        ]
 
         def row(o: dict) -> list:
             st, sp = o.get("status") or {}, o.get("spec") or {}
-            return [o["metadata"]["name"], f"{st.get('readyReplicas', 0)}/{sp.get('replicas', 0)}",
-                    st.get("updatedReplicas", 0), st.get("availableReplicas", 0),
-                    _age(o["metadata"].get("creationTimestamp"))]
+            return [
+                o["metadata"]["name"],
+                f"{st.get('readyReplicas', 0)}/{sp.get('replicas', 0)}",
+                st.get("updatedReplicas", 0),
+                st.get("availableReplicas", 0),
+                _age(o["metadata"].get("creationTimestamp")),
+            ]
 
         return cols, row
     if info.kind == "Namespace":
-        cols = [_NAME_COL, {"name": "Status", "type": "string", "format": "", "priority": 0,
-                            "description": "The status of the namespace"}, _AGE_COL]
-        return cols, lambda o: [o["metadata"]["name"], (o.get("status") or {}).get("phase", ""),
-                                _age(o["metadata"].get("creationTimestamp"))]
+        cols = [
+            _NAME_COL,
+            {
+                "name": "Status",
+                "type": "string",
+                "format": "",
+                "priority": 0,
+                "description": "The status of the namespace",
+            },
+            _AGE_COL,
+        ]
+        return cols, lambda o: [
+            o["metadata"]["name"],
+            (o.get("status") or {}).get("phase", ""),
+            _age(o["metadata"].get("creationTimestamp")),
+        ]
     return None
 
 
-def render_table(info: ResourceInfo, items: list[Stored], list_meta: dict | None,
-                 version: str = "v1") -> dict:
+def render_table(
+    info: ResourceInfo, items: list[Stored], list_meta: dict | None, version: str = "v1"
+) -> dict:
     """A Table for one object (GET, watch event) or a list page (list_meta given)."""
     builtin = _builtin_columns(info)
     if builtin is not None:
@@ -154,8 +201,15 @@ def render_table(info: ResourceInfo, items: list[Stored], list_meta: dict | None
     elif info.printer_columns:
         pcs = info.printer_columns
         cols = [_NAME_COL] + [
-            {"name": c["name"], "type": c.get("type", "string"), "format": c.get("format", ""),
-             "description": c.get("description", ""), "priority": c.get("priority", 0)} for c in pcs]
+            {
+                "name": c["name"],
+                "type": c.get("type", "string"),
+                "format": c.get("format", ""),
+                "description": c.get("description", ""),
+                "priority": c.get("priority", 0),
+            }
+            for c in pcs
+        ]
 
         def row_fn(o: dict) -> list:
             return [o["metadata"]["name"]] + [_cell(c, jsonpath_get(o, c["jsonPath"])) for c in pcs]
@@ -168,15 +222,29 @@ def render_table(info: ResourceInfo, items: list[Stored], list_meta: dict | None
     rows = []
     for s in items:
         o = s.obj
-        rows.append({
-            "cells": row_fn(o),
-            "object": {"kind": "PartialObjectMetadata", "apiVersion": f"meta.k8s.io/{version}",
-                       "metadata": o["metadata"]},
-        })
+        rows.append(
+            {
+                "cells": row_fn(o),
+                "object": {
+                    "kind": "PartialObjectMetadata",
+                    "apiVersion": f"meta.k8s.io/{version}",
+                    "metadata": o["metadata"],
+                },
+            }
+        )
     meta: dict[str, Any] = {}
     if list_meta:
-        meta = {k: v for k, v in list_meta.items() if k in ("resourceVersion", "continue", "remainingItemCount")}
+        meta = {
+            k: v
+            for k, v in list_meta.items()
+            if k in ("resourceVersion", "continue", "remainingItemCount")
+        }
     elif items:
         meta = {"resourceVersion": items[0].obj["metadata"].get("resourceVersion", "")}
-    return {"kind": "Table", "apiVersion": f"meta.k8s.io/{version}", "metadata": meta,
-            "columnDefinitions": cols, "rows": rows}
+    return {
+        "kind": "Table",
+        "apiVersion": f"meta.k8s.io/{version}",
+        "metadata": meta,
+        "columnDefinitions": cols,
+        "rows": rows,
+    }

@@ -35,19 +35,41 @@ def generate_certificate(directory: str, host: str) -> tuple[str, str]:
     except ValueError:
         sans.add(f"DNS:{host}")
     subprocess.run(
-        [openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-         "-nodes", "-keyout", key, "-out", cert, "-days", "365", "-subj", "/CN=kubesim",
-         "-addext", "subjectAltName=" + ",".join(sorted(sans)),
-         "-addext", "basicConstraints=critical,CA:TRUE",
-         "-addext", "keyUsage=critical,digitalSignature,keyCertSign",
-         "-addext", "extendedKeyUsage=serverAuth"],
-        check=True, capture_output=True,
+        [
+            openssl,
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-keyout",
+            key,
+            "-out",
+            cert,
+            "-days",
+            "365",
+            "-subj",
+            "/CN=kubesim",
+            "-addext",
+            "subjectAltName=" + ",".join(sorted(sans)),
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+            "-addext",
+            "keyUsage=critical,digitalSignature,keyCertSign",
+            "-addext",
+            "extendedKeyUsage=serverAuth",
+        ],
+        check=True,
+        capture_output=True,
     )
     return cert, key
 
 
-def make_server_context(directory: str, host: str, cert: str | None = None,
-                        key: str | None = None) -> tuple[ssl.SSLContext, str, str]:
+def make_server_context(
+    directory: str, host: str, cert: str | None = None, key: str | None = None
+) -> tuple[ssl.SSLContext, str, str]:
     """An SSLContext serving a (cached or new) self-signed certificate; (ctx, cert, key)."""
     if cert is None or key is None:
         with _cache_lock:

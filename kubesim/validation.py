@@ -49,8 +49,14 @@ def to_json_schema(schema: Any, root: bool = False) -> Any:
         return schema
     out: dict[str, Any] = {}
     for k, v in schema.items():
-        if k.startswith("x-kubernetes-") or k in ("nullable", "default", "format", "example",
-                                                   "externalDocs", "description"):
+        if k.startswith("x-kubernetes-") or k in (
+            "nullable",
+            "default",
+            "format",
+            "example",
+            "externalDocs",
+            "description",
+        ):
             continue
         if k in ("properties", "patternProperties", "definitions"):
             out[k] = {pk: to_json_schema(pv) for pk, pv in v.items()}
@@ -133,8 +139,15 @@ def _js(v: Any) -> str:
     return json.dumps(v, separators=(",", ":"))
 
 
-_GO_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number", dict: "object",
-             list: "array", type(None): "null"}
+_GO_TYPES = {
+    str: "string",
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    dict: "object",
+    list: "array",
+    type(None): "null",
+}
 
 
 def _causes(error) -> list[dict]:
@@ -144,15 +157,31 @@ def _causes(error) -> list[dict]:
     inst = error.instance
     if v == "required":
         missing = [r for r in val if not isinstance(inst, dict) or r not in inst]
-        return [{"reason": "FieldValueRequired", "message": "Required value",
-                 "field": f"{path}.{r}" if path else r} for r in missing]
+        return [
+            {
+                "reason": "FieldValueRequired",
+                "message": "Required value",
+                "field": f"{path}.{r}" if path else r,
+            }
+            for r in missing
+        ]
     if v == "enum":
         allowed = ", ".join(_js(a) for a in val if a is not None)
-        return [{"reason": "FieldValueNotSupported",
-                 "message": f"Unsupported value: {_js(inst)}: supported values: {allowed}", "field": path}]
+        return [
+            {
+                "reason": "FieldValueNotSupported",
+                "message": f"Unsupported value: {_js(inst)}: supported values: {allowed}",
+                "field": path,
+            }
+        ]
     if v == "maxLength":
-        return [{"reason": "FieldValueTooLong", "message": f"Too long: must have at most {val} bytes",
-                 "field": path}]
+        return [
+            {
+                "reason": "FieldValueTooLong",
+                "message": f"Too long: must have at most {val} bytes",
+                "field": path,
+            }
+        ]
     if v == "type":
         want = val if isinstance(val, str) else val[0]
         detail = f'{path} in body must be of type {want}: "{_GO_TYPES.get(type(inst), "unknown")}"'
@@ -168,7 +197,13 @@ def _causes(error) -> list[dict]:
         detail = f"{path} in body should be at least {val} chars long"
     else:
         detail = f"{path} in body {error.message}"
-    return [{"reason": "FieldValueInvalid", "message": f"Invalid value: {_js(inst)}: {detail}", "field": path}]
+    return [
+        {
+            "reason": "FieldValueInvalid",
+            "message": f"Invalid value: {_js(inst)}: {detail}",
+            "field": path,
+        }
+    ]
 
 
 class SchemaValidator:
@@ -201,7 +236,9 @@ class SchemaValidator:
         prune_and_default(obj, schema, root=True)
         causes: list[dict] = []
         seen: set[str] = set()
-        errors = sorted(self._compiled(schema).iter_errors(obj), key=lambda e: list(map(str, e.absolute_path)))
+        errors = sorted(
+            self._compiled(schema).iter_errors(obj), key=lambda e: list(map(str, e.absolute_path))
+        )
         for err in errors:
             for c in _causes(err):
                 if c["field"] in seen:

@@ -47,8 +47,9 @@ def configure(settings: kopf.OperatorSettings, **_) -> None:
 def create_fn(body, spec, namespace, **_) -> None:
     apps: client.AppsV1Api = _api["apps"]  # type: ignore[assignment]
     try:
-        apps.create_namespaced_deployment(namespace, new_deployment(body),
-                                          field_manager="kopf-peer")
+        apps.create_namespaced_deployment(
+            namespace, new_deployment(body), field_manager="kopf-peer"
+        )
     except ApiException as err:
         if err.status != 409:
             raise
@@ -64,9 +65,12 @@ def scale(spec, namespace: str) -> None:
     if spec.get("replicas") is None:
         return
     apps: client.AppsV1Api = _api["apps"]  # type: ignore[assignment]
-    apps.patch_namespaced_deployment(spec["deploymentName"], namespace,
-                                     {"spec": {"replicas": spec["replicas"]}},
-                                     field_manager="kopf-peer")
+    apps.patch_namespaced_deployment(
+        spec["deploymentName"],
+        namespace,
+        {"spec": {"replicas": spec["replicas"]}},
+        field_manager="kopf-peer",
+    )
 
 
 @kopf.on.event("apps", "v1", "deployments")
@@ -74,14 +78,23 @@ def deployment_event(type, body, namespace, **_) -> None:  # noqa: A002 - kopf's
     if type not in ("ADDED", "MODIFIED", None):  # None: the initial listing
         return
     owner = controller_of(body)
-    if owner is None or owner.get("kind") != "Foo" or not owner.get("apiVersion", "").startswith(GROUP):
+    if (
+        owner is None
+        or owner.get("kind") != "Foo"
+        or not owner.get("apiVersion", "").startswith(GROUP)
+    ):
         return
     available = int((body.get("status") or {}).get("availableReplicas") or 0)
     custom: client.CustomObjectsApi = _api["custom"]  # type: ignore[assignment]
     try:
         custom.patch_namespaced_custom_object_status(
-            GROUP, VERSION, namespace, PLURAL, owner["name"],
-            {"status": {"availableReplicas": available}})
+            GROUP,
+            VERSION,
+            namespace,
+            PLURAL,
+            owner["name"],
+            {"status": {"availableReplicas": available}},
+        )
     except ApiException as err:
         if err.status != 404:
             raise

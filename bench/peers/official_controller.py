@@ -68,7 +68,10 @@ def list_all_foos(custom: client.CustomObjectsApi):
             return resp
         return types.SimpleNamespace(
             items=resp.get("items") or [],
-            metadata=types.SimpleNamespace(resource_version=resp["metadata"].get("resourceVersion")))
+            metadata=types.SimpleNamespace(
+                resource_version=resp["metadata"].get("resourceVersion")
+            ),
+        )
 
     list_foos.__doc__ = custom.list_cluster_custom_object.__doc__
     return list_foos
@@ -134,8 +137,9 @@ class OfficialController:
         wrote = False
         dep = self.deployments.cache.get_by_key(f"{namespace}/{dep_name}")
         if dep is None:
-            dep = self.apps.create_namespaced_deployment(namespace, new_deployment(foo),
-                                                         field_manager="sample-controller")
+            dep = self.apps.create_namespaced_deployment(
+                namespace, new_deployment(foo), field_manager="sample-controller"
+            )
             wrote = True
         refs = [r for r in dep.metadata.owner_references or [] if r.controller]
         if not refs or refs[0].uid != foo["metadata"]["uid"]:
@@ -144,18 +148,28 @@ class OfficialController:
         if replicas is not None and replicas != dep.spec.replicas:
             body = self.apps.api_client.sanitize_for_serialization(dep)
             body["spec"]["replicas"] = replicas
-            dep = self.apps.replace_namespaced_deployment(dep_name, namespace, body,
-                                                          field_manager="sample-controller")
+            dep = self.apps.replace_namespaced_deployment(
+                dep_name, namespace, body, field_manager="sample-controller"
+            )
             wrote = True
-        available = {"status": {"availableReplicas": (dep.status.available_replicas or 0)
-                                if dep.status else 0}}
+        available = {
+            "status": {
+                "availableReplicas": (dep.status.available_replicas or 0) if dep.status else 0
+            }
+        }
         current = foo.get("status") or {}
         status = _keep_transition_times(current, desired_status(foo, available))
         if status != current:
             try:
                 self.custom.replace_namespaced_custom_object_status(
-                    GROUP, VERSION, namespace, PLURAL, name, {**foo, "status": status},
-                    field_manager="sample-controller")
+                    GROUP,
+                    VERSION,
+                    namespace,
+                    PLURAL,
+                    name,
+                    {**foo, "status": status},
+                    field_manager="sample-controller",
+                )
             except ApiException as err:
                 if err.status != 404:
                     raise
@@ -166,15 +180,27 @@ class OfficialController:
     def record_event(self, foo: dict) -> None:
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         meta = foo["metadata"]
-        self.core.create_namespaced_event(meta["namespace"], {
-            "metadata": {"generateName": f"{meta['name']}.", "namespace": meta["namespace"]},
-            "involvedObject": {"apiVersion": foo["apiVersion"], "kind": "Foo", "name": meta["name"],
-                               "namespace": meta["namespace"], "uid": meta["uid"],
-                               "resourceVersion": meta.get("resourceVersion")},
-            "reason": SUCCESS_SYNCED, "message": MESSAGE_RESOURCE_SYNCED, "type": "Normal",
-            "source": {"component": "official-peer"}, "firstTimestamp": now, "lastTimestamp": now,
-            "count": 1,
-        })
+        self.core.create_namespaced_event(
+            meta["namespace"],
+            {
+                "metadata": {"generateName": f"{meta['name']}.", "namespace": meta["namespace"]},
+                "involvedObject": {
+                    "apiVersion": foo["apiVersion"],
+                    "kind": "Foo",
+                    "name": meta["name"],
+                    "namespace": meta["namespace"],
+                    "uid": meta["uid"],
+                    "resourceVersion": meta.get("resourceVersion"),
+                },
+                "reason": SUCCESS_SYNCED,
+                "message": MESSAGE_RESOURCE_SYNCED,
+                "type": "Normal",
+                "source": {"component": "official-peer"},
+                "firstTimestamp": now,
+                "lastTimestamp": now,
+                "count": 1,
+            },
+        )
 
 
 def main() -> int:

@@ -52,8 +52,12 @@ NAMESPACES = ("", "v1", "namespaces")
 USER_AGENT = "sample-controller-e2e/0.1.0"
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float = 30.0, interval: float = 0.1,
-             message: str = "condition") -> Any:
+def wait_for(
+    predicate: Callable[[], Any],
+    timeout: float = 30.0,
+    interval: float = 0.1,
+    message: str = "condition",
+) -> Any:
     """Poll predicate until it returns something truthy; fail with message after timeout.
 
     A 404 or a dropped connection counts as "not yet": a real cluster has both in normal
@@ -94,19 +98,24 @@ def object_path(obj: dict, collection: bool = False) -> str:
     group, _, version = obj["apiVersion"].rpartition("/")
     plural = _PLURALS[obj["kind"]]
     namespace = obj["metadata"].get("namespace") if plural not in _CLUSTER_SCOPED else None
-    return resource_path(group, version, plural, namespace,
-                         None if collection else obj["metadata"]["name"])
+    return resource_path(
+        group, version, plural, namespace, None if collection else obj["metadata"]["name"]
+    )
 
 
 _PLURALS = {
-    "Namespace": "namespaces", "ServiceAccount": "serviceaccounts",
-    "ClusterRole": "clusterroles", "ClusterRoleBinding": "clusterrolebindings",
-    "Role": "roles", "RoleBinding": "rolebindings",
+    "Namespace": "namespaces",
+    "ServiceAccount": "serviceaccounts",
+    "ClusterRole": "clusterroles",
+    "ClusterRoleBinding": "clusterrolebindings",
+    "Role": "roles",
+    "RoleBinding": "rolebindings",
     "CustomResourceDefinition": "customresourcedefinitions",
-    "Deployment": "deployments", "Service": "services", "Foo": "foos",
+    "Deployment": "deployments",
+    "Service": "services",
+    "Foo": "foos",
 }
-_CLUSTER_SCOPED = {"namespaces", "clusterroles", "clusterrolebindings",
-                   "customresourcedefinitions"}
+_CLUSTER_SCOPED = {"namespaces", "clusterroles", "clusterrolebindings", "customresourcedefinitions"}
 
 
 # -- the cluster --------------------------------------------------------------------------------
@@ -157,9 +166,19 @@ class Cluster:
         # The CRD stays after the run: removing it would delete every Foo in the cluster.
         self.apply(crd, remember=False)
         group, version, plural = FOOS
-        wait_for(lambda: plural in {r["name"] for r in self.admin.request(
-            "GET", f"/apis/{group}/{version}").get("resources", [])},
-            timeout=60, message="the Foo CRD to be served")
+        wait_for(
+            lambda: (
+                plural
+                in {
+                    r["name"]
+                    for r in self.admin.request("GET", f"/apis/{group}/{version}").get(
+                        "resources", []
+                    )
+                }
+            ),
+            timeout=60,
+            message="the Foo CRD to be served",
+        )
 
     def install_rbac(self) -> dict[str, Any]:
         """Apply the controller's namespace, ServiceAccount and RBAC from manifests/.
@@ -174,9 +193,14 @@ class Cluster:
     def mint_token(self, namespace: str, service_account: str, seconds: int = 3600) -> str:
         """A bound token for the ServiceAccount (TokenRequest API, as kubelet projects one)."""
         review = self.admin.request(
-            "POST", resource_path("", "v1", "serviceaccounts", namespace, service_account, "token"),
-            body={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
-                  "spec": {"expirationSeconds": seconds}})
+            "POST",
+            resource_path("", "v1", "serviceaccounts", namespace, service_account, "token"),
+            body={
+                "apiVersion": "authentication.k8s.io/v1",
+                "kind": "TokenRequest",
+                "spec": {"expirationSeconds": seconds},
+            },
+        )
         return review["status"]["token"]
 
     def _admin_context(self) -> tuple[dict, dict]:
@@ -186,8 +210,9 @@ class Cluster:
         context_name = admin.get("current-context")
         context = next(c["context"] for c in admin["contexts"] if c["name"] == context_name)
         cluster = next(c["cluster"] for c in admin["clusters"] if c["name"] == context["cluster"])
-        user = next((u["user"] for u in admin.get("users") or []
-                     if u["name"] == context.get("user")), {})
+        user = next(
+            (u["user"] for u in admin.get("users") or [] if u["name"] == context.get("user")), {}
+        )
         return cluster, user
 
     def admin_token(self) -> str:
@@ -202,7 +227,8 @@ class Cluster:
         if ca and not Path(ca).is_absolute():  # relative to the admin kubeconfig's directory
             cluster["certificate-authority"] = str(Path(self.kubeconfig).resolve().parent / ca)
         doc = {
-            "apiVersion": "v1", "kind": "Config",
+            "apiVersion": "v1",
+            "kind": "Config",
             "clusters": [{"name": "e2e", "cluster": cluster}],
             "users": [{"name": name, "user": {"token": token}}],
             "contexts": [{"name": name, "context": {"cluster": "e2e", "user": name}}],
@@ -217,9 +243,15 @@ class Cluster:
 
     def create_namespace(self, prefix: str) -> str:
         name = f"{prefix[:40].rstrip('-')}-{uuid.uuid4().hex[:6]}"
-        self.admin.request("POST", resource_path(*NAMESPACES),
-                           body={"apiVersion": "v1", "kind": "Namespace",
-                                 "metadata": {"name": name, "labels": {"e2e": "sample-controller"}}})
+        self.admin.request(
+            "POST",
+            resource_path(*NAMESPACES),
+            body={
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": name, "labels": {"e2e": "sample-controller"}},
+            },
+        )
         return name
 
     def delete_namespace(self, name: str) -> None:
@@ -253,5 +285,8 @@ class Cluster:
             raise
 
     def events(self, namespace: str, involved: str) -> list[dict]:
-        return self.admin.request("GET", resource_path(*EVENTS, namespace), params={
-            "fieldSelector": f"involvedObject.name={involved}"})["items"]
+        return self.admin.request(
+            "GET",
+            resource_path(*EVENTS, namespace),
+            params={"fieldSelector": f"involvedObject.name={involved}"},
+        )["items"]

@@ -25,8 +25,10 @@ from tests.e2e.controllers import InProcessController
 
 HERE = Path(__file__).resolve().parent
 
-SKIP_REASON = ("e2e: no API server: set E2E_KUBECONFIG=<admin kubeconfig> or "
-               "KUBEBUILDER_ASSETS=<envtest binaries> (E2E_KUBESIM=1 runs the suite on kubesim)")
+SKIP_REASON = (
+    "e2e: no API server: set E2E_KUBECONFIG=<admin kubeconfig> or "
+    "KUBEBUILDER_ASSETS=<envtest binaries> (E2E_KUBESIM=1 runs the suite on kubesim)"
+)
 
 
 def e2e_target() -> str | None:
@@ -57,11 +59,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_report_header(config: pytest.Config) -> str | None:
     if TARGET == "kubesim":
-        return ("e2e target: kubesim (the controller runs with the admin's token: kubesim has "
-                "no ServiceAccounts, TokenRequest or RBAC; RBAC scenarios skip)")
+        return (
+            "e2e target: kubesim (the controller runs with the admin's token: kubesim has "
+            "no ServiceAccounts, TokenRequest or RBAC; RBAC scenarios skip)"
+        )
     if TARGET is not None:
-        return f"e2e target: {TARGET}; the controller runs with the sample-controller " \
-               "ServiceAccount's minted token"
+        return (
+            f"e2e target: {TARGET}; the controller runs with the sample-controller "
+            "ServiceAccount's minted token"
+        )
     return None
 
 
@@ -75,11 +81,20 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         from kubesim import KubeSim
 
         # TLS and a bearer token, so the kubeconfig is used exactly as a cluster's would be
-        with KubeSim(tls=True, token=f"admin-{uuid.uuid4().hex}",
-                     deployment_status_delay=0.05) as sim:
+        with KubeSim(
+            tls=True, token=f"admin-{uuid.uuid4().hex}", deployment_status_delay=0.05
+        ) as sim:
             kubeconfig = sim.write_kubeconfig(workdir / "admin.kubeconfig")
-            yield from _serve(Cluster("kubesim", kubeconfig, workdir, has_garbage_collector=True,
-                                      has_deployment_controller=True, has_rbac=False))
+            yield from _serve(
+                Cluster(
+                    "kubesim",
+                    kubeconfig,
+                    workdir,
+                    has_garbage_collector=True,
+                    has_deployment_controller=True,
+                    has_rbac=False,
+                )
+            )
     elif TARGET == "envtest":
         from tests.e2e.envtest import EnvTest
 
@@ -87,14 +102,29 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         env = EnvTest(os.environ["KUBEBUILDER_ASSETS"], log_dir=keep_logs or None)
         kubeconfig = env.start()
         try:
-            yield from _serve(Cluster("envtest", kubeconfig, workdir, has_garbage_collector=False,
-                                      has_deployment_controller=False, has_rbac=True))
+            yield from _serve(
+                Cluster(
+                    "envtest",
+                    kubeconfig,
+                    workdir,
+                    has_garbage_collector=False,
+                    has_deployment_controller=False,
+                    has_rbac=True,
+                )
+            )
         finally:
             env.stop()
     elif TARGET == "kubeconfig":
-        yield from _serve(Cluster("kubeconfig", os.environ["E2E_KUBECONFIG"], workdir,
-                                  has_garbage_collector=True, has_deployment_controller=True,
-                                  has_rbac=True))
+        yield from _serve(
+            Cluster(
+                "kubeconfig",
+                os.environ["E2E_KUBECONFIG"],
+                workdir,
+                has_garbage_collector=True,
+                has_deployment_controller=True,
+                has_rbac=True,
+            )
+        )
     else:  # unreachable: every test is skipped at collection
         pytest.skip(SKIP_REASON)
 
@@ -142,15 +172,17 @@ def credentials(cluster: Cluster) -> ControllerCredentials:
 @pytest.fixture
 def namespace(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[str]:
     """A fresh namespace named after the test, deleted afterwards (with what is left in it)."""
-    name = cluster.create_namespace("e2e-" + request.node.originalname.removeprefix("test_")
-                                    .replace("_", "-"))
+    name = cluster.create_namespace(
+        "e2e-" + request.node.originalname.removeprefix("test_").replace("_", "-")
+    )
     yield name
     cluster.delete_namespace(name)
 
 
 @pytest.fixture
-def start_controller(credentials: ControllerCredentials
-                     ) -> Iterator[Callable[..., InProcessController]]:
+def start_controller(
+    credentials: ControllerCredentials,
+) -> Iterator[Callable[..., InProcessController]]:
     """Start in-process controllers with the controller's credentials; stopped at teardown."""
     started: list[InProcessController] = []
 

@@ -29,8 +29,14 @@ from tests.e2e.cluster import wait_for
 from tests.integration.controller_process import ControllerProcess as _Process
 
 # Quiet endpoints (tests do not scrape them) and a short resync, so that drift is repaired fast.
-COMMON_FLAGS = ("--metrics-bind-address", "0", "--health-probe-bind-address", "0",
-                "--resync-period", "2s")
+COMMON_FLAGS = (
+    "--metrics-bind-address",
+    "0",
+    "--health-probe-bind-address",
+    "0",
+    "--resync-period",
+    "2s",
+)
 USER_AGENT = "sample-controller-py/e2e"
 
 
@@ -40,8 +46,12 @@ class InProcessController:
     def __init__(self, kubeconfig: str, *flags: str, name: str = "controller") -> None:
         self.args = build_parser().parse_args(["--kubeconfig", kubeconfig, *COMMON_FLAGS, *flags])
         cfg = load_client_configuration(kubeconfig, "")
-        self.rest = RESTClient(client.ApiClient(cfg), qps=self.args.kube_api_qps,
-                               burst=self.args.kube_api_burst, user_agent=USER_AGENT)
+        self.rest = RESTClient(
+            client.ApiClient(cfg),
+            qps=self.args.kube_api_qps,
+            burst=self.args.kube_api_burst,
+            user_agent=USER_AGENT,
+        )
         self.host = cfg.host  # for check_api's messages
         self.registry = CollectorRegistry()  # this instance's metrics only
         self.process = Process(self.args.leader_elect)  # what serve() exposes: the controller
@@ -52,8 +62,9 @@ class InProcessController:
 
     def _serve(self) -> None:
         try:
-            self.exit_code = serve(self.args, self.rest, self.stop, registry=self.registry,
-                                   process=self.process)
+            self.exit_code = serve(
+                self.args, self.rest, self.stop, registry=self.registry, process=self.process
+            )
         except BaseException as err:  # noqa: BLE001 - reported by start()/shutdown()
             self.error = err
             raise
@@ -65,9 +76,14 @@ class InProcessController:
     def start(self, timeout: float = 60.0) -> InProcessController:
         check_api(self.rest, self.host)
         self.thread.start()
-        wait_for(lambda: self.error is not None or (self.controller is not None
-                                                    and self.controller.has_synced()),
-                 timeout=timeout, message="the controller's caches to sync")
+        wait_for(
+            lambda: (
+                self.error is not None
+                or (self.controller is not None and self.controller.has_synced())
+            ),
+            timeout=timeout,
+            message="the controller's caches to sync",
+        )
         assert self.error is None, f"the controller failed: {self.error!r}"
         return self
 
@@ -89,6 +105,11 @@ class ControllerProcess(_Process):
     def __init__(self, kubeconfig: str, *flags: str, name: str = "controller") -> None:
         super().__init__(kubeconfig, *COMMON_FLAGS, *flags, name=name, endpoints=())
 
-    def wait_log(self, msg: str, timeout: float = 30.0,  # a real cluster is slower than kubesim
-                 where: Callable[[dict], bool] = lambda r: True, **fields: Any) -> dict:
+    def wait_log(
+        self,
+        msg: str,
+        timeout: float = 30.0,  # a real cluster is slower than kubesim
+        where: Callable[[dict], bool] = lambda r: True,
+        **fields: Any,
+    ) -> dict:
         return super().wait_log(msg, timeout, where, **fields)

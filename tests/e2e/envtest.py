@@ -61,33 +61,87 @@ def _openssl(*args: str) -> None:
 def make_certificates(directory: Path) -> dict[str, Path]:
     """CA, serving cert/key for 127.0.0.1 and localhost, service-account key pair."""
     d = directory
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(d / "ca.key"),
-             "-out", str(d / "ca.crt"), "-days", "2", "-subj", "/CN=envtest-ca",
-             "-addext", "basicConstraints=critical,CA:TRUE",
-             "-addext", "keyUsage=critical,digitalSignature,keyCertSign")
-    _openssl("req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", str(d / "apiserver.key"),
-             "-out", str(d / "apiserver.csr"), "-subj", "/CN=kube-apiserver")
+    _openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        str(d / "ca.key"),
+        "-out",
+        str(d / "ca.crt"),
+        "-days",
+        "2",
+        "-subj",
+        "/CN=envtest-ca",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,digitalSignature,keyCertSign",
+    )
+    _openssl(
+        "req",
+        "-new",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        str(d / "apiserver.key"),
+        "-out",
+        str(d / "apiserver.csr"),
+        "-subj",
+        "/CN=kube-apiserver",
+    )
     (d / "serving.ext").write_text(
         "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
         "basicConstraints=critical,CA:FALSE\n"
         "keyUsage=critical,digitalSignature,keyEncipherment\n"
-        "extendedKeyUsage=serverAuth\n")
-    _openssl("x509", "-req", "-in", str(d / "apiserver.csr"), "-CA", str(d / "ca.crt"),
-             "-CAkey", str(d / "ca.key"), "-CAcreateserial", "-out", str(d / "apiserver.crt"),
-             "-days", "2", "-extfile", str(d / "serving.ext"))
+        "extendedKeyUsage=serverAuth\n"
+    )
+    _openssl(
+        "x509",
+        "-req",
+        "-in",
+        str(d / "apiserver.csr"),
+        "-CA",
+        str(d / "ca.crt"),
+        "-CAkey",
+        str(d / "ca.key"),
+        "-CAcreateserial",
+        "-out",
+        str(d / "apiserver.crt"),
+        "-days",
+        "2",
+        "-extfile",
+        str(d / "serving.ext"),
+    )
     # service-account token signing: private key for the signer, public key for verification
-    _openssl("genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
-             "-out", str(d / "sa-signer.key"))
+    _openssl(
+        "genpkey",
+        "-algorithm",
+        "RSA",
+        "-pkeyopt",
+        "rsa_keygen_bits:2048",
+        "-out",
+        str(d / "sa-signer.key"),
+    )
     _openssl("pkey", "-in", str(d / "sa-signer.key"), "-pubout", "-out", str(d / "sa-signer.pub"))
-    return {name: d / name for name in ("ca.crt", "apiserver.crt", "apiserver.key",
-                                        "sa-signer.key", "sa-signer.pub")}
+    return {
+        name: d / name
+        for name in ("ca.crt", "apiserver.crt", "apiserver.key", "sa-signer.key", "sa-signer.pub")
+    }
 
 
 class EnvTest:
     """etcd + kube-apiserver on loopback; ``start()`` returns the admin kubeconfig path."""
 
-    def __init__(self, assets: str | os.PathLike, workdir: str | os.PathLike | None = None,
-                 log_dir: str | os.PathLike | None = None) -> None:
+    def __init__(
+        self,
+        assets: str | os.PathLike,
+        workdir: str | os.PathLike | None = None,
+        log_dir: str | os.PathLike | None = None,
+    ) -> None:
         self.assets = Path(assets)  # directory with etcd and kube-apiserver (KUBEBUILDER_ASSETS)
         self._tmp = None if workdir else tempfile.TemporaryDirectory(prefix="envtest-")
         self.workdir = Path(workdir or self._tmp.name)  # certs, etcd data, kubeconfig
@@ -102,15 +156,22 @@ class EnvTest:
     def _binary(self, name: str) -> str:
         path = self.assets / name
         if not os.access(path, os.X_OK):
-            raise EnvTestError(f"{name} not found or not executable in KUBEBUILDER_ASSETS="
-                               f"{self.assets} (get the binaries with setup-envtest)")
+            raise EnvTestError(
+                f"{name} not found or not executable in KUBEBUILDER_ASSETS="
+                f"{self.assets} (get the binaries with setup-envtest)"
+            )
         return str(path)
 
     def _spawn(self, name: str, args: list[str]) -> subprocess.Popen:
         log = open(self.log_dir / f"{name}.log", "wb")  # noqa: SIM115 - the child keeps it open
         try:
-            return subprocess.Popen([self._binary(name), *args], stdin=subprocess.DEVNULL,
-                                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            return subprocess.Popen(
+                [self._binary(name), *args],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         finally:
             log.close()
 
@@ -121,9 +182,14 @@ class EnvTest:
             return ""
         return "\n".join(text.splitlines()[-lines:])
 
-    def _wait_healthy(self, name: str, proc: subprocess.Popen, url: str,
-                      context: ssl.SSLContext | None = None,
-                      headers: dict[str, str] | None = None) -> None:
+    def _wait_healthy(
+        self,
+        name: str,
+        proc: subprocess.Popen,
+        url: str,
+        context: ssl.SSLContext | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         deadline = time.monotonic() + START_TIMEOUT
         last = ""
         while time.monotonic() < deadline:
@@ -139,8 +205,9 @@ class EnvTest:
             except (urllib.error.URLError, OSError) as err:
                 last = str(err)
             time.sleep(0.2)
-        raise EnvTestError(f"{name} not healthy after {START_TIMEOUT}s ({last}):\n"
-                           f"{self._tail(name)}")
+        raise EnvTestError(
+            f"{name} not healthy after {START_TIMEOUT}s ({last}):\n{self._tail(name)}"
+        )
 
     def start(self) -> str:
         """Start etcd, then kube-apiserver; wait for both; write and return the kubeconfig."""
@@ -173,44 +240,68 @@ class EnvTest:
 
         port = free_port()
         self.server_url = f"https://127.0.0.1:{port}"
-        self.apiserver = self._spawn("kube-apiserver", [
-            f"--etcd-servers={self.etcd_url}",
-            f"--cert-dir={certs_dir}",
-            f"--tls-cert-file={certs['apiserver.crt']}",
-            f"--tls-private-key-file={certs['apiserver.key']}",
-            f"--secure-port={port}",
-            "--bind-address=127.0.0.1",
-            "--advertise-address=127.0.0.1",
-            "--endpoint-reconciler-type=none",
-            "--service-cluster-ip-range=10.0.0.0/24",
-            "--allow-privileged=true",
-            # envtest: without kube-controller-manager no "default" ServiceAccount is made, and
-            # the admission plugin would refuse pods for want of it
-            "--disable-admission-plugins=ServiceAccount",
-            "--authorization-mode=RBAC",
-            f"--token-auth-file={tokens}",
-            f"--service-account-issuer={self.server_url}/",
-            f"--service-account-key-file={certs['sa-signer.pub']}",
-            f"--service-account-signing-key-file={certs['sa-signer.key']}",
-        ])
+        self.apiserver = self._spawn(
+            "kube-apiserver",
+            [
+                f"--etcd-servers={self.etcd_url}",
+                f"--cert-dir={certs_dir}",
+                f"--tls-cert-file={certs['apiserver.crt']}",
+                f"--tls-private-key-file={certs['apiserver.key']}",
+                f"--secure-port={port}",
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                "--endpoint-reconciler-type=none",
+                "--service-cluster-ip-range=10.0.0.0/24",
+                "--allow-privileged=true",
+                # envtest: without kube-controller-manager no "default" ServiceAccount is made, and
+                # the admission plugin would refuse pods for want of it
+                "--disable-admission-plugins=ServiceAccount",
+                "--authorization-mode=RBAC",
+                f"--token-auth-file={tokens}",
+                f"--service-account-issuer={self.server_url}/",
+                f"--service-account-key-file={certs['sa-signer.pub']}",
+                f"--service-account-signing-key-file={certs['sa-signer.key']}",
+            ],
+        )
         context = ssl.create_default_context(cafile=str(certs["ca.crt"]))
-        self._wait_healthy("kube-apiserver", self.apiserver, f"{self.server_url}/readyz",
-                           context, {"Authorization": f"Bearer {self.admin_token}"})
+        self._wait_healthy(
+            "kube-apiserver",
+            self.apiserver,
+            f"{self.server_url}/readyz",
+            context,
+            {"Authorization": f"Bearer {self.admin_token}"},
+        )
         self.kubeconfig = str(self.workdir / "admin.kubeconfig")
-        Path(self.kubeconfig).write_text(yaml.safe_dump({
-            "apiVersion": "v1", "kind": "Config",
-            "clusters": [{"name": "envtest", "cluster": {
-                "server": self.server_url, "certificate-authority": str(certs["ca.crt"])}}],
-            "users": [{"name": "admin", "user": {"token": self.admin_token}}],
-            "contexts": [{"name": "envtest", "context": {"cluster": "envtest", "user": "admin"}}],
-            "current-context": "envtest",
-        }, sort_keys=False))
+        Path(self.kubeconfig).write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Config",
+                    "clusters": [
+                        {
+                            "name": "envtest",
+                            "cluster": {
+                                "server": self.server_url,
+                                "certificate-authority": str(certs["ca.crt"]),
+                            },
+                        }
+                    ],
+                    "users": [{"name": "admin", "user": {"token": self.admin_token}}],
+                    "contexts": [
+                        {"name": "envtest", "context": {"cluster": "envtest", "user": "admin"}}
+                    ],
+                    "current-context": "envtest",
+                },
+                sort_keys=False,
+            )
+        )
         return self.kubeconfig
 
     def _has_flag(self, name: str, flag: str) -> bool:
         try:
-            out = subprocess.run([self._binary(name), "--help"], capture_output=True, text=True,
-                                 timeout=20)
+            out = subprocess.run(
+                [self._binary(name), "--help"], capture_output=True, text=True, timeout=20
+            )
         except (OSError, subprocess.TimeoutExpired):
             return False
         return f"--{flag}" in out.stdout + out.stderr

@@ -38,8 +38,12 @@ def foo_body(name: str, deployment_name: str | None = None, replicas: int | None
     spec: dict = {"deploymentName": deployment_name or name}
     if replicas is not None:
         spec["replicas"] = replicas
-    return {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
-            "metadata": {"name": name}, "spec": spec}
+    return {
+        "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+        "kind": "Foo",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
 
 
 def create_foo(cluster: Cluster, ns: str, body: dict) -> dict:
@@ -47,8 +51,12 @@ def create_foo(cluster: Cluster, ns: str, body: dict) -> dict:
 
 
 def patch(cluster: Cluster, gvr: tuple[str, str, str], ns: str, name: str, body: dict) -> dict:
-    return cluster.admin.request("PATCH", resource_path(*gvr, ns, name), body=body,
-                                 content_type="application/merge-patch+json")
+    return cluster.admin.request(
+        "PATCH",
+        resource_path(*gvr, ns, name),
+        body=body,
+        content_type="application/merge-patch+json",
+    )
 
 
 def delete(cluster: Cluster, gvr: tuple[str, str, str], ns: str, name: str) -> None:
@@ -69,10 +77,13 @@ def foo_status_settled(cluster: Cluster, ns: str, name: str, replicas: int) -> C
         f = cluster.get(FOOS, ns, name)
         status = f.get("status") or {}
         ready = [c for c in status.get("conditions") or [] if c.get("type") == "Ready"]
-        return (status.get("observedGeneration") == f["metadata"]["generation"]
-                and status.get("availableReplicas") == expected
-                and [c["status"] for c in ready] == ["True" if expected >= replicas else "False"]
-                and f)
+        return (
+            status.get("observedGeneration") == f["metadata"]["generation"]
+            and status.get("availableReplicas") == expected
+            and [c["status"] for c in ready] == ["True" if expected >= replicas else "False"]
+            and f
+        )
+
     return check
 
 
@@ -80,8 +91,12 @@ def owned_deployment(cluster: Cluster, ns: str, name: str, foo: dict) -> Callabl
     def check() -> dict | bool:
         d = cluster.get_or_none(DEPLOYMENTS, ns, name)
         refs = (d or {}).get("metadata", {}).get("ownerReferences") or []
-        return bool(d) and [r["uid"] for r in refs if r.get("controller")] == [
-            foo["metadata"]["uid"]] and d
+        return (
+            bool(d)
+            and [r["uid"] for r in refs if r.get("controller")] == [foo["metadata"]["uid"]]
+            and d
+        )
+
     return check
 
 
@@ -92,40 +107,60 @@ def test_lifecycle(cluster, namespace, start_controller):
     start_controller("--namespace", namespace)
     foo = create_foo(cluster, namespace, foo_body("example-foo", replicas=1))
 
-    dep = wait_for(owned_deployment(cluster, namespace, "example-foo", foo),
-                   message="the Foo's Deployment")
+    dep = wait_for(
+        owned_deployment(cluster, namespace, "example-foo", foo), message="the Foo's Deployment"
+    )
     ref = dep["metadata"]["ownerReferences"][0]
-    assert (ref["apiVersion"], ref["kind"], ref["name"], ref["controller"],
-            ref["blockOwnerDeletion"]) == ("samplecontroller.k8s.io/v1alpha1", "Foo",
-                                           "example-foo", True, True)
+    assert (
+        ref["apiVersion"],
+        ref["kind"],
+        ref["name"],
+        ref["controller"],
+        ref["blockOwnerDeletion"],
+    ) == ("samplecontroller.k8s.io/v1alpha1", "Foo", "example-foo", True, True)
     assert dep["spec"]["replicas"] == 1
     assert dep["spec"]["selector"]["matchLabels"] == {"app": "nginx", "controller": "example-foo"}
     assert [c["image"] for c in dep["spec"]["template"]["spec"]["containers"]] == ["nginx:latest"]
-    wait_for(foo_status_settled(cluster, namespace, "example-foo", 1),
-             timeout=available_timeout(cluster), message="the Foo's status")
+    wait_for(
+        foo_status_settled(cluster, namespace, "example-foo", 1),
+        timeout=available_timeout(cluster),
+        message="the Foo's status",
+    )
 
     # scale: the Deployment follows, the status describes generation 2
     patch(cluster, FOOS, namespace, "example-foo", {"spec": {"replicas": 3}})
-    wait_for(lambda: cluster.get(DEPLOYMENTS, namespace, "example-foo")["spec"]["replicas"] == 3,
-             message="the Deployment scaled to 3")
-    f = wait_for(foo_status_settled(cluster, namespace, "example-foo", 3),
-                 timeout=available_timeout(cluster), message="the status after scaling")
+    wait_for(
+        lambda: cluster.get(DEPLOYMENTS, namespace, "example-foo")["spec"]["replicas"] == 3,
+        message="the Deployment scaled to 3",
+    )
+    f = wait_for(
+        foo_status_settled(cluster, namespace, "example-foo", 3),
+        timeout=available_timeout(cluster),
+        message="the status after scaling",
+    )
     assert f["status"]["observedGeneration"] == 2
 
-    synced = wait_for(lambda: [e for e in cluster.events(namespace, "example-foo")
-                               if e["reason"] == "Synced"], message="a Synced event")
+    synced = wait_for(
+        lambda: [e for e in cluster.events(namespace, "example-foo") if e["reason"] == "Synced"],
+        message="a Synced event",
+    )
     assert synced[0]["type"] == "Normal" and synced[0]["message"] == "Foo synced successfully"
     assert synced[0]["involvedObject"]["uid"] == foo["metadata"]["uid"]
 
     delete(cluster, FOOS, namespace, "example-foo")
     if cluster.has_garbage_collector:
-        wait_for(lambda: cluster.get_or_none(DEPLOYMENTS, namespace, "example-foo") is None,
-                 timeout=60, message="the garbage collector to delete the Deployment")
+        wait_for(
+            lambda: cluster.get_or_none(DEPLOYMENTS, namespace, "example-foo") is None,
+            timeout=60,
+            message="the garbage collector to delete the Deployment",
+        )
     else:
         # a bare API server has no garbage collector: the Deployment stays, still pointing at
         # the deleted Foo, and the controller (which has no delete handler for Foos) leaves it
-        wait_for(lambda: cluster.get_or_none(FOOS, namespace, "example-foo") is None,
-                 message="the Foo gone")
+        wait_for(
+            lambda: cluster.get_or_none(FOOS, namespace, "example-foo") is None,
+            message="the Foo gone",
+        )
         left = cluster.get(DEPLOYMENTS, namespace, "example-foo")
         assert left["metadata"]["ownerReferences"][0]["uid"] == foo["metadata"]["uid"]
         delete(cluster, DEPLOYMENTS, namespace, "example-foo")
@@ -135,24 +170,39 @@ def test_lifecycle(cluster, namespace, start_controller):
 
 
 def test_collision_with_a_deployment_owned_by_someone_else(cluster, namespace, start_controller):
-    foreign = cluster.admin.request("POST", resource_path(*DEPLOYMENTS, namespace), params={
-        "fieldManager": "someone-else"}, body={
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": "taken", "labels": {"owner": "someone-else"}},
-        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "other"}},
-                 "template": {"metadata": {"labels": {"app": "other"}},
-                              "spec": {"containers": [{"name": "other", "image": "nginx:latest"}]}}},
-    })
+    foreign = cluster.admin.request(
+        "POST",
+        resource_path(*DEPLOYMENTS, namespace),
+        params={"fieldManager": "someone-else"},
+        body={
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "taken", "labels": {"owner": "someone-else"}},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": "other"}},
+                "template": {
+                    "metadata": {"labels": {"app": "other"}},
+                    "spec": {"containers": [{"name": "other", "image": "nginx:latest"}]},
+                },
+            },
+        },
+    )
     controller = start_controller("--namespace", namespace)
     create_foo(cluster, namespace, foo_body("collider", deployment_name="taken", replicas=2))
 
-    warning = wait_for(lambda: [e for e in cluster.events(namespace, "collider")
-                                if e["reason"] == "ErrResourceExists"],
-                       message="the ErrResourceExists Warning")[0]
+    warning = wait_for(
+        lambda: [
+            e for e in cluster.events(namespace, "collider") if e["reason"] == "ErrResourceExists"
+        ],
+        message="the ErrResourceExists Warning",
+    )[0]
     assert warning["type"] == "Warning"
     assert warning["message"] == 'Resource "taken" already exists and is not managed by Foo'
-    wait_for(lambda: controller.metric("workqueue_retries_total", {"name": "foo"}) >= 3,
-             message="the key retried with backoff")
+    wait_for(
+        lambda: controller.metric("workqueue_retries_total", {"name": "foo"}) >= 3,
+        message="the key retried with backoff",
+    )
 
     # never touched: its spec, labels and owners are as created, and the controller's field
     # manager never wrote to it (the status may move: a cluster's deployment controller runs it)
@@ -177,30 +227,47 @@ def test_out_of_band_changes_are_repaired(cluster, namespace, start_controller):
 
     # scaled by hand: scaled back
     patch(cluster, DEPLOYMENTS, namespace, "repaired", {"spec": {"replicas": 5}})
-    wait_for(lambda: cluster.get(DEPLOYMENTS, namespace, "repaired")["spec"]["replicas"] == 2,
-             message="the replicas repaired")
+    wait_for(
+        lambda: cluster.get(DEPLOYMENTS, namespace, "repaired")["spec"]["replicas"] == 2,
+        message="the replicas repaired",
+    )
 
     # deleted by hand: recreated, owned by the same Foo
     delete(cluster, DEPLOYMENTS, namespace, "repaired")
-    again = wait_for(lambda: (d := owned_deployment(cluster, namespace, "repaired", foo)())
-                     and d["metadata"]["uid"] != first["metadata"]["uid"] and d,
-                     message="the Deployment recreated")
+    again = wait_for(
+        lambda: (
+            (d := owned_deployment(cluster, namespace, "repaired", foo)())
+            and d["metadata"]["uid"] != first["metadata"]["uid"]
+            and d
+        ),
+        message="the Deployment recreated",
+    )
     assert again["spec"]["replicas"] == 2
-    f = wait_for(foo_status_settled(cluster, namespace, "repaired", 2),
-                 timeout=available_timeout(cluster), message="the status after the repair")
+    f = wait_for(
+        foo_status_settled(cluster, namespace, "repaired", 2),
+        timeout=available_timeout(cluster),
+        message="the status after the repair",
+    )
     assert f["metadata"]["generation"] == 1  # the Foo itself was never changed
 
 
 # -- leader election ------------------------------------------------------------------------------------
 
 LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD = 3.0, 2.0, 0.5
-FAST_LEADER_ELECTION = ("--leader-elect", "--leader-elect-lease-duration", f"{LEASE_DURATION}s",
-                        "--leader-elect-renew-deadline", f"{RENEW_DEADLINE}s",
-                        "--leader-elect-retry-period", f"{int(RETRY_PERIOD * 1000)}ms")
+FAST_LEADER_ELECTION = (
+    "--leader-elect",
+    "--leader-elect-lease-duration",
+    f"{LEASE_DURATION}s",
+    "--leader-elect-renew-deadline",
+    f"{RENEW_DEADLINE}s",
+    "--leader-elect-retry-period",
+    f"{int(RETRY_PERIOD * 1000)}ms",
+)
 
 
-def test_leader_election_two_replicas(cluster: Cluster, namespace: str,
-                                      credentials: ControllerCredentials):
+def test_leader_election_two_replicas(
+    cluster: Cluster, namespace: str, credentials: ControllerCredentials
+):
     lease_ns = credentials.lease_namespace
 
     def lease() -> dict:
@@ -214,8 +281,15 @@ def test_leader_election_two_replicas(cluster: Cluster, namespace: str,
                 raise
 
     remove_lease()
-    flags = ("--namespace", namespace, "--leader-elect-namespace", lease_ns,
-             "--leader-elect-lease-name", LEASE_NAME, *FAST_LEADER_ELECTION)
+    flags = (
+        "--namespace",
+        namespace,
+        "--leader-elect-namespace",
+        lease_ns,
+        "--leader-elect-lease-name",
+        LEASE_NAME,
+        *FAST_LEADER_ELECTION,
+    )
     a = ControllerProcess(credentials.kubeconfig, *flags, name="replica-a")
     b = None
     try:
@@ -261,8 +335,15 @@ def test_leader_election_two_replicas(cluster: Cluster, namespace: str,
 # -- RBAC -------------------------------------------------------------------------------------------------
 
 
-def _access_review(client, verb: str, group: str, resource: str, namespace: str | None,
-                   subresource: str = "", name: str = "") -> bool:
+def _access_review(
+    client,
+    verb: str,
+    group: str,
+    resource: str,
+    namespace: str | None,
+    subresource: str = "",
+    name: str = "",
+) -> bool:
     attributes = {"verb": verb, "group": group, "resource": resource}
     if namespace:
         attributes["namespace"] = namespace
@@ -270,21 +351,30 @@ def _access_review(client, verb: str, group: str, resource: str, namespace: str 
         attributes["subresource"] = subresource
     if name:
         attributes["name"] = name
-    review = client.request("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
-                            body={"apiVersion": "authorization.k8s.io/v1",
-                                  "kind": "SelfSubjectAccessReview",
-                                  "spec": {"resourceAttributes": attributes}})
+    review = client.request(
+        "POST",
+        "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        body={
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": attributes},
+        },
+    )
     return bool(review["status"].get("allowed"))
 
 
-def test_rbac_least_privilege(cluster: Cluster, namespace: str,
-                              credentials: ControllerCredentials):
+def test_rbac_least_privilege(cluster: Cluster, namespace: str, credentials: ControllerCredentials):
     if not cluster.has_rbac:
-        pytest.skip("kubesim stores RBAC objects but neither enforces them nor mints tokens; this scenario "
-                    "runs against envtest or a cluster")
+        pytest.skip(
+            "kubesim stores RBAC objects but neither enforces them nor mints tokens; this scenario "
+            "runs against envtest or a cluster"
+        )
     sa = Cluster.client_for(credentials.kubeconfig)
-    who = sa.request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
-                     body={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+    who = sa.request(
+        "POST",
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        body={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
+    )
     assert who["status"]["userInfo"]["username"] == credentials.identity
 
     # every rule of manifests/rbac.yaml is in force for the ServiceAccount
@@ -299,7 +389,8 @@ def test_rbac_least_privilege(cluster: Cluster, namespace: str,
                     for verb in rule["verbs"]:
                         for name in rule.get("resourceNames") or [""]:
                             assert _access_review(sa, verb, group, plural, where, sub, name), (
-                                f"{doc['kind']} {doc['metadata']['name']}: {verb} {resource}")
+                                f"{doc['kind']} {doc['metadata']['name']}: {verb} {resource}"
+                            )
 
     # and nothing more: what the controller must not be able to do
     denied = [
@@ -311,13 +402,20 @@ def test_rbac_least_privilege(cluster: Cluster, namespace: str,
         ("get", "", "secrets", namespace, "", ""),
         ("list", "", "secrets", namespace, "", ""),
         ("create", "coordination.k8s.io", "leases", namespace, "", ""),
-        ("update", "coordination.k8s.io", "leases", credentials.lease_namespace, "",
-         "someone-elses-lease"),
+        (
+            "update",
+            "coordination.k8s.io",
+            "leases",
+            credentials.lease_namespace,
+            "",
+            "someone-elses-lease",
+        ),
         ("delete", "", "namespaces", None, "", namespace),
     ]
     for verb, group, resource, ns, sub, name in denied:
         assert not _access_review(sa, verb, group, resource, ns, sub, name), (
-            f"the ServiceAccount may {verb} {group}/{resource} in {ns}")
+            f"the ServiceAccount may {verb} {group}/{resource} in {ns}"
+        )
 
     # the API server itself refuses, with 403, what RBAC does not grant
     with pytest.raises(APIError) as refused:

@@ -24,7 +24,7 @@ from tests.e2e.cluster import Cluster
 from tests.e2e.envtest import EnvTest, EnvTestError, make_certificates
 
 # A stand-in for etcd: answers /health on its --listen-client-urls, records its argv.
-FAKE_ETCD = r'''
+FAKE_ETCD = r"""
 import json, sys, http.server
 args = sys.argv[1:]
 if "--help" in args:
@@ -39,11 +39,11 @@ class H(http.server.BaseHTTPRequestHandler):
         self.end_headers(); self.wfile.write(body)
     def log_message(self, *a): pass
 http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
-'''
+"""
 
 # A stand-in for kube-apiserver: serves /readyz and /version over TLS with the certificate it
 # is given, only to the bearer token of its --token-auth-file; records its argv.
-FAKE_APISERVER = r'''
+FAKE_APISERVER = r"""
 import json, ssl, sys, http.server
 args = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
 json.dump(sys.argv[1:], open(sys.argv[0] + ".args", "w"))
@@ -62,7 +62,7 @@ ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 ctx.load_cert_chain(args["tls-cert-file"], args["tls-private-key-file"])
 srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
 srv.serve_forever()
-'''
+"""
 
 
 def _install(directory: Path, name: str, source: str) -> Path:
@@ -90,8 +90,10 @@ def test_certificates_serve_tls_for_loopback(tmp_path):
         server = threading.Thread(target=serve, name="tls-test-server", daemon=True)
         server.start()
         for host in hosts:
-            with socket.create_connection(("127.0.0.1", port)) as raw, \
-                    client_ctx.wrap_socket(raw, server_hostname=host) as tls:
+            with (
+                socket.create_connection(("127.0.0.1", port)) as raw,
+                client_ctx.wrap_socket(raw, server_hostname=host) as tls,
+            ):
                 assert tls.getpeercert()["subject"] == ((("commonName", "kube-apiserver"),),)
                 tls.send(b"x")
         server.join(5)
@@ -123,8 +125,13 @@ def test_envtest_starts_both_binaries_with_envtests_flags_and_tears_down(tmp_pat
         assert flags["disable-admission-plugins"] == "ServiceAccount"
         assert flags["allow-privileged"] == "true"
         assert flags["service-account-issuer"] == f"{env.server_url}/"
-        for key in ("service-account-key-file", "service-account-signing-key-file",
-                    "tls-cert-file", "tls-private-key-file", "token-auth-file"):
+        for key in (
+            "service-account-key-file",
+            "service-account-signing-key-file",
+            "tls-cert-file",
+            "tls-private-key-file",
+            "token-auth-file",
+        ):
             assert os.path.exists(flags[key]), key
         assert ',admin,admin-uid,"system:masters"' in Path(flags["token-auth-file"]).read_text()
 
@@ -142,8 +149,9 @@ def test_envtest_reports_a_binary_that_dies_at_start(tmp_path):
     assets = tmp_path / "assets"
     assets.mkdir()
     _install(assets, "etcd", FAKE_ETCD)
-    _install(assets, "kube-apiserver", 'import sys\nprint("Error: unknown flag: --bogus")\n'
-                                       "sys.exit(1)\n")
+    _install(
+        assets, "kube-apiserver", 'import sys\nprint("Error: unknown flag: --bogus")\nsys.exit(1)\n'
+    )
     env = EnvTest(assets, workdir=tmp_path / "work")
     with pytest.raises(EnvTestError, match="kube-apiserver exited with 1:\nError: unknown flag"):
         env.start()

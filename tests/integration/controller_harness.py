@@ -26,8 +26,12 @@ FOOS = ("samplecontroller.k8s.io", "v1alpha1", "foos")
 DEPLOYMENTS = ("apps", "v1", "deployments")
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, interval: float = 0.02,
-             message: str = "condition") -> Any:
+def wait_for(
+    predicate: Callable[[], Any],
+    timeout: float = 10.0,
+    interval: float = 0.02,
+    message: str = "condition",
+) -> Any:
     """Poll predicate until it returns something truthy; fail with message after timeout."""
     deadline = time.monotonic() + timeout
     last = None
@@ -45,16 +49,25 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, interval: floa
     raise AssertionError(f"timed out after {timeout}s waiting for {message}; last: {last!r}")
 
 
-def foo(name: str, deployment_name: str | None = None, replicas: int | None = 1,
-        namespace: str = "default", labels: dict | None = None) -> dict:
+def foo(
+    name: str,
+    deployment_name: str | None = None,
+    replicas: int | None = 1,
+    namespace: str = "default",
+    labels: dict | None = None,
+) -> dict:
     spec: dict[str, Any] = {"deploymentName": deployment_name or name}
     if replicas is not None:
         spec["replicas"] = replicas
     meta: dict[str, Any] = {"name": name, "namespace": namespace}
     if labels:
         meta["labels"] = labels
-    return {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo", "metadata": meta,
-            "spec": spec}
+    return {
+        "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+        "kind": "Foo",
+        "metadata": meta,
+        "spec": spec,
+    }
 
 
 class ControllerHarness:
@@ -70,8 +83,9 @@ class ControllerHarness:
         self.thread = threading.Thread(target=self._run, name="controller-under-test", daemon=True)
 
     def _run(self) -> None:
-        self.exit_code = run(self.args, self._rest, self.stop, registry=self.registry,
-                             ready=self.ready)
+        self.exit_code = run(
+            self.args, self._rest, self.stop, registry=self.registry, ready=self.ready
+        )
 
     def start(self) -> ControllerHarness:
         self.thread.start()
@@ -94,8 +108,12 @@ class ControllerHarness:
         return self.client.request("GET", resource_path(*FOOS, ns, name))
 
     def patch_foo(self, name: str, patch: dict, ns: str = "default") -> dict:
-        return self.client.request("PATCH", resource_path(*FOOS, ns, name), body=patch,
-                                   content_type="application/merge-patch+json")
+        return self.client.request(
+            "PATCH",
+            resource_path(*FOOS, ns, name),
+            body=patch,
+            content_type="application/merge-patch+json",
+        )
 
     def delete_foo(self, name: str, ns: str = "default") -> dict:
         return self.client.request("DELETE", resource_path(*FOOS, ns, name))
@@ -113,7 +131,9 @@ class ControllerHarness:
 
     def events(self, ns: str = "default", involved: str | None = None) -> list[dict]:
         params = {"fieldSelector": f"involvedObject.name={involved}"} if involved else None
-        return self.client.request("GET", resource_path("", "v1", "events", ns), params=params)["items"]
+        return self.client.request("GET", resource_path("", "v1", "events", ns), params=params)[
+            "items"
+        ]
 
     def metric(self, name: str, labels: dict | None = None) -> float | None:
         return self.registry.get_sample_value(name, labels or {})

@@ -33,14 +33,24 @@ USER_AGENT = "sample-controller-py/0.1.0"  # controller.__main__.USER_AGENT: wha
 
 # Leader election timings small enough for tests, with client-go's ordering
 # (lease > renew deadline > 1.2 x retry period).
-FAST_LEADER_ELECTION = ("--leader-elect", "--leader-elect-lease-duration", "2s",
-                        "--leader-elect-renew-deadline", "1500ms",
-                        "--leader-elect-retry-period", "500ms")
+FAST_LEADER_ELECTION = (
+    "--leader-elect",
+    "--leader-elect-lease-duration",
+    "2s",
+    "--leader-elect-renew-deadline",
+    "1500ms",
+    "--leader-elect-retry-period",
+    "500ms",
+)
 LEASE_DURATION, RETRY_PERIOD = 2.0, 0.5
 
 
-def poll(predicate: Callable[[], Any], timeout: float = 10.0, interval: float = 0.02,
-         message: str = "condition") -> Any:
+def poll(
+    predicate: Callable[[], Any],
+    timeout: float = 10.0,
+    interval: float = 0.02,
+    message: str = "condition",
+) -> Any:
     """Poll predicate until it returns something truthy; fail with message after timeout."""
     deadline = time.monotonic() + timeout
     last = None
@@ -60,8 +70,12 @@ def http_get(url: str, timeout: float = 5.0) -> tuple[int, str]:
         return err.code, err.read().decode()
 
 
-LOOPBACK_ENDPOINTS = ("--metrics-bind-address", "127.0.0.1:0",
-                      "--health-probe-bind-address", "127.0.0.1:0")
+LOOPBACK_ENDPOINTS = (
+    "--metrics-bind-address",
+    "127.0.0.1:0",
+    "--health-probe-bind-address",
+    "127.0.0.1:0",
+)
 
 
 class ControllerProcess:
@@ -71,24 +85,52 @@ class ControllerProcess:
     server; ``against(sim, tmp_path, ...)`` is the kubesim shorthand the integration tests use.
     """
 
-    def __init__(self, kubeconfig: str, *flags: str, name: str = "controller",
-                 env: dict[str, str] | None = None,
-                 endpoints: tuple[str, ...] = LOOPBACK_ENDPOINTS) -> None:
+    def __init__(
+        self,
+        kubeconfig: str,
+        *flags: str,
+        name: str = "controller",
+        env: dict[str, str] | None = None,
+        endpoints: tuple[str, ...] = LOOPBACK_ENDPOINTS,
+    ) -> None:
         self.name = name  # for messages: which replica
-        self.cmd = [sys.executable, "-m", "controller", "--kubeconfig", kubeconfig,
-                    "--log-format", "json", "--kube-api-qps", "0", *endpoints, *flags]
+        self.cmd = [
+            sys.executable,
+            "-m",
+            "controller",
+            "--kubeconfig",
+            kubeconfig,
+            "--log-format",
+            "json",
+            "--kube-api-qps",
+            "0",
+            *endpoints,
+            *flags,
+        ]
         self.records: list[dict] = []  # decoded log records, in order (raw lines as {"raw": ...})
         self._cond = threading.Condition()  # notified on every new record and at EOF
         self._eof = False  # stderr closed: the process has exited
-        self.proc = subprocess.Popen(self.cmd, cwd=ROOT, stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                     env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
+        self.proc = subprocess.Popen(
+            self.cmd,
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+        )
         self._reader = threading.Thread(target=self._read, name=f"{name}-log-reader", daemon=True)
         self._reader.start()
 
     @classmethod
-    def against(cls, sim: KubeSim, tmp_path: Path, *flags: str, name: str = "controller",
-                env: dict[str, str] | None = None) -> ControllerProcess:
+    def against(
+        cls,
+        sim: KubeSim,
+        tmp_path: Path,
+        *flags: str,
+        name: str = "controller",
+        env: dict[str, str] | None = None,
+    ) -> ControllerProcess:
         """A process talking to this kubesim through a kubeconfig written for it."""
         kubeconfig = sim.write_kubeconfig(tmp_path / f"{name}.kubeconfig")
         return cls(kubeconfig, *flags, name=name, env=env)
@@ -111,12 +153,19 @@ class ControllerProcess:
 
     # -- logs ------------------------------------------------------------------------------------
 
-    def wait_log(self, msg: str, timeout: float = 10.0,
-                 where: Callable[[dict], bool] = lambda r: True, **fields: Any) -> dict:
+    def wait_log(
+        self,
+        msg: str,
+        timeout: float = 10.0,
+        where: Callable[[dict], bool] = lambda r: True,
+        **fields: Any,
+    ) -> dict:
         """The first record with this msg (and these field values, and ``where``); waits for it."""
+
         def match(r: dict) -> bool:
-            return (r.get("msg") == msg and all(r.get(k) == v for k, v in fields.items())
-                    and where(r))
+            return (
+                r.get("msg") == msg and all(r.get(k) == v for k, v in fields.items()) and where(r)
+            )
 
         deadline = time.monotonic() + timeout
         with self._cond:
@@ -128,8 +177,10 @@ class ControllerProcess:
                 if left <= 0 or self._eof:
                     break
                 self._cond.wait(left)
-        raise AssertionError(f"{self.name}: no log record {msg!r} {fields} within {timeout}s "
-                             f"(exit code {self.proc.poll()}); log:\n{self.log_text()}")
+        raise AssertionError(
+            f"{self.name}: no log record {msg!r} {fields} within {timeout}s "
+            f"(exit code {self.proc.poll()}); log:\n{self.log_text()}"
+        )
 
     def logs(self, msg: str | None = None) -> list[dict]:
         """The records so far, or those with this msg."""
@@ -138,8 +189,10 @@ class ControllerProcess:
 
     def has_log(self, msg: str, **fields: Any) -> bool:
         with self._cond:
-            return any(r.get("msg") == msg and all(r.get(k) == v for k, v in fields.items())
-                       for r in self.records)
+            return any(
+                r.get("msg") == msg and all(r.get(k) == v for k, v in fields.items())
+                for r in self.records
+            )
 
     def log_text(self) -> str:
         with self._cond:
@@ -168,8 +221,9 @@ class ControllerProcess:
         assert code == 200, body
         for family in text_string_to_metric_families(body):
             for sample in family.samples:
-                if sample.name == name and all(sample.labels.get(k) == v
-                                               for k, v in (labels or {}).items()):
+                if sample.name == name and all(
+                    sample.labels.get(k) == v for k, v in (labels or {}).items()
+                ):
                     return sample.value
         return None
 
@@ -182,8 +236,9 @@ class ControllerProcess:
         try:
             return self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
-            raise AssertionError(f"{self.name} did not exit within {timeout}s; log:\n"
-                                 f"{self.log_text()}") from None
+            raise AssertionError(
+                f"{self.name} did not exit within {timeout}s; log:\n{self.log_text()}"
+            ) from None
 
     def kill(self) -> None:
         """SIGKILL: a crashed pod; nothing is released."""

@@ -54,8 +54,12 @@ def h(sim, caplog, escaped):  # noqa: F811 - the imported fixture
 
 def messages(caplog, message: str, **fields: str) -> list[logging.LogRecord]:
     """Log records with this message whose extra fields include ``fields``."""
-    return [r for r in caplog.records if r.getMessage() == message
-            and all(str(getattr(r, k, None)) == v for k, v in fields.items())]
+    return [
+        r
+        for r in caplog.records
+        if r.getMessage() == message
+        and all(str(getattr(r, k, None)) == v for k, v in fields.items())
+    ]
 
 
 def clean_logs(caplog, escaped, allowed: list[str] = ()) -> None:  # noqa: F811
@@ -72,8 +76,12 @@ def ready(h, name: str, replicas: int):
     def check():
         f = h.get_foo(name)
         status = f.get("status") or {}
-        return (status.get("availableReplicas") == replicas
-                and status.get("observedGeneration") == f["metadata"]["generation"] and f)
+        return (
+            status.get("availableReplicas") == replicas
+            and status.get("observedGeneration") == f["metadata"]["generation"]
+            and f
+        )
+
     return check
 
 
@@ -87,29 +95,60 @@ def test_foo_without_deployment_name_is_rejected_by_the_schema(h):
         h.create_foo(body)
     err = info.value
     assert (err.code, err.reason) == (422, "Invalid")
-    assert err.message == ('Foo.samplecontroller.k8s.io "nameless" is invalid: '
-                           "spec.deploymentName: Required value")
+    assert err.message == (
+        'Foo.samplecontroller.k8s.io "nameless" is invalid: spec.deploymentName: Required value'
+    )
     assert err.status["details"]["causes"] == [
-        {"reason": "FieldValueRequired", "message": "Required value", "field": "spec.deploymentName"}]
+        {
+            "reason": "FieldValueRequired",
+            "message": "Required value",
+            "field": "spec.deploymentName",
+        }
+    ]
     with pytest.raises(APIError) as gone:
         h.get_foo("nameless")
     assert gone.value.code == 404
 
 
-@pytest.mark.parametrize("spec,field,says", [
-    ({"deploymentName": "Bad_Name"}, "spec.deploymentName", "should match"),
-    ({"deploymentName": "-leading-dash"}, "spec.deploymentName", "should match"),
-    ({"deploymentName": ""}, "spec.deploymentName", "should match"),
-    ({"deploymentName": "a" * 254}, "spec.deploymentName", "253"),
-    ({"deploymentName": "ok", "replicas": 0}, "spec.replicas",
-     "should be greater than or equal to 1"),
-    ({"deploymentName": "ok", "replicas": 11}, "spec.replicas", "should be less than or equal to 10"),
-    ({"deploymentName": "ok", "replicas": "abc"}, "spec.replicas", "must be of type integer"),
-    ({"deploymentName": "ok", "replicas": 2.5}, "spec.replicas", "must be of type integer"),
-], ids=["uppercase-underscore", "leading-dash", "empty", "too-long", "replicas-0", "replicas-11",
-        "replicas-abc", "replicas-2.5"])
-def test_invalid_values_are_rejected_with_a_clear_message(h, caplog, escaped, spec, field,  # noqa: F811
-                                                          says):
+@pytest.mark.parametrize(
+    "spec,field,says",
+    [
+        ({"deploymentName": "Bad_Name"}, "spec.deploymentName", "should match"),
+        ({"deploymentName": "-leading-dash"}, "spec.deploymentName", "should match"),
+        ({"deploymentName": ""}, "spec.deploymentName", "should match"),
+        ({"deploymentName": "a" * 254}, "spec.deploymentName", "253"),
+        (
+            {"deploymentName": "ok", "replicas": 0},
+            "spec.replicas",
+            "should be greater than or equal to 1",
+        ),
+        (
+            {"deploymentName": "ok", "replicas": 11},
+            "spec.replicas",
+            "should be less than or equal to 10",
+        ),
+        ({"deploymentName": "ok", "replicas": "abc"}, "spec.replicas", "must be of type integer"),
+        ({"deploymentName": "ok", "replicas": 2.5}, "spec.replicas", "must be of type integer"),
+    ],
+    ids=[
+        "uppercase-underscore",
+        "leading-dash",
+        "empty",
+        "too-long",
+        "replicas-0",
+        "replicas-11",
+        "replicas-abc",
+        "replicas-2.5",
+    ],
+)
+def test_invalid_values_are_rejected_with_a_clear_message(
+    h,
+    caplog,
+    escaped,  # noqa: F811
+    spec,
+    field,
+    says,
+):
     with pytest.raises(APIError) as info:
         h.create_foo({**foo("bad"), "spec": spec})
     err = info.value
@@ -133,19 +172,31 @@ def test_invalid_values_are_rejected_with_a_clear_message(h, caplog, escaped, sp
 def test_foo_without_spec_is_reported_once_and_not_retried(h, caplog, escaped):  # noqa: F811
     # "spec" itself is optional in the schema, so this one is accepted: the controller has to
     # say why it does nothing, once, without a retry loop.
-    h.create_foo({"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
-                  "metadata": {"name": "empty", "namespace": NS}})
-    conditions = wait_for(lambda: (h.get_foo("empty").get("status") or {}).get("conditions"),
-                          message="a Ready condition")
+    h.create_foo(
+        {
+            "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+            "kind": "Foo",
+            "metadata": {"name": "empty", "namespace": NS},
+        }
+    )
+    conditions = wait_for(
+        lambda: (h.get_foo("empty").get("status") or {}).get("conditions"),
+        message="a Ready condition",
+    )
     assert [(c["type"], c["status"], c["reason"]) for c in conditions] == [
-        ("Ready", "False", "InvalidSpec")]
+        ("Ready", "False", "InvalidSpec")
+    ]
     assert conditions[0]["message"] == "spec.deploymentName must be specified"
-    wait_for(lambda: len(messages(caplog, "deployment name must be specified",
-                                  key=f"{NS}/empty")) >= 3, message="a few resyncs")
+    wait_for(
+        lambda: len(messages(caplog, "deployment name must be specified", key=f"{NS}/empty")) >= 3,
+        message="a few resyncs",
+    )
     assert (h.metric("controller_runtime_reconcile_errors_total", {"controller": "foo"}) or 0) == 0
     assert (h.metric("workqueue_retries_total", {"name": "foo"}) or 0) == 0
-    warnings = wait_for(lambda: [e for e in h.events(involved="empty")
-                                 if e["reason"] == "InvalidSpec"], message="InvalidSpec event")
+    warnings = wait_for(
+        lambda: [e for e in h.events(involved="empty") if e["reason"] == "InvalidSpec"],
+        message="InvalidSpec event",
+    )
     assert len(warnings) == 1 and warnings[0]["count"] == 1 and warnings[0]["type"] == "Warning"
     clean_logs(caplog, escaped)
 
@@ -154,27 +205,47 @@ def test_foo_without_spec_is_reported_once_and_not_retried(h, caplog, escaped): 
 
 
 def test_deployment_owned_by_someone_else_is_never_touched_and_retried_with_backoff(
-        h, sim, caplog, escaped):  # noqa: F811
-    foreign = h.client.request("POST", resource_path(*DEPLOYMENTS, NS), body={
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": "taken", "labels": {"owner": "someone-else"}},
-        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "x"}},
-                 "template": {"metadata": {"labels": {"app": "x"}},
-                              "spec": {"containers": [{"name": "x", "image": "busybox:1"}]}}},
-    })
+    h,
+    sim,
+    caplog,
+    escaped,  # noqa: F811
+):
+    foreign = h.client.request(
+        "POST",
+        resource_path(*DEPLOYMENTS, NS),
+        body={
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "taken", "labels": {"owner": "someone-else"}},
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": {"app": "x"}},
+                "template": {
+                    "metadata": {"labels": {"app": "x"}},
+                    "spec": {"containers": [{"name": "x", "image": "busybox:1"}]},
+                },
+            },
+        },
+    )
     # kubesim's deployment "controller" fills in its status; from then on nobody should write it
-    foreign = wait_for(lambda: (d := h.get_deployment("taken")).get("status", {}).get(
-        "availableReplicas") == 2 and d, message="the foreign Deployment's status")
+    foreign = wait_for(
+        lambda: (
+            (d := h.get_deployment("taken")).get("status", {}).get("availableReplicas") == 2 and d
+        ),
+        message="the foreign Deployment's status",
+    )
     created = h.create_foo(foo("collider", deployment_name="taken", replicas=5))
     controller = h.parts["controller"]
     key = f"{NS}/collider"
 
     # retried with a doubling backoff: 5 ms, 10 ms, 20 ms ... (sample-controller's limiter)
-    wait_for(lambda: controller.workqueue.num_requeues(key) >= 8, timeout=10,
-             message="eight retries")
+    wait_for(
+        lambda: controller.workqueue.num_requeues(key) >= 8, timeout=10, message="eight retries"
+    )
     failures = messages(caplog, "error syncing, requeuing", key=key)
-    assert all('Resource "taken" already exists and is not managed by Foo' in r.error
-               for r in failures)
+    assert all(
+        'Resource "taken" already exists and is not managed by Foo' in r.error for r in failures
+    )
     assert [r.requeues for r in failures[:8]] == list(range(1, 9))
     gaps = [b.created - a.created for a, b in zip(failures, failures[1:8], strict=False)]
     for n, gap in enumerate(gaps, start=1):
@@ -189,8 +260,10 @@ def test_deployment_owned_by_someone_else_is_never_touched_and_retried_with_back
     retries = h.metric("workqueue_retries_total", {"name": "foo"})
     assert retries >= 8
     assert h.metric("controller_runtime_reconcile_errors_total", {"controller": "foo"}) >= 8
-    warning = wait_for(lambda: [e for e in h.events(involved="collider")
-                                if e["reason"] == "ErrResourceExists"], message="a Warning")
+    warning = wait_for(
+        lambda: [e for e in h.events(involved="collider") if e["reason"] == "ErrResourceExists"],
+        message="a Warning",
+    )
     assert len(warning) == 1 and warning[0]["type"] == "Warning"
     assert warning[0]["message"] == 'Resource "taken" already exists and is not managed by Foo'
     assert messages(caplog, "event", reason="ErrResourceExists", object=key)
@@ -199,9 +272,14 @@ def test_deployment_owned_by_someone_else_is_never_touched_and_retried_with_back
     after = h.get_deployment("taken")
     assert after["metadata"]["resourceVersion"] == foreign["metadata"]["resourceVersion"]
     assert "ownerReferences" not in after["metadata"] and after["spec"]["replicas"] == 2
-    assert [r for r in sim.request_log if r.resource == "deployments" and r.name == "taken"
-            and r.verb not in ("get", "list", "watch")
-            and r.user_agent.startswith("sample-controller-py/test")] == []
+    assert [
+        r
+        for r in sim.request_log
+        if r.resource == "deployments"
+        and r.name == "taken"
+        and r.verb not in ("get", "list", "watch")
+        and r.user_agent.startswith("sample-controller-py/test")
+    ] == []
 
     # the other owner removes its Deployment: the next retry creates ours
     h.client.request("DELETE", resource_path(*DEPLOYMENTS, NS, "taken"))
@@ -214,12 +292,22 @@ def test_deployment_owned_by_someone_else_is_never_touched_and_retried_with_back
 
 
 def test_retries_end_when_the_colliding_foo_is_deleted(h, sim, caplog, escaped):  # noqa: F811
-    h.client.request("POST", resource_path(*DEPLOYMENTS, NS), body={
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "taken2"},
-        "spec": {"selector": {"matchLabels": {"app": "y"}},
-                 "template": {"metadata": {"labels": {"app": "y"}},
-                              "spec": {"containers": [{"name": "y", "image": "busybox:1"}]}}},
-    })
+    h.client.request(
+        "POST",
+        resource_path(*DEPLOYMENTS, NS),
+        body={
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "taken2"},
+            "spec": {
+                "selector": {"matchLabels": {"app": "y"}},
+                "template": {
+                    "metadata": {"labels": {"app": "y"}},
+                    "spec": {"containers": [{"name": "y", "image": "busybox:1"}]},
+                },
+            },
+        },
+    )
     h.create_foo(foo("quitter", deployment_name="taken2"))
     controller = h.parts["controller"]
     key = f"{NS}/quitter"
@@ -242,8 +330,10 @@ def test_foo_deleted_during_its_reconcile(h, sim, caplog, escaped):  # noqa: F81
     controller = h.parts["controller"]
     wait_for(lambda: controller.longest_running_sync() > 0.05, message="the sync in flight")
     h.delete_foo("fleeting")
-    wait_for(lambda: slow.hits >= 1 and controller.longest_running_sync() == 0,
-             message="the sync finished")
+    wait_for(
+        lambda: slow.hits >= 1 and controller.longest_running_sync() == 0,
+        message="the sync finished",
+    )
     sim.faults.remove(slow)
     # the garbage collector removes the Deployment of the vanished owner; nothing re-creates it
     wait_for(lambda: h.deployment_or_none("fleeting") is None, message="no orphan Deployment")
@@ -255,8 +345,11 @@ def test_foo_deleted_during_its_reconcile(h, sim, caplog, escaped):  # noqa: F81
     # the status write met a 404 and was dropped quietly: a success, not an error to retry
     assert (h.metric("controller_runtime_reconcile_errors_total", {"controller": "foo"}) or 0) == 0
     assert messages(caplog, "successfully synced", key=f"{NS}/fleeting")
-    status_puts = [r for r in sim.request_log if r.resource == "foos/status" and r.name == "fleeting"
-                   and r.verb == "update"]
+    status_puts = [
+        r
+        for r in sim.request_log
+        if r.resource == "foos/status" and r.name == "fleeting" and r.verb == "update"
+    ]
     assert [r.code for r in status_puts] == [404]
     assert messages(caplog, "foo deleted during sync, status not written", key=f"{NS}/fleeting")
     assert created["metadata"]["uid"]
@@ -271,21 +364,38 @@ def test_deployment_deleted_or_scaled_by_hand_is_repaired(h, caplog, escaped):  
     wait_for(ready(h, "handled", 2), message="converged")
     first = h.get_deployment("handled")
 
-    h.client.request("PATCH", resource_path(*DEPLOYMENTS, NS, "handled"),
-                     body={"spec": {"replicas": 7}}, content_type="application/merge-patch+json")
+    h.client.request(
+        "PATCH",
+        resource_path(*DEPLOYMENTS, NS, "handled"),
+        body={"spec": {"replicas": 7}},
+        content_type="application/merge-patch+json",
+    )
     wait_for(lambda: h.get_deployment("handled")["spec"]["replicas"] == 2, message="scaled back")
-    assert messages(caplog, "updating deployment replicas", key=f"{NS}/handled", was="7",
-                    replicas="2")
+    assert messages(
+        caplog, "updating deployment replicas", key=f"{NS}/handled", was="7", replicas="2"
+    )
 
     h.client.request("DELETE", resource_path(*DEPLOYMENTS, NS, "handled"))
-    again = wait_for(lambda: (d := h.deployment_or_none("handled")) and
-                     d["metadata"]["uid"] != first["metadata"]["uid"] and d, message="recreated")
+    again = wait_for(
+        lambda: (
+            (d := h.deployment_or_none("handled"))
+            and d["metadata"]["uid"] != first["metadata"]["uid"]
+            and d
+        ),
+        message="recreated",
+    )
     assert again["spec"]["replicas"] == 2
     # Created exactly twice. (A sync that runs before the new Deployment reaches the cache may
     # try a third create and get 409 AlreadyExists: a cache-lag race, retried, never a write.)
-    created = [r for r in h.sim.request_log if r.verb == "create" and r.resource == "deployments"
-               and r.namespace == NS and r.code == 201
-               and r.user_agent.startswith("sample-controller-py")]
+    created = [
+        r
+        for r in h.sim.request_log
+        if r.verb == "create"
+        and r.resource == "deployments"
+        and r.namespace == NS
+        and r.code == 201
+        and r.user_agent.startswith("sample-controller-py")
+    ]
     assert len(created) == 2
     assert len(messages(caplog, "creating deployment", key=f"{NS}/handled")) >= 2
     f = wait_for(ready(h, "handled", 2), message="converged again")
@@ -314,7 +424,8 @@ def test_foo_with_a_1mib_annotation_flows_through(h, sim, caplog, escaped):  # n
     h.patch_foo("big", {"spec": {"replicas": 4}})
     wait_for(ready(h, "big", 4), message="scaled after the relist")
     assert h.parts["foo_informer"].lister().get(NS, "big")["metadata"]["annotations"] == {
-        "example.com/blob": big}
+        "example.com/blob": big
+    }
     clean_logs(caplog, escaped)
 
 
@@ -333,4 +444,3 @@ def test_unknown_fields_are_pruned(h, caplog, escaped):  # noqa: F811
     cached = h.parts["foo_informer"].lister().get(NS, "odd")
     assert "bogus" not in cached["spec"] and "extra" not in cached
     clean_logs(caplog, escaped)
-

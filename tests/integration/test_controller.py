@@ -33,6 +33,7 @@ def available(h, name, n):
     def check():
         f = h.get_foo(name)
         return (f.get("status") or {}).get("availableReplicas") == n and f
+
     return check
 
 
@@ -43,7 +44,11 @@ def test_lifecycle_create_scale_repair_delete(harness):
     dep = wait_for(lambda: h.deployment_or_none("example-foo"), message="deployment created")
     owner = dep["metadata"]["ownerReferences"][0]
     assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == (
-        "Foo", "example-foo", created["metadata"]["uid"], True)
+        "Foo",
+        "example-foo",
+        created["metadata"]["uid"],
+        True,
+    )
     assert dep["spec"]["replicas"] == 1
     assert dep["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:latest"
 
@@ -55,21 +60,34 @@ def test_lifecycle_create_scale_repair_delete(harness):
 
     # scale the Foo: the Deployment follows, then the status
     h.patch_foo("example-foo", {"spec": {"replicas": 3}})
-    wait_for(lambda: h.get_deployment("example-foo")["spec"]["replicas"] == 3, message="scaled to 3")
+    wait_for(
+        lambda: h.get_deployment("example-foo")["spec"]["replicas"] == 3, message="scaled to 3"
+    )
     f = wait_for(available(h, "example-foo", 3), message="status.availableReplicas=3")
     assert f["status"]["observedGeneration"] == 2
 
     # out-of-band: the Deployment scaled by hand is repaired
     d = h.get_deployment("example-foo")
-    h.client.request("PATCH", resource_path(*DEPLOYMENTS, "default", "example-foo"),
-                     body={"spec": {"replicas": 7}}, content_type="application/merge-patch+json")
-    wait_for(lambda: h.get_deployment("example-foo")["spec"]["replicas"] == 3, message="repaired scale")
+    h.client.request(
+        "PATCH",
+        resource_path(*DEPLOYMENTS, "default", "example-foo"),
+        body={"spec": {"replicas": 7}},
+        content_type="application/merge-patch+json",
+    )
+    wait_for(
+        lambda: h.get_deployment("example-foo")["spec"]["replicas"] == 3, message="repaired scale"
+    )
 
     # out-of-band: the Deployment deleted by hand is recreated
     h.client.request("DELETE", resource_path(*DEPLOYMENTS, "default", "example-foo"))
-    recreated = wait_for(lambda: (x := h.deployment_or_none("example-foo")) and
-                         x["metadata"]["uid"] != d["metadata"]["uid"] and x,
-                         message="deployment recreated")
+    recreated = wait_for(
+        lambda: (
+            (x := h.deployment_or_none("example-foo"))
+            and x["metadata"]["uid"] != d["metadata"]["uid"]
+            and x
+        ),
+        message="deployment recreated",
+    )
     assert recreated["spec"]["replicas"] == 3
 
     # delete the Foo: the garbage collector removes the Deployment
@@ -80,31 +98,50 @@ def test_lifecycle_create_scale_repair_delete(harness):
     synced = [e for e in h.events(involved="example-foo") if e["reason"] == "Synced"]
     assert len(synced) == 1
     assert synced[0]["count"] >= 2
-    assert h.metric("controller_runtime_reconcile_total",
-                    {"controller": "foo", "result": "success"}) >= 3
+    assert (
+        h.metric("controller_runtime_reconcile_total", {"controller": "foo", "result": "success"})
+        >= 3
+    )
 
 
 def test_collision_with_a_deployment_we_do_not_own(harness):
     h = harness
-    foreign = h.client.request("POST", resource_path(*DEPLOYMENTS, "default"), body={
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": "taken", "labels": {"owner": "someone-else"}},
-        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "x"}},
-                 "template": {"metadata": {"labels": {"app": "x"}},
-                              "spec": {"containers": [{"name": "x", "image": "busybox:1"}]}}},
-    })
+    foreign = h.client.request(
+        "POST",
+        resource_path(*DEPLOYMENTS, "default"),
+        body={
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "taken", "labels": {"owner": "someone-else"}},
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": {"app": "x"}},
+                "template": {
+                    "metadata": {"labels": {"app": "x"}},
+                    "spec": {"containers": [{"name": "x", "image": "busybox:1"}]},
+                },
+            },
+        },
+    )
     h.create_foo(foo("collider", deployment_name="taken", replicas=5))
 
-    warning = wait_for(lambda: [e for e in h.events(involved="collider")
-                                if e["reason"] == "ErrResourceExists"],
-                       message="ErrResourceExists event")[0]
+    warning = wait_for(
+        lambda: [e for e in h.events(involved="collider") if e["reason"] == "ErrResourceExists"],
+        message="ErrResourceExists event",
+    )[0]
     assert warning["type"] == "Warning"
     assert warning["message"] == 'Resource "taken" already exists and is not managed by Foo'
     # retried with backoff: errors counted, the foreign Deployment never written
-    wait_for(lambda: (h.metric("controller_runtime_reconcile_errors_total",
-                               {"controller": "foo"}) or 0) >= 2, message="retries")
-    wait_for(lambda: (h.metric("workqueue_retries_total", {"name": "foo"}) or 0) >= 2,
-             message="workqueue retries metric")
+    wait_for(
+        lambda: (
+            (h.metric("controller_runtime_reconcile_errors_total", {"controller": "foo"}) or 0) >= 2
+        ),
+        message="retries",
+    )
+    wait_for(
+        lambda: (h.metric("workqueue_retries_total", {"name": "foo"}) or 0) >= 2,
+        message="workqueue retries metric",
+    )
     after = h.get_deployment("taken")
     assert after["metadata"]["resourceVersion"] == foreign["metadata"]["resourceVersion"]
     assert after["spec"]["replicas"] == 2
@@ -119,17 +156,29 @@ def test_converged_foos_cost_no_writes_per_resync(sim):
         for i in range(5):
             wait_for(available(h, f"steady-{i}", 2), message=f"steady-{i} converged")
         # let the last Synced events and status writes land, then watch two resync periods
-        wait_for(lambda: h.metric("workqueue_depth", {"name": "foo"}) in (0, None),
-                 message="queue empty")
-        before = h.metric("controller_runtime_reconcile_total",
-                          {"controller": "foo", "result": "success"})
+        wait_for(
+            lambda: h.metric("workqueue_depth", {"name": "foo"}) in (0, None), message="queue empty"
+        )
+        before = h.metric(
+            "controller_runtime_reconcile_total", {"controller": "foo", "result": "success"}
+        )
         sim.clear_request_log()
-        wait_for(lambda: h.metric("controller_runtime_reconcile_total",
-                                  {"controller": "foo", "result": "success"}) >= before + 10,
-                 timeout=10, message="two resyncs")
-        writes = [r for r in sim.request_log
-                  if r.verb in ("create", "update", "patch", "delete")
-                  and r.user_agent.startswith("sample-controller-py/test")]
+        wait_for(
+            lambda: (
+                h.metric(
+                    "controller_runtime_reconcile_total", {"controller": "foo", "result": "success"}
+                )
+                >= before + 10
+            ),
+            timeout=10,
+            message="two resyncs",
+        )
+        writes = [
+            r
+            for r in sim.request_log
+            if r.verb in ("create", "update", "patch", "delete")
+            and r.user_agent.startswith("sample-controller-py/test")
+        ]
         assert writes == []
     finally:
         h.shutdown()
@@ -138,27 +187,53 @@ def test_converged_foos_cost_no_writes_per_resync(sim):
 def test_empty_deployment_name_is_reported_once_without_retry_loop(sim):
     # The project's CRD rejects an empty name; an old sample-controller CRD would accept it.
     crd_without_validation = {
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
         "metadata": {"name": "foos.samplecontroller.k8s.io"},
-        "spec": {"group": "samplecontroller.k8s.io", "scope": "Namespaced",
-                 "names": {"kind": "Foo", "plural": "foos", "singular": "foo", "listKind": "FooList"},
-                 "versions": [{"name": "v1alpha1", "served": True, "storage": True,
-                               "subresources": {"status": {}},
-                               "schema": {"openAPIV3Schema": {
-                                   "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]},
+        "spec": {
+            "group": "samplecontroller.k8s.io",
+            "scope": "Namespaced",
+            "names": {"kind": "Foo", "plural": "foos", "singular": "foo", "listKind": "FooList"},
+            "versions": [
+                {
+                    "name": "v1alpha1",
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "x-kubernetes-preserve-unknown-fields": True,
+                        }
+                    },
+                }
+            ],
+        },
     }
     sim.create_crd(crd_without_validation)
     h = ControllerHarness(sim, "--resync-period", "1s").start()
     try:
-        h.create_foo(foo("nameless", deployment_name="", replicas=1) | {
-            "spec": {"deploymentName": "", "replicas": 1}})
-        f = wait_for(lambda: (h.get_foo("nameless").get("status") or {}).get("conditions"),
-                     message="InvalidSpec condition")
+        h.create_foo(
+            foo("nameless", deployment_name="", replicas=1)
+            | {"spec": {"deploymentName": "", "replicas": 1}}
+        )
+        f = wait_for(
+            lambda: (h.get_foo("nameless").get("status") or {}).get("conditions"),
+            message="InvalidSpec condition",
+        )
         assert f[0]["reason"] == "InvalidSpec" and f[0]["status"] == "False"
-        wait_for(lambda: h.metric("controller_runtime_reconcile_total",
-                                  {"controller": "foo", "result": "success"}) >= 3,
-                 message="a couple of resyncs")
-        assert (h.metric("controller_runtime_reconcile_errors_total", {"controller": "foo"}) or 0) == 0
+        wait_for(
+            lambda: (
+                h.metric(
+                    "controller_runtime_reconcile_total", {"controller": "foo", "result": "success"}
+                )
+                >= 3
+            ),
+            message="a couple of resyncs",
+        )
+        assert (
+            h.metric("controller_runtime_reconcile_errors_total", {"controller": "foo"}) or 0
+        ) == 0
         warnings = [e for e in h.events(involved="nameless") if e["reason"] == "InvalidSpec"]
         assert len(warnings) == 1 and warnings[0]["count"] == 1
     finally:

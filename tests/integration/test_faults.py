@@ -63,8 +63,14 @@ TRANSIENT = [
     # previous Foo's Deployment until the garbage collector removes it
 ]
 INJECTED = [r"kubesim: injected", r"Too many requests"]
-CONNECTION = [r"Connection refused", r"Connection aborted", r"RemoteDisconnected",
-              r"Max retries exceeded", r"ProtocolError", r"Connection reset"]
+CONNECTION = [
+    r"Connection refused",
+    r"Connection aborted",
+    r"RemoteDisconnected",
+    r"Max retries exceeded",
+    r"ProtocolError",
+    r"Connection reset",
+]
 
 
 # -- harness ------------------------------------------------------------------------------------
@@ -78,8 +84,14 @@ class FaultHarness(ControllerHarness):
         self.parts: dict[str, Any] = {}  # foo_informer, deployment_informer, controller
 
     def _run(self) -> None:
-        self.exit_code = run(self.args, self._rest, self.stop, registry=self.registry,
-                             ready=self.ready, on_start=self.parts.update)
+        self.exit_code = run(
+            self.args,
+            self._rest,
+            self.stop,
+            registry=self.registry,
+            ready=self.ready,
+            on_start=self.parts.update,
+        )
 
 
 class Chaos:
@@ -158,8 +170,12 @@ class Workload:
         names = sorted(self.expected)[::3]
         for name in names:
             self.expected[name] += 2  # 1..3 -> 3..5: always a change
-        self._each(lambda name: retrying(
-            lambda: self.h.patch_foo(name, {"spec": {"replicas": self.expected[name]}})), names)
+        self._each(
+            lambda name: retrying(
+                lambda: self.h.patch_foo(name, {"spec": {"replicas": self.expected[name]}})
+            ),
+            names,
+        )
 
     def delete(self) -> list[str]:
         names = sorted(self.expected)[1::4]
@@ -190,8 +206,11 @@ class Workload:
 
 def _objects(sim: KubeSim, key: tuple[str, str]) -> dict[str, dict]:
     # The server's truth, read in-process: no fault, no latency on the test's checks.
-    return {s.obj["metadata"]["name"]: s.obj for s in sim.storage.items(key)
-            if s.obj["metadata"].get("namespace") == NAMESPACE}
+    return {
+        s.obj["metadata"]["name"]: s.obj
+        for s in sim.storage.items(key)
+        if s.obj["metadata"].get("namespace") == NAMESPACE
+    }
 
 
 def convergence_problems(sim: KubeSim, w: Workload) -> list[str]:
@@ -212,23 +231,34 @@ def convergence_problems(sim: KubeSim, w: Workload) -> list[str]:
         if [r.get("uid") for r in owners] != [f["metadata"]["uid"]]:
             problems.append(f"{name}: deployment not controlled by this foo: {owners}")
         if d["spec"].get("replicas") != replicas:
-            problems.append(f"{name}: deployment replicas {d['spec'].get('replicas')} != {replicas}")
+            problems.append(
+                f"{name}: deployment replicas {d['spec'].get('replicas')} != {replicas}"
+            )
         status = f.get("status") or {}
         if status.get("availableReplicas") != replicas:
-            problems.append(f"{name}: status.availableReplicas {status.get('availableReplicas')} "
-                            f"!= {replicas}")
+            problems.append(
+                f"{name}: status.availableReplicas {status.get('availableReplicas')} != {replicas}"
+            )
         if status.get("observedGeneration") != f["metadata"]["generation"]:
-            problems.append(f"{name}: status.observedGeneration {status.get('observedGeneration')}"
-                            f" != generation {f['metadata']['generation']}")
+            problems.append(
+                f"{name}: status.observedGeneration {status.get('observedGeneration')}"
+                f" != generation {f['metadata']['generation']}"
+            )
         ready = [c for c in status.get("conditions") or [] if c.get("type") == "Ready"]
         if [c.get("status") for c in ready] != ["True"]:
             problems.append(f"{name}: Ready condition {ready}")
     for name in sorted(deployments):
         if name not in w.expected:
             problems.append(f"{name}: orphan deployment (owner deleted: {name in w.deleted})")
-        elif sum(1 for x in deployments.values()
-                 for r in x["metadata"].get("ownerReferences") or []
-                 if r.get("controller") and r.get("kind") == "Foo" and r.get("name") == name) != 1:
+        elif (
+            sum(
+                1
+                for x in deployments.values()
+                for r in x["metadata"].get("ownerReferences") or []
+                if r.get("controller") and r.get("kind") == "Foo" and r.get("name") == name
+            )
+            != 1
+        ):
             problems.append(f"{name}: not exactly one deployment controlled by Foo {name}")
     return problems
 
@@ -236,19 +266,27 @@ def convergence_problems(sim: KubeSim, w: Workload) -> list[str]:
 def cache_problems(sim: KubeSim, h: FaultHarness) -> list[str]:
     """Differences between the controller's caches and the server (keys and resourceVersions)."""
     problems = []
-    for what, key, informer_name in (("foo", FOO_KEY, "foo_informer"),
-                                     ("deployment", DEPLOYMENT_KEY, "deployment_informer")):
-        server = {f"{NAMESPACE}/{n}": o["metadata"]["resourceVersion"]
-                  for n, o in _objects(sim, key).items()}
-        cache = {f"{o['metadata']['namespace']}/{o['metadata']['name']}":
-                 o["metadata"]["resourceVersion"]
-                 for o in h.parts[informer_name].lister().list()}
+    for what, key, informer_name in (
+        ("foo", FOO_KEY, "foo_informer"),
+        ("deployment", DEPLOYMENT_KEY, "deployment_informer"),
+    ):
+        server = {
+            f"{NAMESPACE}/{n}": o["metadata"]["resourceVersion"]
+            for n, o in _objects(sim, key).items()
+        }
+        cache = {
+            f"{o['metadata']['namespace']}/{o['metadata']['name']}": o["metadata"][
+                "resourceVersion"
+            ]
+            for o in h.parts[informer_name].lister().list()
+        }
         stale = sorted(set(cache) - set(server))
         missing = sorted(set(server) - set(cache))
         behind = sorted(k for k in set(server) & set(cache) if server[k] != cache[k])
         if stale or missing or behind:
-            problems.append(f"{what} cache: stale {stale[:5]} missing {missing[:5]} "
-                            f"behind {behind[:5]}")
+            problems.append(
+                f"{what} cache: stale {stale[:5]} missing {missing[:5]} behind {behind[:5]}"
+            )
     return problems
 
 
@@ -297,9 +335,11 @@ def metric(h: ControllerHarness, metric_name: str, **labels: str) -> float:
 
 
 def informer_metric(h: ControllerHarness, name: str, resource: str) -> float:
-    labels = ({"name": "samplecontroller", "group": FOOS[0], "version": FOOS[1], "resource": "foos"}
-              if resource == "foos" else
-              {"name": "kube", "group": "apps", "version": "v1", "resource": "deployments"})
+    labels = (
+        {"name": "samplecontroller", "group": FOOS[0], "version": FOOS[1], "resource": "foos"}
+        if resource == "foos"
+        else {"name": "kube", "group": "apps", "version": "v1", "resource": "deployments"}
+    )
     return h.metric(name, labels) or 0.0
 
 
@@ -323,14 +363,22 @@ def sim():
         yield s
 
 
-def run_case(sim: KubeSim, case: Case, caplog, escaped, monkeypatch,
-             fault_on: Callable[[FaultHarness], Chaos | None],
-             between: Callable[[FaultHarness, str], None] = lambda h, phase: None,
-             ) -> FaultHarness:
+def run_case(
+    sim: KubeSim,
+    case: Case,
+    caplog,
+    escaped,
+    monkeypatch,
+    fault_on: Callable[[FaultHarness], Chaos | None],
+    between: Callable[[FaultHarness, str], None] = lambda h, phase: None,
+) -> FaultHarness:
     """Run the workload under the fault; assert convergence, caches, queue, logs; return h."""
     if case.compress_backoff:
-        monkeypatch.setattr(informer.reflector, "ExponentialBackoff", functools.partial(
-            client.wait.ExponentialBackoff, initial=0.05, cap=0.4))
+        monkeypatch.setattr(
+            informer.reflector,
+            "ExponentialBackoff",
+            functools.partial(client.wait.ExponentialBackoff, initial=0.05, cap=0.4),
+        )
     caplog.set_level(logging.INFO)
     h = FaultHarness(sim, "--workers", str(case.workers)).start()
     chaos = None
@@ -345,8 +393,11 @@ def run_case(sim: KubeSim, case: Case, caplog, escaped, monkeypatch,
         sim.faults.clear()
         until_no_problems(lambda: cache_problems(sim, h), case.deadline, "caches equal to server")
         assert not convergence_problems(sim, w)
-        wait_for(lambda: metric(h, "workqueue_depth", name="foo") == 0, timeout=case.deadline,
-                 message="queue depth 0")
+        wait_for(
+            lambda: metric(h, "workqueue_depth", name="foo") == 0,
+            timeout=case.deadline,
+            message="queue depth 0",
+        )
         assert unexpected_log_records(caplog.records, case.allowed) == []
         assert escaped == []
         assert h.parts["controller"].workers_alive() == case.workers
@@ -361,10 +412,16 @@ def run_case(sim: KubeSim, case: Case, caplog, escaped, monkeypatch,
 # 1. Every watch dropped every 2 s (short: every 0.5 s, which also makes many watches "very
 #    short" and so exercises the relist-after-backoff path).
 
-@pytest.mark.parametrize("n,interval,deadline", [
-    pytest.param(SHORT_N, 0.5, 20, id="short"),
-    pytest.param(LONG_N, 2.0, 120, id="long", marks=[pytest.mark.slow, pytest.mark.timeout(600)]),
-])
+
+@pytest.mark.parametrize(
+    "n,interval,deadline",
+    [
+        pytest.param(SHORT_N, 0.5, 20, id="short"),
+        pytest.param(
+            LONG_N, 2.0, 120, id="long", marks=[pytest.mark.slow, pytest.mark.timeout(600)]
+        ),
+    ],
+)
 def test_watches_dropped(sim, caplog, escaped, monkeypatch, n, interval, deadline):
     holder: dict[str, Chaos] = {}
     before: dict[str, float] = {}
@@ -378,8 +435,9 @@ def test_watches_dropped(sim, caplog, escaped, monkeypatch, n, interval, deadlin
     def between(h, phase):
         # at least one drop lands between two phases, whatever the timing
         count = holder["chaos"].count
-        wait_for(lambda: holder["chaos"].count > count, timeout=interval * 4,
-                 message="a watch drop")
+        wait_for(
+            lambda: holder["chaos"].count > count, timeout=interval * 4, message="a watch drop"
+        )
 
     case = Case(n, deadline, TRANSIENT, compress_backoff=(n == SHORT_N))
     h = run_case(sim, case, caplog, escaped, monkeypatch, fault_on, between)
@@ -393,12 +451,19 @@ def test_watches_dropped(sim, caplog, escaped, monkeypatch, n, interval, deadlin
 # 2. History compacted so every re-watch gets 410 and relists; on top, a deterministic blackout
 #    of list/watch while Foos are deleted, so those deletions can only be learnt from a relist.
 
-@pytest.mark.parametrize("n,interval,deadline", [
-    pytest.param(SHORT_N, 0.3, 20, id="short"),
-    pytest.param(LONG_N, 2.0, 180, id="long", marks=[pytest.mark.slow, pytest.mark.timeout(600)]),
-])
-def test_history_compacted_every_rewatch_relists(sim, caplog, escaped, monkeypatch, n, interval,
-                                                 deadline):
+
+@pytest.mark.parametrize(
+    "n,interval,deadline",
+    [
+        pytest.param(SHORT_N, 0.3, 20, id="short"),
+        pytest.param(
+            LONG_N, 2.0, 180, id="long", marks=[pytest.mark.slow, pytest.mark.timeout(600)]
+        ),
+    ],
+)
+def test_history_compacted_every_rewatch_relists(
+    sim, caplog, escaped, monkeypatch, n, interval, deadline
+):
     ticks = iter(range(1_000_000))
 
     def compact_and_drop():
@@ -406,10 +471,18 @@ def test_history_compacted_every_rewatch_relists(sim, caplog, escaped, monkeypat
         # every resource), so the compaction passes every informer's last resourceVersion and
         # every re-watch gets 410 Expired.
         i = next(ticks)
-        retrying(lambda: sim_client.request("POST", resource_path("", "v1", "events", NAMESPACE),
-                                            body={"metadata": {"name": f"chaos.{i}"},
-                                                  "involvedObject": {"namespace": NAMESPACE},
-                                                  "reason": "Compaction", "type": "Normal"}))
+        retrying(
+            lambda: sim_client.request(
+                "POST",
+                resource_path("", "v1", "events", NAMESPACE),
+                body={
+                    "metadata": {"name": f"chaos.{i}"},
+                    "involvedObject": {"namespace": NAMESPACE},
+                    "reason": "Compaction",
+                    "type": "Normal",
+                },
+            )
+        )
         sim.faults.compact()
         sim.faults.close_watches()
 
@@ -435,11 +508,16 @@ def test_history_compacted_every_rewatch_relists(sim, caplog, escaped, monkeypat
             # Before the deletions, no list or watch gets through (one rule per resource, so
             # the test can see both informers locked out) and the history is gone: the informers
             # cannot hear of the deletions from a watch; only a relist tells them.
-            blackout.extend(sim.faults.fail_fraction(1.0, 503, verbs=["list", "watch"],
-                                                     resources=[r]) for r in ("foos", "deployments"))
+            blackout.extend(
+                sim.faults.fail_fraction(1.0, 503, verbs=["list", "watch"], resources=[r])
+                for r in ("foos", "deployments")
+            )
             compact_and_drop()
-            wait_for(lambda: all(rule.hits for rule in blackout), timeout=10,
-                     message="both informers locked out")
+            wait_for(
+                lambda: all(rule.hits for rule in blackout),
+                timeout=10,
+                message="both informers locked out",
+            )
         elif phase == "deleted":
             # the deletions are done and their Deployments collected; forget those events too,
             # then let lists through again
@@ -454,8 +532,9 @@ def test_history_compacted_every_rewatch_relists(sim, caplog, escaped, monkeypat
     assert chaos.count >= 4
     assert informer_metric(h, "informer_relists_total", "foos") >= 3
     assert informer_metric(h, "informer_relists_total", "deployments") >= 3
-    tombstones = [r for r in caplog.records
-                  if r.getMessage() == "recovered deleted object from tombstone"]
+    tombstones = [
+        r for r in caplog.records if r.getMessage() == "recovered deleted object from tombstone"
+    ]
     assert len(tombstones) >= 1
     expired = [r for r in caplog.records if "410" in r.getMessage() or "Expired" in r.getMessage()]
     assert expired, "no re-watch met 410 Expired"
@@ -463,18 +542,26 @@ def test_history_compacted_every_rewatch_relists(sim, caplog, escaped, monkeypat
 
 # 3. 20% of requests fail: 429 with Retry-After 1, 500 and 503 in equal shares.
 
-@pytest.mark.parametrize("n,deadline", [
-    pytest.param(SHORT_N, 20, id="short"),
-    pytest.param(LONG_N, 120, id="long", marks=[pytest.mark.slow, pytest.mark.timeout(600)]),
-])
+
+@pytest.mark.parametrize(
+    "n,deadline",
+    [
+        pytest.param(SHORT_N, 20, id="short"),
+        pytest.param(LONG_N, 120, id="long", marks=[pytest.mark.slow, pytest.mark.timeout(600)]),
+    ],
+)
 def test_a_fifth_of_requests_fail(sim, caplog, escaped, monkeypatch, n, deadline):
     each = 1 - 0.8 ** (1 / 3)  # three independent rules: 1 - (1 - p)^3 = 20%
     rules = []
 
     def fault_on(h):
-        rules.extend([sim.faults.fail_fraction(each, 429, retry_after=1, seed=1),
-                      sim.faults.fail_fraction(each, 500, seed=2),
-                      sim.faults.fail_fraction(each, 503, seed=3)])
+        rules.extend(
+            [
+                sim.faults.fail_fraction(each, 429, retry_after=1, seed=1),
+                sim.faults.fail_fraction(each, 500, seed=2),
+                sim.faults.fail_fraction(each, 503, seed=3),
+            ]
+        )
         return None
 
     case = Case(n, deadline, TRANSIENT + INJECTED, compress_backoff=(n == SHORT_N))
@@ -488,10 +575,14 @@ def test_a_fifth_of_requests_fail(sim, caplog, escaped, monkeypatch, n, deadline
 
 # 4. 200 ms added to every request.
 
-@pytest.mark.parametrize("n,workers,deadline", [
-    pytest.param(20, 6, 25, id="short"),
-    pytest.param(LONG_N, 2, 400, id="long", marks=[pytest.mark.slow, pytest.mark.timeout(900)]),
-])
+
+@pytest.mark.parametrize(
+    "n,workers,deadline",
+    [
+        pytest.param(20, 6, 25, id="short"),
+        pytest.param(LONG_N, 2, 400, id="long", marks=[pytest.mark.slow, pytest.mark.timeout(900)]),
+    ],
+)
 def test_slow_server(sim, caplog, escaped, monkeypatch, n, workers, deadline):
     rule = {}
 
@@ -512,19 +603,30 @@ def test_slow_server(sim, caplog, escaped, monkeypatch, n, workers, deadline):
 #    slowed a little so that keys are still queued when the server goes down; it stays down
 #    until the controller has failed and re-queued syncs, then comes back on the same port.
 
-@pytest.mark.parametrize("n,deadline,phases", [
-    pytest.param(SHORT_N, 20, ("created",), id="short"),
-    pytest.param(LONG_N, 120, ("created", "scaled", "deleted", "recreated"), id="long",
-                 marks=[pytest.mark.slow, pytest.mark.timeout(600)]),
-])
-def test_server_restarted_while_work_is_queued(sim, caplog, escaped, monkeypatch, n, deadline,
-                                               phases):
+
+@pytest.mark.parametrize(
+    "n,deadline,phases",
+    [
+        pytest.param(SHORT_N, 20, ("created",), id="short"),
+        pytest.param(
+            LONG_N,
+            120,
+            ("created", "scaled", "deleted", "recreated"),
+            id="long",
+            marks=[pytest.mark.slow, pytest.mark.timeout(600)],
+        ),
+    ],
+)
+def test_server_restarted_while_work_is_queued(
+    sim, caplog, escaped, monkeypatch, n, deadline, phases
+):
     queued_at_restart = []
     slow_creates = []
 
     def fault_on(h):
-        slow_creates.append(sim.faults.add_latency(0.05, verbs=["create"],
-                                                   resources=["deployments"]))
+        slow_creates.append(
+            sim.faults.add_latency(0.05, verbs=["create"], resources=["deployments"])
+        )
         return None
 
     def between(h, phase):
@@ -534,9 +636,14 @@ def test_server_restarted_while_work_is_queued(sim, caplog, escaped, monkeypatch
         queued_at_restart.append(metric(h, "workqueue_depth", name="foo"))
         sim.stop()
         try:
-            wait_for(lambda: metric(h, "controller_runtime_reconcile_errors_total",
-                                    controller="foo") > before,
-                     timeout=10, message="a sync failing against the stopped server")
+            wait_for(
+                lambda: (
+                    metric(h, "controller_runtime_reconcile_errors_total", controller="foo")
+                    > before
+                ),
+                timeout=10,
+                message="a sync failing against the stopped server",
+            )
         finally:
             sim.start()
         for rule in slow_creates:

@@ -67,8 +67,9 @@ class ShiftedClock:
 
 
 def test_in_cluster_config_authenticates_and_verifies_tls(sim, pod_files):
-    cfg = load_client_configuration(environ=pod_environ(sim), token_file=str(pod_files["token"]),
-                                    ca_file=str(pod_files["ca"]))
+    cfg = load_client_configuration(
+        environ=pod_environ(sim), token_file=str(pod_files["token"]), ca_file=str(pod_files["ca"])
+    )
     assert cfg.host == f"https://127.0.0.1:{sim.port}"
     assert cfg.verify_ssl is True and cfg.ssl_ca_cert == str(pod_files["ca"])
 
@@ -84,8 +85,9 @@ def test_in_cluster_config_authenticates_and_verifies_tls(sim, pod_files):
 def test_rotated_token_is_read_again_after_the_refresh_period(sim, pod_files, monkeypatch):
     clock = ShiftedClock()
     monkeypatch.setattr(incluster_config, "datetime", clock.module)
-    cfg = load_client_configuration(environ=pod_environ(sim), token_file=str(pod_files["token"]),
-                                    ca_file=str(pod_files["ca"]))
+    cfg = load_client_configuration(
+        environ=pod_environ(sim), token_file=str(pod_files["token"]), ca_file=str(pod_files["ca"])
+    )
     rest = RESTClient(client.ApiClient(cfg))
     rest.request("GET", DISCOVERY)
 
@@ -106,8 +108,9 @@ def test_a_server_certificate_not_signed_by_the_ca_is_refused(sim, pod_files, tm
     other.mkdir()
     cert, _key = generate_certificate(str(other), "127.0.0.1")  # a different self-signed CA
     shutil.copy(cert, pod_files["ca"])
-    cfg = load_client_configuration(environ=pod_environ(sim), token_file=str(pod_files["token"]),
-                                    ca_file=str(pod_files["ca"]))
+    cfg = load_client_configuration(
+        environ=pod_environ(sim), token_file=str(pod_files["token"]), ca_file=str(pod_files["ca"])
+    )
     before = len(sim.request_log)
     with pytest.raises(TransportError, match="CERTIFICATE_VERIFY_FAILED"):
         RESTClient(client.ApiClient(cfg)).request("GET", DISCOVERY, timeout=5)
@@ -123,5 +126,8 @@ def test_incomplete_pod_environment_falls_back_to_kubeconfig(sim, tmp_path, monk
     monkeypatch.setenv("KUBECONFIG", missing)
     monkeypatch.setattr(kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", missing)  # read at import
     with pytest.raises(ConfigError, match="missing-kubeconfig"):
-        load_client_configuration(environ=pod_environ(sim), token_file=str(tmp_path / "no-token"),
-                                  ca_file=str(tmp_path / "no-ca"))
+        load_client_configuration(
+            environ=pod_environ(sim),
+            token_file=str(tmp_path / "no-token"),
+            ca_file=str(tmp_path / "no-ca"),
+        )

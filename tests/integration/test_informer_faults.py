@@ -36,10 +36,17 @@ def sim():
 
 
 def create(sim, name):
-    sim.rest.create(sim.registry.lookup(GROUP, VERSION, PLURAL), NS, {
-        "apiVersion": f"{GROUP}/{VERSION}", "kind": "Foo", "metadata": {"name": name},
-        "spec": {"deploymentName": name, "replicas": 1},
-    }, {})
+    sim.rest.create(
+        sim.registry.lookup(GROUP, VERSION, PLURAL),
+        NS,
+        {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "Foo",
+            "metadata": {"name": name},
+            "spec": {"deploymentName": name, "replicas": 1},
+        },
+        {},
+    )
 
 
 def requests(sim, verb):
@@ -50,8 +57,9 @@ def informer_with_tiny_backoff(sim):
     """A Foo informer whose own backoff is tiny, so any wait of a second or more can only come
     from Retry-After; and the list of errors its watch error handler saw."""
     lw = ListWatch(RESTClient(sim.api_client), GROUP, VERSION, PLURAL, NS)
-    informer = SharedIndexInformer(lw, name="foos", reflector_options={
-        "backoff": ExponentialBackoff(initial=0.01, cap=0.02)})
+    informer = SharedIndexInformer(
+        lw, name="foos", reflector_options={"backoff": ExponentialBackoff(initial=0.01, cap=0.02)}
+    )
     errors = []
     informer.set_watch_error_handler(lambda r, e: errors.append(e))
     return informer, errors
@@ -68,7 +76,9 @@ def test_429_burst_on_watch_honours_retry_after_without_relisting(sim):
     with RunningInformer(informer) as running:
         assert wait_for_cache_sync(running.stop, informer, timeout=5)
         create(sim, "b")  # arrives once a watch finally gets through
-        wait_until(lambda: names(informer) == ["a", "b"], timeout=5, message="watch after the burst")
+        wait_until(
+            lambda: names(informer) == ["a", "b"], timeout=5, message="watch after the burst"
+        )
     # the server logs a watch when it ends, i.e. once the informer has stopped
     wait_until(lambda: any(r.code == 200 for r in requests(sim, "watch")), message="watch logged")
     watches = requests(sim, "watch")
@@ -119,7 +129,9 @@ class BlackholeProxy:
             pair = {"client": conn, "server": upstream, "watch": False, "hung": False}
             with self.lock:
                 self.pairs.append(pair)
-            threading.Thread(target=self._pump, args=(pair,), name="blackhole-pump", daemon=True).start()
+            threading.Thread(
+                target=self._pump, args=(pair,), name="blackhole-pump", daemon=True
+            ).start()
 
     def _pump(self, pair: dict) -> None:
         c, s = pair["client"], pair["server"]
@@ -164,12 +176,16 @@ def test_hung_watch_is_detected_and_replaced(sim):
         create(sim, "a")
         # Short watches so the test is quick: timeoutSeconds 1, and a read deadline half a second
         # past it. (Defaults: 5-10 minutes, and 5% past.)
-        informer = SharedIndexInformer(lw, name="foos", reflector_options={
-            "min_watch_timeout": 1.0,
-            "rand": lambda: 0.0,
-            "watch_stall_timeout": lambda timeout_seconds: timeout_seconds + 0.5,
-            "backoff": ExponentialBackoff(initial=0.01, cap=0.02),
-        })
+        informer = SharedIndexInformer(
+            lw,
+            name="foos",
+            reflector_options={
+                "min_watch_timeout": 1.0,
+                "rand": lambda: 0.0,
+                "watch_stall_timeout": lambda timeout_seconds: timeout_seconds + 0.5,
+                "backoff": ExponentialBackoff(initial=0.01, cap=0.02),
+            },
+        )
         with RunningInformer(informer) as running:
             assert wait_for_cache_sync(running.stop, informer, timeout=5)
             create(sim, "b")

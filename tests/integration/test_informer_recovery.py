@@ -107,7 +107,7 @@ def test_deletion_missed_during_watch_drop_and_compaction_arrives_as_tombstone(s
         sim.storage.compact()  # ...and the history that would have told us is gone
         sim.start()
         wait_until(lambda: rec.of("delete"), timeout=10, message="the tombstone")
-        (_, key, tombstone), = rec.of("delete")
+        ((_, key, tombstone),) = rec.of("delete")
         assert isinstance(tombstone, DeletedFinalStateUnknown) and key == f"{NS}/a"
         assert tombstone.obj["spec"]["replicas"] == 2  # the last state the cache had
         assert [o["metadata"]["name"] for o in informer.lister().list()] == ["b"]

@@ -40,7 +40,9 @@ def sim():
 @pytest.fixture
 def ns(sim, request):
     """A fresh namespace per test, so tests sharing the module's server do not see each other."""
-    name = "t-" + request.node.name.lower().replace("_", "-").replace("[", "-").replace("]", "")[-50:]
+    name = (
+        "t-" + request.node.name.lower().replace("_", "-").replace("[", "-").replace("]", "")[-50:]
+    )
     client.CoreV1Api(sim.api_client).create_namespace({"metadata": {"name": name}})
     return name
 
@@ -96,7 +98,9 @@ class Recorder:
 
     def on_delete(self, obj):
         with self.lock:
-            self.events.append(("delete", getattr(obj, "key", None) or obj["metadata"]["name"], obj))
+            self.events.append(
+                ("delete", getattr(obj, "key", None) or obj["metadata"]["name"], obj)
+            )
 
     def snapshot(self):
         with self.lock:
@@ -134,7 +138,9 @@ class NoWatchCacheListWatch(ListWatch):
 def test_initial_sync_of_many_objects_across_pages(sim, ns, fifo):
     seed_foos(sim, ns, 1234)
     rest = RESTClient(sim.api_client)
-    informer = foo_informer(sim, ns, fifo, list_watch=NoWatchCacheListWatch(rest, GROUP, VERSION, PLURAL, ns))
+    informer = foo_informer(
+        sim, ns, fifo, list_watch=NoWatchCacheListWatch(rest, GROUP, VERSION, PLURAL, ns)
+    )
     baseline = len(sim.storage.watchers())
     with RunningInformer(informer) as running:
         assert wait_for_cache_sync(running.stop, informer, timeout=10)
@@ -162,7 +168,9 @@ def test_watch_updates_reach_cache_and_handlers(sim, ns, fifo):
     with RunningInformer(informer) as running:
         assert wait_for_cache_sync(running.stop, informer, timeout=5)
         api.create_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, foo_body("b"))
-        api.patch_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, "a", {"spec": {"replicas": 3}})
+        api.patch_namespaced_custom_object(
+            GROUP, VERSION, ns, PLURAL, "a", {"spec": {"replicas": 3}}
+        )
         api.delete_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, "b")
         wait_until(lambda: len(rec.snapshot()) == 4, timeout=5)
         events = rec.snapshot()
@@ -171,7 +179,9 @@ def test_watch_updates_reach_cache_and_handlers(sim, ns, fifo):
         assert ("update", "a", 3) in events
         assert informer.lister().get(ns, "a")["spec"]["replicas"] == 3
         assert [o["metadata"]["name"] for o in informer.lister().by_namespace(ns).list()] == ["a"]
-        server_rv = api.get_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, "a")["metadata"]["resourceVersion"]
+        server_rv = api.get_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, "a")["metadata"][
+            "resourceVersion"
+        ]
         assert int(informer.last_sync_resource_version()) >= int(server_rv)
 
 
@@ -187,11 +197,17 @@ def test_bookmarks_advance_the_resource_version(sim, ns):
         wait_until(watch_opened(sim, baseline), message="watch open")
         before = int(informer.last_sync_resource_version())
         # A write elsewhere moves the global RV; our watch only learns of it through a bookmark.
-        api.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo_body(f"elsewhere-{ns}"))
+        api.create_namespaced_custom_object(
+            GROUP, VERSION, "default", PLURAL, foo_body(f"elsewhere-{ns}")
+        )
         target = sim.resource_version
         assert target > before
         sim.send_bookmarks()
-        wait_until(lambda: int(informer.last_sync_resource_version()) >= target, timeout=5, message="bookmark")
+        wait_until(
+            lambda: int(informer.last_sync_resource_version()) >= target,
+            timeout=5,
+            message="bookmark",
+        )
         assert rec.snapshot() == [("add", "a", True)]  # a bookmark is not an event for handlers
 
 
@@ -212,7 +228,9 @@ def test_two_handlers_one_slow(sim, ns, fifo):
     with RunningInformer(informer) as running:
         assert wait_for_cache_sync(running.stop, fast_reg, timeout=5)
         for i in range(30):
-            api.create_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, foo_body(f"late-{i:02d}"))
+            api.create_namespaced_custom_object(
+                GROUP, VERSION, ns, PLURAL, foo_body(f"late-{i:02d}")
+            )
         wait_until(lambda: len(fast.snapshot()) == 50, timeout=5, message="fast handler")
         assert slow_names == [] and not slow_reg.has_synced()
         release.set()
@@ -236,7 +254,11 @@ def test_stop_is_prompt(sim, ns, fifo):
         assert not runner.thread.is_alive()
         assert time.monotonic() - started < 1.0
     # the server sees the watch go away too
-    wait_until(lambda: len(sim.storage.watchers()) < watchers_before, timeout=3, message="server-side watch closed")
+    wait_until(
+        lambda: len(sim.storage.watchers()) < watchers_before,
+        timeout=3,
+        message="server-side watch closed",
+    )
 
 
 def test_factory_against_kubesim(sim, ns):

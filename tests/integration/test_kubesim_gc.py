@@ -30,10 +30,16 @@ def apps(sim):
 
 def owned_deployment(name: str, owner: dict, block: bool = True) -> dict:
     d = deployment(name)
-    d["metadata"]["ownerReferences"] = [{
-        "apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": owner["metadata"]["name"],
-        "uid": owner["metadata"]["uid"], "controller": True, "blockOwnerDeletion": block,
-    }]
+    d["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": owner["apiVersion"],
+            "kind": owner["kind"],
+            "name": owner["metadata"]["name"],
+            "uid": owner["metadata"]["uid"],
+            "controller": True,
+            "blockOwnerDeletion": block,
+        }
+    ]
     return d
 
 
@@ -59,8 +65,11 @@ def test_background_delete_removes_dependents(sim, custom, apps):
 
 
 def test_dependent_of_owner_that_never_existed_is_deleted(sim, apps):
-    fake = {"apiVersion": f"{GROUP}/{VERSION}", "kind": "Foo",
-            "metadata": {"name": "ghost", "uid": "00000000-0000-0000-0000-000000000000"}}
+    fake = {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "Foo",
+        "metadata": {"name": "ghost", "uid": "00000000-0000-0000-0000-000000000000"},
+    }
     apps.create_namespaced_deployment("default", owned_deployment("web", fake))
     assert gone(lambda: apps.read_namespaced_deployment("web", "default"))
 
@@ -69,8 +78,14 @@ def test_dependent_with_a_live_owner_only_loses_the_dangling_reference(sim, cust
     a = custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("a"))
     b = custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("b"))
     d = owned_deployment("web", a)
-    d["metadata"]["ownerReferences"].append(dict(d["metadata"]["ownerReferences"][0],
-                                                 name="b", uid=b["metadata"]["uid"], controller=False))
+    d["metadata"]["ownerReferences"].append(
+        dict(
+            d["metadata"]["ownerReferences"][0],
+            name="b",
+            uid=b["metadata"]["uid"],
+            controller=False,
+        )
+    )
     apps.create_namespaced_deployment("default", d)
     custom.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "a")
     deadline = time.monotonic() + 3
@@ -86,8 +101,12 @@ def test_foreground_deletes_dependents_before_the_owner(sim, custom, apps):
     owner = custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("f"))
     apps.create_namespaced_deployment("default", owned_deployment("web", owner))
     out = custom.delete_namespaced_custom_object(
-        GROUP, VERSION, "default", PLURAL, "f", propagation_policy="Foreground")
-    assert out["metadata"]["finalizers"] == ["foregroundDeletion"] and out["metadata"]["deletionTimestamp"]
+        GROUP, VERSION, "default", PLURAL, "f", propagation_policy="Foreground"
+    )
+    assert (
+        out["metadata"]["finalizers"] == ["foregroundDeletion"]
+        and out["metadata"]["deletionTimestamp"]
+    )
     assert gone(lambda: custom.get_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "f"))
     with pytest.raises(ApiException) as ei:  # the dependent went first
         apps.read_namespaced_deployment("web", "default")
@@ -98,7 +117,8 @@ def test_orphan_removes_owner_references_key_and_keeps_dependent(sim, custom, ap
     owner = custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("f"))
     apps.create_namespaced_deployment("default", owned_deployment("web", owner))
     out = custom.delete_namespaced_custom_object(
-        GROUP, VERSION, "default", PLURAL, "f", propagation_policy="Orphan")
+        GROUP, VERSION, "default", PLURAL, "f", propagation_policy="Orphan"
+    )
     assert out["metadata"]["finalizers"] == ["orphan"]
     assert gone(lambda: custom.get_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "f"))
     d = apps.read_namespaced_deployment("web", "default")
@@ -114,9 +134,14 @@ def test_removing_last_finalizer_emits_only_deleted_with_last_state(sim, custom)
     custom.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "f")
     rv = sim.resource_version
     w = sim.storage.watch(("samplecontroller.k8s.io", "foos"), None, rv, False)
-    custom.patch_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "f", {"metadata": {"finalizers": None}})
+    custom.patch_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, "f", {"metadata": {"finalizers": None}}
+    )
     items = w.drain(1)
     assert [t for t, _ in items] == ["DELETED"]
     last = items[0][1].obj
-    assert last["metadata"]["finalizers"] == ["example.com/hold"] and last["metadata"]["deletionTimestamp"]
+    assert (
+        last["metadata"]["finalizers"] == ["example.com/hold"]
+        and last["metadata"]["deletionTimestamp"]
+    )
     sim.storage.unwatch(w)

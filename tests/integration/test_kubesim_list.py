@@ -31,12 +31,19 @@ def names(lst) -> list[str]:
 def make_foos(custom, n: int, ns: str = "default") -> None:
     for i in range(n):
         custom.create_namespaced_custom_object(
-            GROUP, VERSION, ns, PLURAL, foo(f"foo-{i:02d}", labels={"tier": "a" if i % 2 else "b", "i": str(i)}))
+            GROUP,
+            VERSION,
+            ns,
+            PLURAL,
+            foo(f"foo-{i:02d}", labels={"tier": "a" if i % 2 else "b", "i": str(i)}),
+        )
 
 
 def test_label_selectors_equality_and_set_based(custom):
     make_foos(custom, 6)
-    ls = lambda s: names(custom.list_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, label_selector=s))  # noqa: E731
+    ls = lambda s: names(
+        custom.list_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, label_selector=s)
+    )  # noqa: E731
     assert ls("tier=a") == ["foo-01", "foo-03", "foo-05"]
     assert ls("tier!=a") == ["foo-00", "foo-02", "foo-04"]
     assert ls("i in (1,2),tier") == ["foo-01", "foo-02"]
@@ -51,9 +58,13 @@ def test_field_selectors(sim, custom):
     make_foos(custom, 3)
     client.CoreV1Api(sim.api_client).create_namespace({"metadata": {"name": "other"}})
     custom.create_namespaced_custom_object(GROUP, VERSION, "other", PLURAL, foo("foo-01"))
-    got = custom.list_cluster_custom_object(GROUP, VERSION, PLURAL, field_selector="metadata.name=foo-01")
+    got = custom.list_cluster_custom_object(
+        GROUP, VERSION, PLURAL, field_selector="metadata.name=foo-01"
+    )
     assert sorted(i["metadata"]["namespace"] for i in got["items"]) == ["default", "other"]
-    got = custom.list_cluster_custom_object(GROUP, VERSION, PLURAL, field_selector="metadata.namespace!=default")
+    got = custom.list_cluster_custom_object(
+        GROUP, VERSION, PLURAL, field_selector="metadata.namespace!=default"
+    )
     assert names(got) == ["foo-01"]
     with pytest.raises(ApiException) as ei:
         custom.list_cluster_custom_object(GROUP, VERSION, PLURAL, field_selector="spec.replicas=1")
@@ -69,20 +80,32 @@ def test_paging_pins_first_page_snapshot(custom):
     # writes between pages are invisible to the rest of this list
     custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("foo-03a"))
     custom.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "foo-04")
-    p2 = custom.list_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, limit=2, _continue=token)
+    p2 = custom.list_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, limit=2, _continue=token
+    )
     assert names(p2) == ["foo-02", "foo-03"] and p2["metadata"]["resourceVersion"] == rv
     p3 = custom.list_namespaced_custom_object(
-        GROUP, VERSION, "default", PLURAL, limit=2, _continue=p2["metadata"]["continue"])
+        GROUP, VERSION, "default", PLURAL, limit=2, _continue=p2["metadata"]["continue"]
+    )
     assert names(p3) == ["foo-04"] and p3["metadata"]["continue"] == ""
     assert "remainingItemCount" not in p3["metadata"]
 
 
 def test_paging_with_selector_may_end_with_empty_page(custom):
     make_foos(custom, 4)
-    p1 = custom.list_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, limit=2, label_selector="tier=b")
+    p1 = custom.list_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, limit=2, label_selector="tier=b"
+    )
     assert names(p1) == ["foo-00", "foo-02"] and "remainingItemCount" not in p1["metadata"]
     p2 = custom.list_namespaced_custom_object(
-        GROUP, VERSION, "default", PLURAL, limit=2, label_selector="tier=b", _continue=p1["metadata"]["continue"])
+        GROUP,
+        VERSION,
+        "default",
+        PLURAL,
+        limit=2,
+        label_selector="tier=b",
+        _continue=p1["metadata"]["continue"],
+    )
     assert names(p2) == [] and p2["metadata"]["continue"] == ""
 
 
@@ -99,17 +122,24 @@ def test_typed_lists_omit_item_kind_and_continue(sim):
 
 def test_resource_version_zero_ignores_limit(custom):
     make_foos(custom, 4)
-    lst = custom.list_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, limit=1, resource_version="0")
+    lst = custom.list_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, limit=1, resource_version="0"
+    )
     assert len(lst["items"]) == 4 and lst["metadata"]["continue"] == ""
 
 
 def test_exact_resource_version_reads_the_past(custom):
     make_foos(custom, 2)
-    rv = custom.list_namespaced_custom_object(GROUP, VERSION, "default", PLURAL)["metadata"]["resourceVersion"]
+    rv = custom.list_namespaced_custom_object(GROUP, VERSION, "default", PLURAL)["metadata"][
+        "resourceVersion"
+    ]
     custom.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "foo-00")
-    custom.patch_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "foo-01", {"spec": {"replicas": 7}})
+    custom.patch_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, "foo-01", {"spec": {"replicas": 7}}
+    )
     old = custom.list_namespaced_custom_object(
-        GROUP, VERSION, "default", PLURAL, resource_version=rv, resource_version_match="Exact")
+        GROUP, VERSION, "default", PLURAL, resource_version=rv, resource_version_match="Exact"
+    )
     assert names(old) == ["foo-00", "foo-01"] and old["items"][1]["spec"]["replicas"] == 1
     assert old["metadata"]["resourceVersion"] == rv
 
@@ -129,9 +159,12 @@ def test_continue_token_older_than_history_is_410(sim, custom):
     make_foos(custom, 3)
     p1 = custom.list_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, limit=1)
     for i in range(120):  # history_size=50: the first page's RV falls out of the window
-        custom.patch_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "foo-00", {"spec": {"replicas": i % 9 + 1}})
+        custom.patch_namespaced_custom_object(
+            GROUP, VERSION, "default", PLURAL, "foo-00", {"spec": {"replicas": i % 9 + 1}}
+        )
     with pytest.raises(ApiException) as ei:
         custom.list_namespaced_custom_object(
-            GROUP, VERSION, "default", PLURAL, limit=1, _continue=p1["metadata"]["continue"])
+            GROUP, VERSION, "default", PLURAL, limit=1, _continue=p1["metadata"]["continue"]
+        )
     st = json.loads(ei.value.body)
     assert (ei.value.status, st["reason"]) == (410, "Expired")

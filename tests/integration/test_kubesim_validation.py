@@ -15,13 +15,15 @@ from tests.integration.test_kubesim_api import FOO_CRD, GROUP, PLURAL, VERSION, 
 CRD = copy.deepcopy(FOO_CRD)
 _spec = CRD["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
 _spec["required"] = ["deploymentName"]
-_spec["properties"].update({
-    "mode": {"type": "string", "enum": ["fast", "slow"]},
-    "tag": {"type": "string", "maxLength": 5, "pattern": "^[a-z]+$"},
-    "size": {"type": "integer", "default": 3},
-    "note": {"type": "string", "nullable": True},
-    "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
-})
+_spec["properties"].update(
+    {
+        "mode": {"type": "string", "enum": ["fast", "slow"]},
+        "tag": {"type": "string", "maxLength": 5, "pattern": "^[a-z]+$"},
+        "size": {"type": "integer", "default": 3},
+        "note": {"type": "string", "nullable": True},
+        "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+    }
+)
 
 
 @pytest.fixture
@@ -45,12 +47,17 @@ def invalid(custom, body) -> dict:
 
 def test_maximum_violation_has_one_cause_with_real_message(custom):
     st = invalid(custom, foo("f", replicas=20))
-    assert st["details"]["causes"] == [{
-        "reason": "FieldValueInvalid",
-        "message": "Invalid value: 20: spec.replicas in body should be less than or equal to 10",
-        "field": "spec.replicas"}]
-    assert st["message"] == ('Foo.samplecontroller.k8s.io "f" is invalid: spec.replicas: Invalid value: 20: '
-                             'spec.replicas in body should be less than or equal to 10')
+    assert st["details"]["causes"] == [
+        {
+            "reason": "FieldValueInvalid",
+            "message": "Invalid value: 20: spec.replicas in body should be less than or equal to 10",
+            "field": "spec.replicas",
+        }
+    ]
+    assert st["message"] == (
+        'Foo.samplecontroller.k8s.io "f" is invalid: spec.replicas: Invalid value: 20: '
+        "spec.replicas in body should be less than or equal to 10"
+    )
 
 
 def test_one_cause_per_bad_field(custom):
@@ -94,9 +101,12 @@ def test_pruning_defaults_nulls_and_integral_floats(custom):
 def test_updates_and_status_are_validated_too(custom):
     create(custom, foo("f"))
     with pytest.raises(ApiException) as ei:
-        custom.patch_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "f", {"spec": {"replicas": 11}})
+        custom.patch_namespaced_custom_object(
+            GROUP, VERSION, "default", PLURAL, "f", {"spec": {"replicas": 11}}
+        )
     assert ei.value.status == 422
     with pytest.raises(ApiException) as ei:
         custom.patch_namespaced_custom_object_status(
-            GROUP, VERSION, "default", PLURAL, "f", {"status": {"availableReplicas": "x"}})
+            GROUP, VERSION, "default", PLURAL, "f", {"status": {"availableReplicas": "x"}}
+        )
     assert ei.value.status == 422

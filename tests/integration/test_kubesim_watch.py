@@ -57,10 +57,14 @@ def test_watch_from_now_sends_synthetic_added_then_changes(custom):
     custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("a"))
     w = watch.Watch()
     seen = []
-    for ev in w.stream(custom.list_namespaced_custom_object, GROUP, VERSION, "default", PLURAL, timeout_seconds=5):
+    for ev in w.stream(
+        custom.list_namespaced_custom_object, GROUP, VERSION, "default", PLURAL, timeout_seconds=5
+    ):
         seen.append((ev["type"], ev["object"]["metadata"]["name"]))
         if len(seen) == 1:
-            custom.patch_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "a", {"spec": {"replicas": 2}})
+            custom.patch_namespaced_custom_object(
+                GROUP, VERSION, "default", PLURAL, "a", {"spec": {"replicas": 2}}
+            )
         if len(seen) == 2:
             custom.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "a")
         if len(seen) == 3:
@@ -70,14 +74,23 @@ def test_watch_from_now_sends_synthetic_added_then_changes(custom):
 
 def test_watch_from_resource_version_replays_only_later_events(sim, custom):
     custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("a"))
-    rv = custom.list_namespaced_custom_object(GROUP, VERSION, "default", PLURAL)["metadata"]["resourceVersion"]
+    rv = custom.list_namespaced_custom_object(GROUP, VERSION, "default", PLURAL)["metadata"][
+        "resourceVersion"
+    ]
     custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("b"))
-    custom.patch_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "a", {"spec": {"replicas": 3}})
-    client.AppsV1Api(sim.api_client).create_namespaced_deployment("default", deployment("web"))  # other resource
+    custom.patch_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, "a", {"spec": {"replicas": 3}}
+    )
+    client.AppsV1Api(sim.api_client).create_namespaced_deployment(
+        "default", deployment("web")
+    )  # other resource
     rw = RawWatch(sim, foo_path(f"resourceVersion={rv}&timeoutSeconds=1"))
     evs = rw.rest()
     rw.close()
-    assert [(e["type"], e["object"]["metadata"]["name"]) for e in evs] == [("ADDED", "b"), ("MODIFIED", "a")]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in evs] == [
+        ("ADDED", "b"),
+        ("MODIFIED", "a"),
+    ]
     assert all(e["object"]["kind"] == "Foo" for e in evs)
     rvs = [int(e["object"]["metadata"]["resourceVersion"]) for e in evs]
     assert rvs == sorted(rvs) and rvs[0] > int(rv)
@@ -86,7 +99,9 @@ def test_watch_from_resource_version_replays_only_later_events(sim, custom):
 def test_too_old_resource_version_is_one_error_event_with_410(sim, custom):
     custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("a"))
     for i in range(60):
-        custom.patch_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "a", {"spec": {"replicas": i % 9 + 1}})
+        custom.patch_namespaced_custom_object(
+            GROUP, VERSION, "default", PLURAL, "a", {"spec": {"replicas": i % 9 + 1}}
+        )
     rw = RawWatch(sim, foo_path("resourceVersion=2"))
     assert rw.resp.status == 200
     evs = rw.rest()
@@ -108,12 +123,22 @@ def test_compact_makes_older_watch_expire(sim, custom):
 
 
 def test_label_selector_entering_and_leaving_become_added_and_deleted(sim, custom):
-    custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("a", labels={"x": "no"}))
+    custom.create_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, foo("a", labels={"x": "no"})
+    )
     rv = sim.resource_version
-    custom.patch_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "a", {"metadata": {"labels": {"x": "yes"}}})
-    custom.patch_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "a", {"spec": {"replicas": 2}})
-    custom.patch_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "a", {"metadata": {"labels": {"x": "no"}}})
-    evs = RawWatch(sim, foo_path(f"resourceVersion={rv}&labelSelector=x%3Dyes&timeoutSeconds=1")).rest()
+    custom.patch_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, "a", {"metadata": {"labels": {"x": "yes"}}}
+    )
+    custom.patch_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, "a", {"spec": {"replicas": 2}}
+    )
+    custom.patch_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, "a", {"metadata": {"labels": {"x": "no"}}}
+    )
+    evs = RawWatch(
+        sim, foo_path(f"resourceVersion={rv}&labelSelector=x%3Dyes&timeoutSeconds=1")
+    ).rest()
     assert [e["type"] for e in evs] == ["ADDED", "MODIFIED", "DELETED"]
     # the DELETED object is the previous state carrying the event's resourceVersion
     assert evs[2]["object"]["metadata"]["labels"] == {"x": "yes"}
@@ -137,32 +162,51 @@ def test_bookmarks_only_when_resource_version_advanced():
         custom = client.CustomObjectsApi(sim.api_client)
         rv = sim.resource_version
         # bookmarks are due every 0.1 s until 2 s before the 2.6 s timeout: none while idle
-        idle = RawWatch(sim, foo_path(f"resourceVersion={rv}&allowWatchBookmarks=true&timeoutSeconds=2.6")).rest()
+        idle = RawWatch(
+            sim, foo_path(f"resourceVersion={rv}&allowWatchBookmarks=true&timeoutSeconds=2.6")
+        ).rest()
         assert idle == []
-        rw = RawWatch(sim, foo_path(f"resourceVersion={rv}&allowWatchBookmarks=true&timeoutSeconds=10"))
+        rw = RawWatch(
+            sim, foo_path(f"resourceVersion={rv}&allowWatchBookmarks=true&timeoutSeconds=10")
+        )
         custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("a"))
         added = rw.next()
         assert added["type"] == "ADDED"
         bm = rw.next()
         rw.close()
-        assert bm == {"type": "BOOKMARK", "object": {
-            "kind": "Foo", "apiVersion": f"{GROUP}/{VERSION}",
-            "metadata": {"resourceVersion": added["object"]["metadata"]["resourceVersion"]}}}
+        assert bm == {
+            "type": "BOOKMARK",
+            "object": {
+                "kind": "Foo",
+                "apiVersion": f"{GROUP}/{VERSION}",
+                "metadata": {"resourceVersion": added["object"]["metadata"]["resourceVersion"]},
+            },
+        }
 
 
 def test_bookmark_on_request(sim, custom):
-    rw = RawWatch(sim, foo_path(f"resourceVersion={sim.resource_version}&allowWatchBookmarks=true&timeoutSeconds=5"))
+    rw = RawWatch(
+        sim,
+        foo_path(
+            f"resourceVersion={sim.resource_version}&allowWatchBookmarks=true&timeoutSeconds=5"
+        ),
+    )
     custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("a"))
     assert rw.next()["type"] == "ADDED"
     sim.send_bookmarks()
     ev = rw.next()
-    assert ev["type"] == "BOOKMARK" and ev["object"]["metadata"]["resourceVersion"] == str(sim.resource_version)
+    assert ev["type"] == "BOOKMARK" and ev["object"]["metadata"]["resourceVersion"] == str(
+        sim.resource_version
+    )
     rw.close()
 
 
 def test_deployment_bookmark_is_an_empty_deployment(sim):
-    rw = RawWatch(sim, f"/apis/apps/v1/namespaces/default/deployments?watch=1&allowWatchBookmarks=true"
-                       f"&resourceVersion={sim.resource_version}&timeoutSeconds=5")
+    rw = RawWatch(
+        sim,
+        f"/apis/apps/v1/namespaces/default/deployments?watch=1&allowWatchBookmarks=true"
+        f"&resourceVersion={sim.resource_version}&timeoutSeconds=5",
+    )
     client.AppsV1Api(sim.api_client).create_namespaced_deployment("default", deployment("web"))
     assert rw.next()["type"] == "ADDED"
     sim.send_bookmarks()
@@ -175,7 +219,12 @@ def test_deployment_bookmark_is_an_empty_deployment(sim):
 def test_send_initial_events_ends_with_annotated_bookmark(sim, custom):
     custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("a"))
     custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("b"))
-    rw = RawWatch(sim, foo_path("sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=5"))
+    rw = RawWatch(
+        sim,
+        foo_path(
+            "sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=5"
+        ),
+    )
     evs = [rw.next() for _ in range(3)]
     assert [e["type"] for e in evs] == ["ADDED", "ADDED", "BOOKMARK"]
     assert evs[2]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
@@ -184,14 +233,24 @@ def test_send_initial_events_ends_with_annotated_bookmark(sim, custom):
     assert rw.next()["object"]["metadata"]["name"] == "c"
     rw.close()
     # sendInitialEvents without NotOlderThan or without bookmarks is 422
-    assert RawWatch(sim, foo_path("sendInitialEvents=true&allowWatchBookmarks=true")).resp.status == 422
-    assert RawWatch(sim, foo_path("sendInitialEvents=true&resourceVersionMatch=NotOlderThan")).resp.status == 422
+    assert (
+        RawWatch(sim, foo_path("sendInitialEvents=true&allowWatchBookmarks=true")).resp.status
+        == 422
+    )
+    assert (
+        RawWatch(
+            sim, foo_path("sendInitialEvents=true&resourceVersionMatch=NotOlderThan")
+        ).resp.status
+        == 422
+    )
 
 
 def test_legacy_watch_path_and_watch_by_name(sim, custom):
     custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("a"))
     custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("b"))
-    evs = RawWatch(sim, f"/apis/{GROUP}/{VERSION}/watch/namespaces/default/foos/b?timeoutSeconds=1").rest()
+    evs = RawWatch(
+        sim, f"/apis/{GROUP}/{VERSION}/watch/namespaces/default/foos/b?timeoutSeconds=1"
+    ).rest()
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in evs] == [("ADDED", "b")]
 
 

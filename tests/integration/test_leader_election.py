@@ -73,9 +73,15 @@ class LeaseHistory:
             return
         spec = ev.obj.obj.get("spec") or {}
         with self._lock:
-            self.writes.append(LeaseWrite(time.monotonic(), ev.rv, spec.get("holderIdentity") or "",
-                                          int(spec.get("leaseDurationSeconds") or 0),
-                                          int(spec.get("leaseTransitions") or 0)))
+            self.writes.append(
+                LeaseWrite(
+                    time.monotonic(),
+                    ev.rv,
+                    spec.get("holderIdentity") or "",
+                    int(spec.get("leaseDurationSeconds") or 0),
+                    int(spec.get("leaseTransitions") or 0),
+                )
+            )
 
     def snapshot(self) -> list[LeaseWrite]:
         with self._lock:
@@ -97,14 +103,21 @@ def assert_never_two_holders(history: LeaseHistory, sim: KubeSim) -> None:
             gap = cur.at - prev.at
             assert gap >= prev.duration, (
                 f"{cur.holder} took the lease {gap:.3f}s after {prev.holder}'s last renewal, "
-                f"before its {prev.duration}s lease had expired: {writes}")
+                f"before its {prev.duration}s lease had expired: {writes}"
+            )
             assert cur.transitions == prev.transitions + 1
+
     # Every successful Lease write went through the recorded history (none slipped past it).
     # A request is logged after its response is sent, so the counts meet between renewals.
     def counts() -> tuple[int, int]:
-        logged = sum(1 for r in sim.request_log
-                     if r.resource == "leases" and r.verb in ("create", "update")
-                     and r.code in (200, 201) and r.user_agent == USER_AGENT)
+        logged = sum(
+            1
+            for r in sim.request_log
+            if r.resource == "leases"
+            and r.verb in ("create", "update")
+            and r.code in (200, 201)
+            and r.user_agent == USER_AGENT
+        )
         return logged, len(history.snapshot())
 
     poll(lambda: (c := counts())[0] == c[1], timeout=5, message="logged writes == history")
@@ -120,8 +133,12 @@ def sim():
 def replicas(sim, tmp_path):
     """Start two replicas; the fixture kills whatever is left at the end."""
     history = LeaseHistory(sim)
-    procs = [ControllerProcess.against(sim, tmp_path, *FAST_LEADER_ELECTION, "--leader-elect-namespace",
-                               "default", name=name) for name in ("replica-a", "replica-b")]
+    procs = [
+        ControllerProcess.against(
+            sim, tmp_path, *FAST_LEADER_ELECTION, "--leader-elect-namespace", "default", name=name
+        )
+        for name in ("replica-a", "replica-b")
+    ]
     yield procs, history
     for p in procs:
         p.close()
@@ -143,8 +160,9 @@ def test_exactly_one_leads_and_the_standby_takes_over_after_sigkill(sim, replica
     leader, standby = leader_and_standby(sim, procs, history)
 
     # Exactly one leads, by the Lease and by each replica's own account.
-    assert poll(lambda: leader.metric("leader_election_master_status",
-                                      {"name": "sample-controller"}) == 1)
+    assert poll(
+        lambda: leader.metric("leader_election_master_status", {"name": "sample-controller"}) == 1
+    )
     assert standby.metric("leader_election_master_status", {"name": "sample-controller"}) == 0
     assert not standby.has_log("became leader")
     # Both are ready: the leader once its caches synced, the standby while it waits.
@@ -156,8 +174,11 @@ def test_exactly_one_leads_and_the_standby_takes_over_after_sigkill(sim, replica
     assert leader.wait_exit() == -signal.SIGKILL
     last_renewal = history.last_write_by(leader.identity)
 
-    takeover = poll(lambda: history.first_write_by(standby.identity), timeout=10,
-                    message="the standby to take the lease")
+    takeover = poll(
+        lambda: history.first_write_by(standby.identity),
+        timeout=10,
+        message="the standby to take the lease",
+    )
     standby.wait_log("became leader")
     # Not before the dead leader's lease expired, and not much after.
     waited = takeover.at - last_renewal.at
@@ -167,12 +188,18 @@ def test_exactly_one_leads_and_the_standby_takes_over_after_sigkill(sim, replica
 
     # The new leader does the work.
     api = RESTClient(sim.new_api_client())
-    api.request("POST", resource_path("samplecontroller.k8s.io", "v1alpha1", "foos", "default"),
-                body=foo("after-failover"))
-    poll(lambda: sim.storage.get(("apps", "deployments"), "default", "after-failover"),
-         message="the new leader to create the Deployment")
-    assert poll(lambda: standby.metric("leader_election_master_status",
-                                       {"name": "sample-controller"}) == 1)
+    api.request(
+        "POST",
+        resource_path("samplecontroller.k8s.io", "v1alpha1", "foos", "default"),
+        body=foo("after-failover"),
+    )
+    poll(
+        lambda: sim.storage.get(("apps", "deployments"), "default", "after-failover"),
+        message="the new leader to create the Deployment",
+    )
+    assert poll(
+        lambda: standby.metric("leader_election_master_status", {"name": "sample-controller"}) == 1
+    )
     assert_never_two_holders(history, sim)
 
 
@@ -187,8 +214,11 @@ def test_sigterm_releases_the_lease_at_once_and_exits_0(sim, replicas):
     assert release.holder == "" and release.duration == 1, history.snapshot()
     assert leader.has_log("released leader lease")
 
-    takeover = poll(lambda: history.first_write_by(standby.identity, after=release.at),
-                    timeout=5, message="the standby to take the released lease")
+    takeover = poll(
+        lambda: history.first_write_by(standby.identity, after=release.at),
+        timeout=5,
+        message="the standby to take the released lease",
+    )
     # At the standby's next poll, far sooner than a lease duration.
     assert takeover.at - release.at <= MAX_POLL + SLACK < LEASE_DURATION + MAX_POLL
     standby.wait_log("became leader")
@@ -208,8 +238,10 @@ def test_standby_waits_while_the_stopping_leader_drains_longer_than_a_lease(sim,
     drain = LEASE_DURATION + 1.0
     rule = sim.faults.add_latency(drain, verbs=["create"], resources=["deployments"])
     RESTClient(sim.new_api_client()).request(
-        "POST", resource_path("samplecontroller.k8s.io", "v1alpha1", "foos", "default"),
-        body=foo("long-drain"))
+        "POST",
+        resource_path("samplecontroller.k8s.io", "v1alpha1", "foos", "default"),
+        body=foo("long-drain"),
+    )
     poll(lambda: rule.hits >= 1, message="the slow Deployment create to be in flight")
 
     leader.send(signal.SIGTERM)
@@ -221,7 +253,10 @@ def test_standby_waits_while_the_stopping_leader_drains_longer_than_a_lease(sim,
     assert release is not None, f"the lease was not released after the drain: {writes}"
     renewals = [w for w in writes if signalled < w.at < release.at and w.holder == leader.identity]
     assert len(renewals) >= int(LEASE_DURATION / RETRY_PERIOD), writes  # renewed while draining
-    takeover = poll(lambda: history.first_write_by(standby.identity), timeout=5,
-                    message="the standby to take over")
+    takeover = poll(
+        lambda: history.first_write_by(standby.identity),
+        timeout=5,
+        message="the standby to take over",
+    )
     assert takeover.at > release.at, "the standby took over while the old leader still worked"
     assert_never_two_holders(history, sim)

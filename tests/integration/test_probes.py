@@ -40,8 +40,11 @@ def test_readyz_fails_until_caches_sync_then_passes(sim, proc_factory):
     assert proc.get("health-probes", "/healthz") == (200, "ok")
 
     sim.faults.remove(rule)  # the reflector's next attempt (after its 0.8-1.6 s backoff) lists
-    poll(lambda: proc.get("health-probes", "/readyz") == (200, "ok"), timeout=8,
-         message="/readyz 200 after the caches synced")
+    poll(
+        lambda: proc.get("health-probes", "/readyz") == (200, "ok"),
+        timeout=8,
+        message="/readyz 200 after the caches synced",
+    )
     code, body = proc.get("health-probes", "/readyz?verbose")
     assert code == 200 and "[+]informer-sync ok" in body
     assert proc.get("health-probes", "/nope")[0] == 404
@@ -71,10 +74,15 @@ def test_metrics_endpoint_serves_every_family(sim, proc_factory):
     proc.wait_log("became leader")
     poll(lambda: proc.get("health-probes", "/readyz")[0] == 200, message="ready")
     api = RESTClient(sim.new_api_client())
-    api.request("POST", resource_path("samplecontroller.k8s.io", "v1alpha1", "foos", "default"),
-                body=foo("metered"))
-    poll(lambda: proc.has_log("successfully synced", key="default/metered"),
-         message="a reconcile of default/metered")
+    api.request(
+        "POST",
+        resource_path("samplecontroller.k8s.io", "v1alpha1", "foos", "default"),
+        body=foo("metered"),
+    )
+    poll(
+        lambda: proc.has_log("successfully synced", key="default/metered"),
+        message="a reconcile of default/metered",
+    )
 
     code, body = proc.get("metrics", "/metrics")
     assert code == 200
@@ -85,8 +93,9 @@ def test_metrics_endpoint_serves_every_family(sim, proc_factory):
     assert value(found, "workqueue_work_duration_seconds_count", name="foo") >= 1
     assert value(found, "workqueue_retries_total", name="foo") is not None
     # reconciles, controller-runtime's names
-    assert value(found, "controller_runtime_reconcile_total", controller="foo",
-                 result="success") >= 1
+    assert (
+        value(found, "controller_runtime_reconcile_total", controller="foo", result="success") >= 1
+    )
     # (errors happen: a status write from a cache one event behind gets a 409 and is retried)
     assert value(found, "controller_runtime_reconcile_errors_total", controller="foo") is not None
     assert value(found, "controller_runtime_reconcile_time_seconds_count", controller="foo") >= 1
@@ -102,9 +111,14 @@ def test_metrics_endpoint_serves_every_family(sim, proc_factory):
     assert value(found, "python_info") == 1
     # every series the README's metrics table names is served
     readme = (ROOT / "README.md").read_text()
-    table = readme[readme.index("\n### Metrics\n"):readme.index("\n### Leader election\n")]
-    named = set(re.findall(r"`((?:workqueue|controller_runtime|informer|leader_election|python)"
-                           r"_[a-z_]+)`", table))
+    table = readme[readme.index("\n### Metrics\n") : readme.index("\n### Leader election\n")]
+    named = set(
+        re.findall(
+            r"`((?:workqueue|controller_runtime|informer|leader_election|python)"
+            r"_[a-z_]+)`",
+            table,
+        )
+    )
     served = {n for n, _ in found} | {f.name for f in text_string_to_metric_families(body)}
     assert named and named <= served, named - served
     # the health endpoints are on their own port, /metrics is not served there

@@ -45,8 +45,19 @@ DEPLOYMENTS = ("apps", "v1", "deployments")
 # The default ClusterRole system:discovery, bound to system:authenticated: GET of these
 # non-resource URLs ("/x/*" is a prefix match), kubernetes plugin/pkg/auth/authorizer/rbac/
 # bootstrappolicy/policy.go.
-SYSTEM_DISCOVERY_URLS = ("/livez", "/readyz", "/healthz", "/version", "/version/", "/openapi",
-                         "/openapi/*", "/api", "/api/*", "/apis", "/apis/*")
+SYSTEM_DISCOVERY_URLS = (
+    "/livez",
+    "/readyz",
+    "/healthz",
+    "/version",
+    "/version/",
+    "/openapi",
+    "/openapi/*",
+    "/api",
+    "/api/*",
+    "/apis",
+    "/apis/*",
+)
 
 
 def load_manifests() -> list[dict]:
@@ -89,23 +100,40 @@ def grants_for_service_account(docs: list[dict]) -> list[Grant]:
     dep = deployment(docs)
     sa_ns = dep["metadata"]["namespace"]
     sa_name = dep["spec"]["template"]["spec"]["serviceAccountName"]
-    assert any(d["kind"] == "ServiceAccount" and d["metadata"]["name"] == sa_name
-               and d["metadata"]["namespace"] == sa_ns for d in docs), "ServiceAccount missing"
-    roles = {(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]): d
-             for d in docs if d["kind"] in ("Role", "ClusterRole")}
+    assert any(
+        d["kind"] == "ServiceAccount"
+        and d["metadata"]["name"] == sa_name
+        and d["metadata"]["namespace"] == sa_ns
+        for d in docs
+    ), "ServiceAccount missing"
+    roles = {
+        (d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]): d
+        for d in docs
+        if d["kind"] in ("Role", "ClusterRole")
+    }
     grants = []
     for binding in (d for d in docs if d["kind"] in ("RoleBinding", "ClusterRoleBinding")):
-        if not any(s["kind"] == "ServiceAccount" and s["name"] == sa_name
-                   and s.get("namespace") == sa_ns for s in binding.get("subjects") or []):
+        if not any(
+            s["kind"] == "ServiceAccount" and s["name"] == sa_name and s.get("namespace") == sa_ns
+            for s in binding.get("subjects") or []
+        ):
             continue
         ref = binding["roleRef"]
         scope = binding["metadata"].get("namespace") if binding["kind"] == "RoleBinding" else None
         role = roles.get((ref["kind"], scope if ref["kind"] == "Role" else None, ref["name"]))
-        assert role is not None, f"{binding['kind']}/{binding['metadata']['name']} refers to " \
-                                 f"a missing {ref['kind']}/{ref['name']}"
+        assert role is not None, (
+            f"{binding['kind']}/{binding['metadata']['name']} refers to "
+            f"a missing {ref['kind']}/{ref['name']}"
+        )
         for rule in role.get("rules") or []:
-            grants.append(Grant(scope, rule, f"{ref['kind']}/{ref['name']} via "
-                                             f"{binding['kind']}/{binding['metadata']['name']}"))
+            grants.append(
+                Grant(
+                    scope,
+                    rule,
+                    f"{ref['kind']}/{ref['name']} via "
+                    f"{binding['kind']}/{binding['metadata']['name']}",
+                )
+            )
     return grants
 
 
@@ -133,7 +161,8 @@ def attributes(record: RequestRecord) -> Attributes:
 def discovery_allows(record: RequestRecord) -> bool:
     return record.verb == "get" and any(
         fnmatchcase(record.path, url) if url.endswith("*") else record.path == url
-        for url in SYSTEM_DISCOVERY_URLS)
+        for url in SYSTEM_DISCOVERY_URLS
+    )
 
 
 @pytest.fixture(scope="module")
@@ -156,8 +185,11 @@ def lifecycle(docs, tmp_path) -> list[RequestRecord]:
     namespace = dep["metadata"]["namespace"]
     [container] = dep["spec"]["template"]["spec"]["containers"]
     # The env the downward API gives the pod (fieldRef metadata.namespace).
-    env = {e["name"]: namespace for e in container.get("env") or []
-           if (e.get("valueFrom") or {}).get("fieldRef", {}).get("fieldPath") == "metadata.namespace"}
+    env = {
+        e["name"]: namespace
+        for e in container.get("env") or []
+        if (e.get("valueFrom") or {}).get("fieldRef", {}).get("fieldPath") == "metadata.namespace"
+    }
     assert env.get("POD_NAMESPACE") == namespace
     with KubeSim(crds=[CRD], deployment_status_delay=0.1) as sim:
         api = RESTClient(sim.new_api_client())
@@ -166,38 +198,79 @@ def lifecycle(docs, tmp_path) -> list[RequestRecord]:
         # rule counts watches as they start, so the test can wait until all are logged.
         watches = sim.faults.add_latency(0.0, verbs=["watch"])
         # The manifest's args, then test-only overrides: loopback endpoints, fast leases.
-        proc = ControllerProcess.against(sim, tmp_path, *container.get("args", []), *FAST_LEADER_ELECTION,
-                                 "--metrics-bind-address", "127.0.0.1:0",
-                                 "--health-probe-bind-address", "127.0.0.1:0", env=env)
+        proc = ControllerProcess.against(
+            sim,
+            tmp_path,
+            *container.get("args", []),
+            *FAST_LEADER_ELECTION,
+            "--metrics-bind-address",
+            "127.0.0.1:0",
+            "--health-probe-bind-address",
+            "127.0.0.1:0",
+            env=env,
+        )
         try:
             proc.wait_log("became leader")
             poll(lambda: proc.get("health-probes", "/readyz")[0] == 200, message="ready")
 
             # create -> Deployment created, status written, Synced event
             api.request("POST", resource_path(*FOOS, "default"), body=foo("alpha"))
-            poll(lambda: ((api.request("GET", resource_path(*FOOS, "default", "alpha"))
-                           .get("status") or {}).get("availableReplicas") == 1),
-                 message="alpha available")
+            poll(
+                lambda: (
+                    (
+                        api.request("GET", resource_path(*FOOS, "default", "alpha")).get("status")
+                        or {}
+                    ).get("availableReplicas")
+                    == 1
+                ),
+                message="alpha available",
+            )
             # scale -> Deployment updated, status written again, the same event patched
-            api.request("PATCH", resource_path(*FOOS, "default", "alpha"),
-                        body={"spec": {"replicas": 2}},
-                        content_type="application/merge-patch+json")
-            poll(lambda: ((api.request("GET", resource_path(*FOOS, "default", "alpha"))
-                           .get("status") or {}).get("availableReplicas") == 2),
-                 message="alpha scaled")
+            api.request(
+                "PATCH",
+                resource_path(*FOOS, "default", "alpha"),
+                body={"spec": {"replicas": 2}},
+                content_type="application/merge-patch+json",
+            )
+            poll(
+                lambda: (
+                    (
+                        api.request("GET", resource_path(*FOOS, "default", "alpha")).get("status")
+                        or {}
+                    ).get("availableReplicas")
+                    == 2
+                ),
+                message="alpha scaled",
+            )
             # a Deployment owned by someone else -> repeated warnings, patched
-            api.request("POST", resource_path(*DEPLOYMENTS, "default"), body={
-                "metadata": {"name": "taken"},
-                "spec": {"selector": {"matchLabels": {"app": "x"}},
-                         "template": {"metadata": {"labels": {"app": "x"}},
-                                      "spec": {"containers": [{"name": "c", "image": "x"}]}}}})
-            api.request("POST", resource_path(*FOOS, "default"),
-                        body=foo("collider", deployment_name="taken"))
+            api.request(
+                "POST",
+                resource_path(*DEPLOYMENTS, "default"),
+                body={
+                    "metadata": {"name": "taken"},
+                    "spec": {
+                        "selector": {"matchLabels": {"app": "x"}},
+                        "template": {
+                            "metadata": {"labels": {"app": "x"}},
+                            "spec": {"containers": [{"name": "c", "image": "x"}]},
+                        },
+                    },
+                },
+            )
+            api.request(
+                "POST",
+                resource_path(*FOOS, "default"),
+                body=foo("collider", deployment_name="taken"),
+            )
 
             def repeated(reason: str, name: str) -> bool:
                 events = api.request("GET", resource_path("", "v1", "events", "default"))["items"]
-                return any(e["reason"] == reason and e["involvedObject"]["name"] == name
-                           and e.get("count", 1) >= 2 for e in events)
+                return any(
+                    e["reason"] == reason
+                    and e["involvedObject"]["name"] == name
+                    and e.get("count", 1) >= 2
+                    for e in events
+                )
 
             poll(lambda: repeated("ErrResourceExists", "collider"), message="a repeated warning")
             poll(lambda: repeated("Synced", "alpha"), message="a repeated Synced event")
@@ -207,8 +280,10 @@ def lifecycle(docs, tmp_path) -> list[RequestRecord]:
             assert proc.has_log("released leader lease")
         finally:
             proc.close()
-        poll(lambda: sum(r.verb == "watch" for r in sim.request_log) == watches.hits,
-             message="every watch stream to end and be logged")
+        poll(
+            lambda: sum(r.verb == "watch" for r in sim.request_log) == watches.hits,
+            message="every watch stream to end and be logged",
+        )
         return [r for r in sim.request_log if r.user_agent == USER_AGENT]
 
 
@@ -227,8 +302,9 @@ def test_every_request_is_allowed_and_every_rule_is_used(docs, lifecycle):
         a = attributes(record)
         matching = [g for g in grants if allows(g, a)]
         if not matching:
-            denied.append(f"{a.verb} {a.group or 'core'}/{a.resource} ns={a.namespace!r} "
-                          f"name={a.name!r}")
+            denied.append(
+                f"{a.verb} {a.group or 'core'}/{a.resource} ns={a.namespace!r} name={a.name!r}"
+            )
         used.append(a)
     assert not denied, "requests the RBAC does not allow:\n" + "\n".join(sorted(set(denied)))
     assert discovery == {"/apis/samplecontroller.k8s.io/v1alpha1"}, discovery
@@ -242,40 +318,72 @@ def test_every_request_is_allowed_and_every_rule_is_used(docs, lifecycle):
             for group in rule["apiGroups"]:
                 for resource in rule["resources"]:
                     for name in rule.get("resourceNames") or [None]:
-                        narrow = Grant(grant.namespace, {
-                            "verbs": [verb], "apiGroups": [group], "resources": [resource],
-                            **({"resourceNames": [name]} if name else {})}, grant.source)
+                        narrow = Grant(
+                            grant.namespace,
+                            {
+                                "verbs": [verb],
+                                "apiGroups": [group],
+                                "resources": [resource],
+                                **({"resourceNames": [name]} if name else {}),
+                            },
+                            grant.source,
+                        )
                         if not any(allows(narrow, a) for a in used):
-                            unused.append(f"{grant.source}: {verb} {group or 'core'}/{resource}"
-                                          + (f" name={name}" if name else ""))
+                            unused.append(
+                                f"{grant.source}: {verb} {group or 'core'}/{resource}"
+                                + (f" name={name}" if name else "")
+                            )
     assert not unused, "rules no request needed (not least privilege):\n" + "\n".join(unused)
 
 
 def test_allows_is_the_rbac_rule_match():
     """The matcher itself, on the cases the manifests rely on (a test that can fail)."""
-    lease = {"verbs": ["get", "update"], "apiGroups": ["coordination.k8s.io"],
-             "resources": ["leases"], "resourceNames": ["sample-controller"]}
+    lease = {
+        "verbs": ["get", "update"],
+        "apiGroups": ["coordination.k8s.io"],
+        "resources": ["leases"],
+        "resourceNames": ["sample-controller"],
+    }
     in_ns = Grant("sample-controller-system", lease, "Role/x")
-    ok = Attributes("get", "coordination.k8s.io", "leases", "sample-controller-system",
-                    "sample-controller")
+    ok = Attributes(
+        "get", "coordination.k8s.io", "leases", "sample-controller-system", "sample-controller"
+    )
     assert allows(in_ns, ok)
     assert not allows(in_ns, Attributes(**{**ok.__dict__, "namespace": "default"}))
     assert not allows(in_ns, Attributes(**{**ok.__dict__, "name": "other"}))
     assert not allows(in_ns, Attributes(**{**ok.__dict__, "verb": "create", "name": ""}))
-    status = Grant(None, {"verbs": ["update"], "apiGroups": ["samplecontroller.k8s.io"],
-                          "resources": ["foos/status"]}, "ClusterRole/y")
+    status = Grant(
+        None,
+        {
+            "verbs": ["update"],
+            "apiGroups": ["samplecontroller.k8s.io"],
+            "resources": ["foos/status"],
+        },
+        "ClusterRole/y",
+    )
     upd = Attributes("update", "samplecontroller.k8s.io", "foos/status", "ns", "a")
     assert allows(status, upd)
     assert not allows(status, Attributes(**{**upd.__dict__, "resource": "foos"}))
     assert not allows(status, Attributes(**{**upd.__dict__, "group": "apps"}))
-    assert discovery_allows(RequestRecord("get", "/apis/samplecontroller.k8s.io/v1alpha1", "", "",
-                                          "", "u", "ua", 200, 0.0, 0.0))
-    assert not discovery_allows(RequestRecord("get", "/metrics", "", "", "", "u", "ua", 200,
-                                              0.0, 0.0))
+    assert discovery_allows(
+        RequestRecord(
+            "get", "/apis/samplecontroller.k8s.io/v1alpha1", "", "", "", "u", "ua", 200, 0.0, 0.0
+        )
+    )
+    assert not discovery_allows(
+        RequestRecord("get", "/metrics", "", "", "", "u", "ua", 200, 0.0, 0.0)
+    )
 
 
 def test_manifest_files_exist():
-    for name in ("namespace.yaml", "service-account.yaml", "rbac.yaml", "deployment.yaml",
-                 "service.yaml", "example-foo.yaml", "kustomization.yaml"):
+    for name in (
+        "namespace.yaml",
+        "service-account.yaml",
+        "rbac.yaml",
+        "deployment.yaml",
+        "service.yaml",
+        "example-foo.yaml",
+        "kustomization.yaml",
+    ):
         assert (MANIFESTS / name).is_file(), name
     assert Path(ROOT / "crds" / "kustomization.yaml").is_file()

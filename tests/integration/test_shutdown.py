@@ -38,8 +38,9 @@ def start_slow_reconcile(sim: KubeSim, proc: ControllerProcess, seconds: float):
     """Create a Foo whose Deployment create takes `seconds`; return once it is in flight."""
     rule = sim.faults.add_latency(seconds, verbs=["create"], resources=["deployments"])
     poll(lambda: proc.get("health-probes", "/readyz")[0] == 200, message="controller ready")
-    RESTClient(sim.new_api_client()).request("POST", resource_path(*FOOS, "default"),
-                                             body=foo("slow"))
+    RESTClient(sim.new_api_client()).request(
+        "POST", resource_path(*FOOS, "default"), body=foo("slow")
+    )
     poll(lambda: rule.hits >= 1, message="the Deployment create to reach the server")
     return rule
 
@@ -74,7 +75,8 @@ def test_sigterm_finishes_the_inflight_reconcile_releases_and_exits_0(sim, proc_
     event = index_of(log, lambda r: r.verb == "create" and r.resource == "events")
     assert log[status].code == 200 and log[event].code == 201
     events = RESTClient(sim.new_api_client()).request(
-        "GET", resource_path("", "v1", "events", "default"))["items"]
+        "GET", resource_path("", "v1", "events", "default")
+    )["items"]
     assert [e["reason"] for e in events if e["involvedObject"]["name"] == "slow"] == ["Synced"]
     # ... and only then was the Lease released (no holder, 1 s).
     release = max(i for i, r in enumerate(log) if r.verb == "update" and r.resource == "leases")

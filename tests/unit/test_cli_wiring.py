@@ -38,6 +38,7 @@ def run_with(monkeypatch, *flags):
     stop = threading.Event()
     stop.set()  # run returns at once: the caches never sync
     from prometheus_client import CollectorRegistry
+
     assert cli.run(args, rest=None, stop=stop, registry=CollectorRegistry()) == 0
     return [f.kwargs for f in RecordingFactory.made]
 
@@ -49,7 +50,9 @@ def test_managed_fields_are_stripped_by_default(monkeypatch):
 
 
 def test_no_strip_managed_fields_keeps_them(monkeypatch):
-    made = run_with(monkeypatch, "--no-strip-managed-fields", "--fifo", "delta", "--namespace", "ns1")
+    made = run_with(
+        monkeypatch, "--no-strip-managed-fields", "--fifo", "delta", "--namespace", "ns1"
+    )
     assert [k["transform"] for k in made] == [None, None]
     assert {k["fifo"] for k in made} == {"delta"} and {k["namespace"] for k in made} == {"ns1"}
 

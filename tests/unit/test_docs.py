@@ -53,7 +53,9 @@ DOCS = ROOT / "docs"
 DOC_NAMES = ["architecture.md", "walkthrough.md", "client-go-map.md", "exercises.md"]
 OUR_PACKAGES = ("workqueue", "client", "informer", "tools", "controller", "kubesim")
 FOOS = ("samplecontroller.k8s.io", "v1alpha1", "foos")
-SESSION_KUBECONFIG = "/tmp/kubesim.kubeconfig"  # the path the walkthrough uses; swapped for a temp file
+SESSION_KUBECONFIG = (
+    "/tmp/kubesim.kubeconfig"  # the path the walkthrough uses; swapped for a temp file
+)
 
 
 def doc(name: str) -> str:
@@ -106,9 +108,16 @@ def resolve(dotted: str) -> Any:
 
 def test_every_quoted_name_of_ours_resolves():
     # `controller.go` is sample-controller's file, not a name of ours
-    names = sorted({span for _, span in all_inline_code()
-                    if DOTTED.match(span) and "." in span and not span.endswith(".go")})
-    assert len(names) > 100, "the docs name fewer of our functions than expected: is the parser broken?"
+    names = sorted(
+        {
+            span
+            for _, span in all_inline_code()
+            if DOTTED.match(span) and "." in span and not span.endswith(".go")
+        }
+    )
+    assert len(names) > 100, (
+        "the docs name fewer of our functions than expected: is the parser broken?"
+    )
     broken = []
     for name in names:
         try:
@@ -127,7 +136,9 @@ def test_every_quoted_path_and_test_exists():
         if not PATHLIKE.match(span) or not (span.endswith("/") or "." in span.rsplit("/", 1)[-1]):
             continue
         path, _, func = span.partition("::")
-        if not (path.endswith("/") or path.endswith((".py", ".yaml", ".md", ".dot", ".svg", ".toml"))):
+        if not (
+            path.endswith("/") or path.endswith((".py", ".yaml", ".md", ".dot", ".svg", ".toml"))
+        ):
             continue
         checked += 1
         target = ROOT / path
@@ -199,8 +210,13 @@ _help_cache: dict[str, str] = {}
 
 def help_text(module: str) -> str:
     if module not in _help_cache:
-        out = subprocess.run([sys.executable, "-m", module, "--help"], cwd=ROOT, capture_output=True,
-                             text=True, timeout=60)
+        out = subprocess.run(
+            [sys.executable, "-m", module, "--help"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert out.returncode == 0, f"python -m {module} --help failed: {out.stderr[-500:]}"
         _help_cache[module] = out.stdout
     return _help_cache[module]
@@ -235,11 +251,17 @@ def check_static(cmd: str) -> str | None:
                 return f"sample-controller does not accept {args}"
             return None
         text = help_text(module)
-        unknown = [a.split("=")[0] for a in args if a.startswith("--") and a.split("=")[0] not in text]
+        unknown = [
+            a.split("=")[0] for a in args if a.startswith("--") and a.split("=")[0] not in text
+        ]
         return f"python -m {module} has no flags {unknown}" if unknown else None
     if word == "dot":
         inputs = [a for a in argv[1:] if a.endswith(".dot")]
-        return None if inputs and all((ROOT / a).exists() for a in inputs) else f"dot input missing in {cmd!r}"
+        return (
+            None
+            if inputs and all((ROOT / a).exists() for a in inputs)
+            else f"dot input missing in {cmd!r}"
+        )
     if word == "kubectl":
         return None  # run in the live session
     return f"no rule to check {cmd!r}: add one to tests/unit/test_docs.py"
@@ -287,9 +309,12 @@ def settle(api: RESTClient, timeout: float = 15.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         foos = api.request("GET", resource_path(*FOOS, "default"))["items"]
-        if all((f.get("status") or {}).get("observedGeneration") == f["metadata"].get("generation")
-               and (f.get("status") or {}).get("availableReplicas") == (f.get("spec") or {}).get("replicas", 1)
-               for f in foos):
+        if all(
+            (f.get("status") or {}).get("observedGeneration") == f["metadata"].get("generation")
+            and (f.get("status") or {}).get("availableReplicas")
+            == (f.get("spec") or {}).get("replicas", 1)
+            for f in foos
+        ):
             return
         time.sleep(0.02)
     raise AssertionError("the controller did not converge after a documented command")
@@ -301,7 +326,9 @@ def controller_args_from_walkthrough() -> list[str]:
         _, argv = split_command(c["cmd"])
         if argv[:3] == ["python", "-m", "controller"] and "--help" not in argv:
             return argv[3:]
-    raise AssertionError("the walkthrough no longer starts the controller with python -m controller")
+    raise AssertionError(
+        "the walkthrough no longer starts the controller with python -m controller"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -309,8 +336,12 @@ def session(tmp_path_factory) -> Iterator[dict]:
     out: dict[str, Any] = {"kubectl": [], "kubectl_skipped": False}
     demo_log = tmp_path_factory.mktemp("demo") / "demo.txt"
     with open(demo_log, "w") as sink:
-        demo = subprocess.Popen([sys.executable, "-m", "controller.demo"], cwd=ROOT, stdout=sink,
-                                stderr=subprocess.STDOUT)
+        demo = subprocess.Popen(
+            [sys.executable, "-m", "controller.demo"],
+            cwd=ROOT,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
     lines: list[str] = []
     handler = logging.Handler()
     formatter = TextFormatter()
@@ -322,19 +353,29 @@ def session(tmp_path_factory) -> Iterator[dict]:
     trace_logger = logging.getLogger("controller.trace")
     old_trace_level = trace_logger.level
     try:
-        with KubeSim(crds=[str(ROOT / "crds" / "foo-crd.yaml")], deployment_status_delay=0.2) as sim, \
-                tempfile.TemporaryDirectory(prefix="test-docs-") as tmp:
+        with (
+            KubeSim(crds=[str(ROOT / "crds" / "foo-crd.yaml")], deployment_status_delay=0.2) as sim,
+            tempfile.TemporaryDirectory(prefix="test-docs-") as tmp,
+        ):
             kubeconfig = str(sim.write_kubeconfig(Path(tmp) / "kubeconfig"))
             args = build_parser().parse_args(controller_args_from_walkthrough())
-            rest = RESTClient(sim.new_api_client(), qps=args.kube_api_qps, burst=args.kube_api_burst,
-                              user_agent="sample-controller-py/test-docs")
+            rest = RESTClient(
+                sim.new_api_client(),
+                qps=args.kube_api_qps,
+                burst=args.kube_api_burst,
+                user_agent="sample-controller-py/test-docs",
+            )
             api = RESTClient(sim.new_api_client())
             stop, ready = threading.Event(), threading.Event()
             from prometheus_client import CollectorRegistry
 
-            thread = threading.Thread(target=run, args=(args, rest, stop),
-                                      kwargs={"registry": CollectorRegistry(), "ready": ready},
-                                      name="controller-under-doc-test", daemon=True)
+            thread = threading.Thread(
+                target=run,
+                args=(args, rest, stop),
+                kwargs={"registry": CollectorRegistry(), "ready": ready},
+                name="controller-under-doc-test",
+                daemon=True,
+            )
             thread.start()
             try:
                 assert ready.wait(15), "controller caches did not sync"
@@ -349,21 +390,42 @@ def session(tmp_path_factory) -> Iterator[dict]:
                     if kubectl is None:
                         out["kubectl_skipped"] = True
                         break
-                    env.update({k: kubeconfig if v == SESSION_KUBECONFIG else v for k, v in cmd_env.items()})
-                    res = subprocess.run([kubectl, *argv[1:]], cwd=ROOT, env=env, capture_output=True,
-                                         text=True, timeout=60)
+                    env.update(
+                        {
+                            k: kubeconfig if v == SESSION_KUBECONFIG else v
+                            for k, v in cmd_env.items()
+                        }
+                    )
+                    res = subprocess.run(
+                        [kubectl, *argv[1:]],
+                        cwd=ROOT,
+                        env=env,
+                        capture_output=True,
+                        text=True,
+                        timeout=60,
+                    )
                     out["kubectl"].append((name, c, res))
-                    if res.returncode == 0 and argv[1:2] and argv[1] in ("apply", "patch", "scale", "create"):
+                    if (
+                        res.returncode == 0
+                        and argv[1:2]
+                        and argv[1] in ("apply", "patch", "scale", "create")
+                    ):
                         settle(api)
                 if out["kubectl_skipped"]:  # still produce the walkthrough's change for the trace
-                    foo = {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
-                           "metadata": {"name": "example-foo"},
-                           "spec": {"deploymentName": "example-foo", "replicas": 1}}
+                    foo = {
+                        "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+                        "kind": "Foo",
+                        "metadata": {"name": "example-foo"},
+                        "spec": {"deploymentName": "example-foo", "replicas": 1},
+                    }
                     api.request("POST", resource_path(*FOOS, "default"), body=foo)
                     settle(api)
-                    api.request("PATCH", resource_path(*FOOS, "default", "example-foo"),
-                                body={"spec": {"replicas": 3}},
-                                content_type="application/merge-patch+json")
+                    api.request(
+                        "PATCH",
+                        resource_path(*FOOS, "default", "example-foo"),
+                        body={"spec": {"replicas": 3}},
+                        content_type="application/merge-patch+json",
+                    )
                     settle(api)
                 time.sleep(0.1)  # the echo of the last status write
             finally:
@@ -398,17 +460,25 @@ def test_every_kubectl_command_runs_as_documented(session):
         output = [line for line in (res.stdout + res.stderr).splitlines() if line.strip()]
         if c["expect"] is None:
             if res.returncode != 0:
-                problems.append(f"{name}: `{c['cmd']}` exited {res.returncode}: {res.stderr.strip()}")
+                problems.append(
+                    f"{name}: `{c['cmd']}` exited {res.returncode}: {res.stderr.strip()}"
+                )
         elif [normalize(x) for x in c["expect"]] != [normalize(x) for x in output]:
-            problems.append(f"{name}: `{c['cmd']}` printed:\n" + "\n".join(output)
-                            + "\nbut the doc shows:\n" + "\n".join(c["expect"]))
+            problems.append(
+                f"{name}: `{c['cmd']}` printed:\n"
+                + "\n".join(output)
+                + "\nbut the doc shows:\n"
+                + "\n".join(c["expect"])
+            )
     assert not problems, "\n\n".join(problems)
 
 
 def checked_blocks(text: str) -> list[tuple[str, list[str]]]:
     """(source, lines) of each text block marked <!-- checked against: SOURCE -->."""
     blocks = []
-    for m in re.finditer(r"<!-- checked against: (.+?) -->\s*\n```text\n(.*?)^```", text, re.M | re.S):
+    for m in re.finditer(
+        r"<!-- checked against: (.+?) -->\s*\n```text\n(.*?)^```", text, re.M | re.S
+    ):
         blocks.append((m.group(1).strip(), [x for x in m.group(2).splitlines() if x.strip()]))
     return blocks
 
@@ -417,12 +487,22 @@ def test_quoted_log_lines_appear_in_real_runs(session):
     blocks = [b for name in DOC_NAMES for b in checked_blocks(doc(name))]
     sources = {src for src, _ in blocks}
     assert sources == {"make demo", "--trace"}, f"unknown or missing sources: {sources}"
-    printed = {"make demo": {normalize(x) for x in session["demo"]},
-               "--trace": {normalize(x) for x in session["trace"]}}
-    missing = [f"[{src}] {line.strip()}" for src, lines in blocks for line in lines
-               if normalize(line) not in printed[src]]
-    assert not missing, ("quoted log lines that a real run no longer prints:\n" + "\n".join(missing)
-                         + "\n\n--trace printed:\n" + "\n".join(session["trace"][-60:]))
+    printed = {
+        "make demo": {normalize(x) for x in session["demo"]},
+        "--trace": {normalize(x) for x in session["trace"]},
+    }
+    missing = [
+        f"[{src}] {line.strip()}"
+        for src, lines in blocks
+        for line in lines
+        if normalize(line) not in printed[src]
+    ]
+    assert not missing, (
+        "quoted log lines that a real run no longer prints:\n"
+        + "\n".join(missing)
+        + "\n\n--trace printed:\n"
+        + "\n".join(session["trace"][-60:])
+    )
 
 
 def test_normalize_masks_only_what_varies():
@@ -430,10 +510,12 @@ def test_normalize_masks_only_what_varies():
     b = 'I0101 01:02:03.000001 foo-worker-1] "dequeue" key=default/example-foo'
     assert normalize(a) == normalize(b)
     assert normalize(a) != normalize(b.replace("example-foo", "other"))
-    assert normalize("    1.23s  watch   Foo default/x MODIFIED (rv 11)") == \
-        normalize("   12.04s  watch   Foo default/x MODIFIED (rv 7)")
-    assert normalize("1.23s  watch   Foo default/x MODIFIED (rv 11)") != \
-        normalize("1.23s  watch   Foo default/x DELETED (rv 11)")
+    assert normalize("    1.23s  watch   Foo default/x MODIFIED (rv 11)") == normalize(
+        "   12.04s  watch   Foo default/x MODIFIED (rv 7)"
+    )
+    assert normalize("1.23s  watch   Foo default/x MODIFIED (rv 11)") != normalize(
+        "1.23s  watch   Foo default/x DELETED (rv 11)"
+    )
 
 
 # -- the diagram -------------------------------------------------------------------------------
@@ -514,8 +596,12 @@ def test_committed_svg_is_rendered_from_the_current_dot_file():
         kind = g.get("class")
         if kind in titles:
             titles[kind].add(g.find(ns + "title").text)
-    assert titles["node"] == set(dot["nodes"]), "re-render: dot -Tsvg docs/architecture.dot -o docs/architecture.svg"
-    assert titles["edge"] == {f"{a}->{b}" for a, b in dot["drawn"]}, "re-render the SVG from the .dot file"
+    assert titles["node"] == set(dot["nodes"]), (
+        "re-render: dot -Tsvg docs/architecture.dot -o docs/architecture.svg"
+    )
+    assert titles["edge"] == {f"{a}->{b}" for a, b in dot["drawn"]}, (
+        "re-render the SVG from the .dot file"
+    )
     missing = [name for name in dot["nodes"].values() if name not in texts]
     assert not missing, f"component names not drawn in the SVG: {missing}"
     stale = sorted({label for _, _, label, _ in dot["edges"] if label not in texts})
@@ -523,10 +609,13 @@ def test_committed_svg_is_rendered_from_the_current_dot_file():
     assert "architecture.svg" in doc("architecture.md")
 
 
-@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz not installed (apt-get install graphviz)")
+@pytest.mark.skipif(
+    shutil.which("dot") is None, reason="Graphviz not installed (apt-get install graphviz)"
+)
 def test_dot_file_renders():
-    res = subprocess.run(["dot", "-Tsvg", str(DOCS / "architecture.dot")], capture_output=True,
-                         text=True, timeout=60)
+    res = subprocess.run(
+        ["dot", "-Tsvg", str(DOCS / "architecture.dot")], capture_output=True, text=True, timeout=60
+    )
     assert res.returncode == 0, res.stderr
     ET.fromstring(res.stdout)
 
@@ -543,8 +632,16 @@ def test_readme_links_the_study_docs():
         assert f"docs/{name}" in body, f"'Learn how it works' does not link docs/{name}"
 
 
-TWIN_MARKERS = ("client-go", "sample-controller", "controller-runtime", "apimachinery", "k8s.io/",
-                "klog", "component-base", "no client-go twin")
+TWIN_MARKERS = (
+    "client-go",
+    "sample-controller",
+    "controller-runtime",
+    "apimachinery",
+    "k8s.io/",
+    "klog",
+    "component-base",
+    "no client-go twin",
+)
 
 
 def public_classes() -> Iterator[tuple[str, str, str]]:
@@ -558,7 +655,12 @@ def public_classes() -> Iterator[tuple[str, str, str]]:
 def test_every_public_class_names_its_upstream_twin():
     classes = list(public_classes())
     assert len(classes) > 50
-    bare = [f"{path} {name}" for path, name, docstring in classes
-            if not any(marker in docstring for marker in TWIN_MARKERS)]
-    assert not bare, ("public classes whose docstring does not say which client-go type they mirror "
-                      "(or 'no client-go twin'):\n" + "\n".join(bare))
+    bare = [
+        f"{path} {name}"
+        for path, name, docstring in classes
+        if not any(marker in docstring for marker in TWIN_MARKERS)
+    ]
+    assert not bare, (
+        "public classes whose docstring does not say which client-go type they mirror "
+        "(or 'no client-go twin'):\n" + "\n".join(bare)
+    )

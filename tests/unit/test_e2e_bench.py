@@ -53,14 +53,27 @@ def test_tracker_ignores_foos_outside_the_armed_batch():
 
 
 def burst_row(variant: str, seconds: float, cpu: float, rnd: int, n: int = 10) -> dict:
-    return {"variant": variant, "n": n, "latency": 0.0, "round": rnd, "seconds": seconds,
-            "foos_per_s": n / seconds, "cpu": cpu, "server_cpu": 1.0, "p50": 0.1, "p99": 0.2,
-            "writes": 4 * n, "converged": True}
+    return {
+        "variant": variant,
+        "n": n,
+        "latency": 0.0,
+        "round": rnd,
+        "seconds": seconds,
+        "foos_per_s": n / seconds,
+        "cpu": cpu,
+        "server_cpu": 1.0,
+        "p50": 0.1,
+        "p99": 0.2,
+        "writes": 4 * n,
+        "converged": True,
+    }
 
 
 def test_summary_takes_medians_and_ratios_compare_like_with_like():
     ours, kopf = "ours w=2 qps=unlimited", "kopf"
-    rows = [burst_row(ours, s, c, i) for i, (s, c) in enumerate([(1.0, 2.0), (9.0, 1.0), (2.0, 3.0)])]
+    rows = [
+        burst_row(ours, s, c, i) for i, (s, c) in enumerate([(1.0, 2.0), (9.0, 1.0), (2.0, 3.0)])
+    ]
     rows += [burst_row(kopf, s, 4.0, i) for i, s in enumerate([4.0, 5.0, 3.0])]
     summary = bench.summarise(rows)
     assert summary[(ours, 10, 0.0)]["seconds"] == 2.0
@@ -85,11 +98,13 @@ def docs(tmp_path, monkeypatch):
 
 
 def test_write_docs_replaces_only_its_own_section(docs):
-    docs.write_text("# Benchmarks\n\nintro\n\n## Workqueue\n\nW\n\n## End to end\n\nold\nold\n\n"
-                    "## Zeta\n\nZ\n")
+    docs.write_text(
+        "# Benchmarks\n\nintro\n\n## Workqueue\n\nW\n\n## End to end\n\nold\nold\n\n## Zeta\n\nZ\n"
+    )
     bench.write_docs("## End to end\n\nnew\n")
-    assert docs.read_text() == ("# Benchmarks\n\nintro\n\n## Workqueue\n\nW\n\n## End to end\n\nnew\n\n"
-                                "## Zeta\n\nZ\n")
+    assert docs.read_text() == (
+        "# Benchmarks\n\nintro\n\n## Workqueue\n\nW\n\n## End to end\n\nnew\n\n## Zeta\n\nZ\n"
+    )
 
 
 def test_write_docs_replaces_a_last_section_and_appends_when_missing(docs):

@@ -20,7 +20,9 @@ class FakeRESTClient:
         self.sources = sources  # path -> FakeListWatch
         self.params: list[tuple[str, dict]] = []
 
-    def request(self, method, path, params=None, body=None, content_type="application/json", timeout=None):
+    def request(
+        self, method, path, params=None, body=None, content_type="application/json", timeout=None
+    ):
         self.params.append((path, dict(params or {})))
         return self.sources[path].list(params or {})
 
@@ -39,7 +41,10 @@ def world():
     deployments = FakeListWatch([foo("d1")], kind="Deployment", api_version="apps/v1")
     foos = FakeListWatch([foo("f1"), foo("f2")])
     client = FakeRESTClient(
-        {"/apis/apps/v1/deployments": deployments, "/apis/samplecontroller.k8s.io/v1alpha1/foos": foos}
+        {
+            "/apis/apps/v1/deployments": deployments,
+            "/apis/samplecontroller.k8s.io/v1alpha1/foos": foos,
+        }
     )
     return client, deployments, foos
 
@@ -86,7 +91,9 @@ def test_informer_added_after_start_needs_another_start(world):
     try:
         factory.start(stop)
         late = factory.for_resource("samplecontroller.k8s.io", "v1alpha1", "foos")
-        assert GroupVersionResource("samplecontroller.k8s.io", "v1alpha1", "foos") not in factory.wait_for_cache_sync(stop, 2)
+        assert GroupVersionResource(
+            "samplecontroller.k8s.io", "v1alpha1", "foos"
+        ) not in factory.wait_for_cache_sync(stop, 2)
         factory.start(stop)
         assert all(factory.wait_for_cache_sync(stop, 2).values())
         assert late.has_synced()
@@ -109,8 +116,14 @@ def test_namespace_tweak_transform_and_metrics_reach_the_informers(world):
         return o
 
     factory = SharedInformerFactory(
-        client, 0.0, namespace="team", tweak_list_options=tweak, transform=strip, fifo="delta",
-        name="ctl", metrics=InformerMetricsProvider(registry),
+        client,
+        0.0,
+        namespace="team",
+        tweak_list_options=tweak,
+        transform=strip,
+        fifo="delta",
+        name="ctl",
+        metrics=InformerMetricsProvider(registry),
     )
     informer = factory.for_resource("samplecontroller.k8s.io", "v1alpha1", "foos")
     assert informer.fifo_kind == "delta"
@@ -122,7 +135,12 @@ def test_namespace_tweak_transform_and_metrics_reach_the_informers(world):
         assert paths == {"/apis/samplecontroller.k8s.io/v1alpha1/namespaces/team/foos"}
         assert all(params.get("labelSelector") == "app=x" for _, params in client.params)
         assert all("managedFields" not in o["metadata"] for o in informer.lister().list())
-        labels = {"name": "ctl", "group": "samplecontroller.k8s.io", "version": "v1alpha1", "resource": "foos"}
+        labels = {
+            "name": "ctl",
+            "group": "samplecontroller.k8s.io",
+            "version": "v1alpha1",
+            "resource": "foos",
+        }
         assert registry.get_sample_value("informer_lists_total", labels) == 1
     finally:
         stop.set()

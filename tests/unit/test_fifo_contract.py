@@ -33,6 +33,7 @@ def pop_all(fifo):
     """Pop until empty; returns [(type, name or tombstone-key, is_in_initial_list)]."""
     out = []
     while len(fifo):
+
         def process(deltas, initial):
             for d in deltas:
                 o = d.object
@@ -232,7 +233,11 @@ def test_concurrent_producer_and_consumer_lose_nothing(kind):
     def consume():
         while True:
             try:
-                fifo.pop(lambda deltas, initial: seen.extend(d.object["metadata"]["name"] for d in deltas))
+                fifo.pop(
+                    lambda deltas, initial: seen.extend(
+                        d.object["metadata"]["name"] for d in deltas
+                    )
+                )
             except FIFOClosedError:
                 return
 

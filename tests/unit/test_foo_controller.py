@@ -32,10 +32,17 @@ def new_foo(name="test", replicas=1, deployment_name=None, status=None, generati
     foo = {
         "apiVersion": "samplecontroller.k8s.io/v1alpha1",
         "kind": "Foo",
-        "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}",
-                     "resourceVersion": "10", "generation": generation},
-        "spec": {"deploymentName": name if deployment_name is None else deployment_name,
-                 "replicas": replicas},
+        "metadata": {
+            "name": name,
+            "namespace": "default",
+            "uid": f"uid-{name}",
+            "resourceVersion": "10",
+            "generation": generation,
+        },
+        "spec": {
+            "deploymentName": name if deployment_name is None else deployment_name,
+            "replicas": replicas,
+        },
     }
     if status is not None:
         foo["status"] = status
@@ -76,8 +83,9 @@ class FakeRest:
         self.actions = []
         self.errors = dict(errors or {})  # (verb, path) -> exception to raise once
 
-    def request(self, method, path, params=None, body=None, content_type="application/json",
-                timeout=None):
+    def request(
+        self, method, path, params=None, body=None, content_type="application/json", timeout=None
+    ):
         self.actions.append((method, path, copy.deepcopy(body)))
         assert params == {"fieldManager": "sample-controller"}
         err = self.errors.pop((method, path), None)
@@ -104,8 +112,9 @@ class Fixture:
         self.dep_informer = FakeInformer(deployments)
         self.clock = FakeClock()
         self.queue = RateLimitingQueue(sample_controller_rate_limiter(), clock=self.clock)
-        self.controller = Controller(self.rest, self.foo_informer, self.dep_informer,
-                                     self.recorder, queue=self.queue)
+        self.controller = Controller(
+            self.rest, self.foo_informer, self.dep_informer, self.recorder, queue=self.queue
+        )
 
     def sync(self, key="default/test"):
         self.controller.sync_handler(key)
@@ -125,11 +134,23 @@ def test_creates_deployment():
     assert actions == [("POST", DEP_PATH), ("PUT", FOO_PATH)]
     created = f.rest.actions[0][2]
     assert created == new_deployment(foo)
-    assert created["metadata"]["ownerReferences"] == [{
-        "apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo", "name": "test",
-        "uid": "uid-test", "controller": True, "blockOwnerDeletion": True}]
-    assert created["spec"]["template"]["metadata"]["labels"] == {"app": "nginx", "controller": "test"}
-    assert created["spec"]["template"]["spec"]["containers"] == [{"name": "nginx", "image": "nginx:latest"}]
+    assert created["metadata"]["ownerReferences"] == [
+        {
+            "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+            "kind": "Foo",
+            "name": "test",
+            "uid": "uid-test",
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
+    assert created["spec"]["template"]["metadata"]["labels"] == {
+        "app": "nginx",
+        "controller": "test",
+    }
+    assert created["spec"]["template"]["spec"]["containers"] == [
+        {"name": "nginx", "image": "nginx:latest"}
+    ]
     status = f.rest.actions[1][2]["status"]
     assert status["availableReplicas"] == 0 and status["observedGeneration"] == 1
     assert status["conditions"][0]["status"] == "False"
@@ -178,11 +199,19 @@ def test_not_controlled_by_us():
     dep = new_deployment(foo)
     dep["metadata"]["ownerReferences"] = []
     f = Fixture(foos=[foo], deployments=[dep])
-    with pytest.raises(ResourceExistsError, match='Resource "test" already exists and is not managed by Foo'):
+    with pytest.raises(
+        ResourceExistsError, match='Resource "test" already exists and is not managed by Foo'
+    ):
         f.sync()
     assert f.rest.actions == []  # the foreign Deployment is never touched
-    assert f.recorder.events == [("test", "Warning", "ErrResourceExists",
-                                  'Resource "test" already exists and is not managed by Foo')]
+    assert f.recorder.events == [
+        (
+            "test",
+            "Warning",
+            "ErrResourceExists",
+            'Resource "test" already exists and is not managed by Foo',
+        )
+    ]
 
 
 def test_controlled_by_another_foo_with_same_name_is_not_ours():
@@ -205,7 +234,9 @@ def test_empty_deployment_name_warns_once_and_does_not_retry():
     assert f.sync() == [("PUT", FOO_PATH)]
     status = f.rest.actions[0][2]["status"]
     assert status["conditions"][0]["reason"] == "InvalidSpec"
-    assert f.recorder.events == [("test", "Warning", "InvalidSpec", "spec.deploymentName must be specified")]
+    assert f.recorder.events == [
+        ("test", "Warning", "InvalidSpec", "spec.deploymentName must be specified")
+    ]
     # the next resync sees the status already written: no write, no new event
     f2 = Fixture(foos=[new_foo(deployment_name="", status=status)])
     assert f2.sync() == [] and f2.recorder.events == []
@@ -222,7 +253,9 @@ def test_foo_deleted_during_status_write_is_done():
     foo = new_foo()
     dep = available(new_deployment(foo), 1)
     dep["metadata"]["uid"] = "x"
-    f = Fixture(foos=[foo], deployments=[dep], errors={("PUT", FOO_PATH): APIError(404, "NotFound", "gone")})
+    f = Fixture(
+        foos=[foo], deployments=[dep], errors={("PUT", FOO_PATH): APIError(404, "NotFound", "gone")}
+    )
     f.sync()  # no exception: nothing left to report on
 
 
@@ -250,6 +283,7 @@ def test_process_next_work_item_forgets_on_success_and_backs_off_on_error():
 
 
 # -- handlers ---------------------------------------------------------------------------------
+
 
 def handler(f, which):
     return (f.foo_informer if which == "foo" else f.dep_informer).handlers[0]
@@ -297,14 +331,47 @@ def test_deployment_resync_update_is_skipped():
     assert drain(f.queue) == []
 
 
-@pytest.mark.parametrize("owner_refs", [
-    [],
-    [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "test", "uid": "u", "controller": True}],
-    [{"apiVersion": "other.io/v1", "kind": "Foo", "name": "test", "uid": "u", "controller": True}],
-    [{"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo", "name": "test", "uid": "u"}],
-    [{"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo", "name": "missing", "uid": "u",
-      "controller": True}],
-])
+@pytest.mark.parametrize(
+    "owner_refs",
+    [
+        [],
+        [
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "name": "test",
+                "uid": "u",
+                "controller": True,
+            }
+        ],
+        [
+            {
+                "apiVersion": "other.io/v1",
+                "kind": "Foo",
+                "name": "test",
+                "uid": "u",
+                "controller": True,
+            }
+        ],
+        [
+            {
+                "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+                "kind": "Foo",
+                "name": "test",
+                "uid": "u",
+            }
+        ],
+        [
+            {
+                "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+                "kind": "Foo",
+                "name": "missing",
+                "uid": "u",
+                "controller": True,
+            }
+        ],
+    ],
+)
 def test_deployment_without_a_known_controlling_foo_is_ignored(owner_refs):
     f = Fixture(foos=[new_foo()])
     dep = new_deployment(new_foo())

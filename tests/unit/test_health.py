@@ -18,9 +18,15 @@ def get(server, path):
         return err.code, err.read().decode()
 
 
-@pytest.mark.parametrize("value, expected", [
-    (":8080", ("", 8080)), ("127.0.0.1:0", ("127.0.0.1", 0)), ("0", None), ("[::1]:9", ("::1", 9)),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (":8080", ("", 8080)),
+        ("127.0.0.1:0", ("127.0.0.1", 0)),
+        ("0", None),
+        ("[::1]:9", ("::1", 9)),
+    ],
+)
 def test_parse_bind_address(value, expected):
     assert parse_bind_address(value) == expected
 

@@ -53,7 +53,9 @@ def test_informer_reports_lists_watches_events_depth_and_rv():
     metrics = InformerMetricsProvider(registry).for_informer("ctl", "apps", "v1", "deployments")
     lw = FakeListWatch([{"metadata": {"name": "a", "namespace": "ns"}}])
     informer = SharedIndexInformer(
-        lw, metrics=metrics, reflector_options={"backoff": ExponentialBackoff(0.001, 0.005, jitter=0)}
+        lw,
+        metrics=metrics,
+        reflector_options={"backoff": ExponentialBackoff(0.001, 0.005, jitter=0)},
     )
     stop = threading.Event()
     thread = threading.Thread(target=informer.run, args=(stop,), name="informer-metrics")

@@ -13,8 +13,12 @@ FOOS = ResourceInfo("g", "v1", "foos", "Foo", True, custom=True)
 
 
 def test_field_selectors_on_events_and_unsupported_fields():
-    ev = {"metadata": {"name": "e", "namespace": "ns"}, "involvedObject": {"name": "f"}, "reason": "R",
-          "source": {"component": "ctl"}}
+    ev = {
+        "metadata": {"name": "e", "namespace": "ns"},
+        "involvedObject": {"name": "f"},
+        "reason": "R",
+        "source": {"component": "ctl"},
+    }
     assert build_filter(EVENTS, None, None, "involvedObject.name=f,reason!=X,source=ctl")(ev)
     assert not build_filter(EVENTS, None, None, "reason==X")(ev)
     with pytest.raises(errors.ApiError) as ei:

@@ -12,7 +12,11 @@ KEY = ("g", "things")
 
 
 def obj(name: str, ns: str = "ns", **extra) -> dict:
-    return {"kind": "Thing", "apiVersion": "g/v1", "metadata": {"name": name, "namespace": ns, **extra}}
+    return {
+        "kind": "Thing",
+        "apiVersion": "g/v1",
+        "metadata": {"name": name, "namespace": ns, **extra},
+    }
 
 
 def test_put_and_remove_advance_one_global_rv():

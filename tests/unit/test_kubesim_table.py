@@ -8,8 +8,10 @@ from kubesim.table import human_duration, jsonpath_get, render_table
 
 
 def test_human_duration_matches_apimachinery():
-    assert [human_duration(s) for s in (5, 119, 125, 600, 3 * 3600 + 60, 30 * 3600, 3 * 86400 + 3600, 20 * 86400)] == [
-        "5s", "119s", "2m5s", "10m", "3h1m", "30h", "3d1h", "20d"]
+    assert [
+        human_duration(s)
+        for s in (5, 119, 125, 600, 3 * 3600 + 60, 30 * 3600, 3 * 86400 + 3600, 20 * 86400)
+    ] == ["5s", "119s", "2m5s", "10m", "3h1m", "30h", "3d1h", "20d"]
 
 
 def test_jsonpath_forms():
@@ -20,8 +22,14 @@ def test_jsonpath_forms():
 
 
 def test_jsonpath_equality_filter_for_condition_columns():
-    obj = {"status": {"conditions": [{"type": "Progressing", "status": "False"},
-                                     {"type": "Ready", "status": "True"}]}}
+    obj = {
+        "status": {
+            "conditions": [
+                {"type": "Progressing", "status": "False"},
+                {"type": "Ready", "status": "True"},
+            ]
+        }
+    }
     assert jsonpath_get(obj, '.status.conditions[?(@.type=="Ready")].status') == "True"
     assert jsonpath_get(obj, ".status.conditions[?(@.type=='Progressing')].status") == "False"
     assert jsonpath_get(obj, '.status.conditions[?(@.type=="Missing")].status') is None
@@ -29,13 +37,33 @@ def test_jsonpath_equality_filter_for_condition_columns():
 
 
 def test_default_and_printer_column_tables():
-    obj = Stored({"kind": "Foo", "apiVersion": "g/v1",
-                  "metadata": {"name": "x", "creationTimestamp": "2020-01-01T00:00:00Z"}, "spec": {"replicas": 2}})
-    plain = render_table(ResourceInfo("g", "v1", "foos", "Foo", True, custom=True), [obj], {"resourceVersion": "5"})
+    obj = Stored(
+        {
+            "kind": "Foo",
+            "apiVersion": "g/v1",
+            "metadata": {"name": "x", "creationTimestamp": "2020-01-01T00:00:00Z"},
+            "spec": {"replicas": 2},
+        }
+    )
+    plain = render_table(
+        ResourceInfo("g", "v1", "foos", "Foo", True, custom=True), [obj], {"resourceVersion": "5"}
+    )
     assert [c["name"] for c in plain["columnDefinitions"]] == ["Name", "Age"]
-    assert plain["rows"][0]["cells"][0] == "x" and plain["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
-    info = ResourceInfo("g", "v1", "foos", "Foo", True, custom=True,
-                        printer_columns=[{"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
-                                         {"name": "Missing", "type": "string", "jsonPath": ".status.x"}])
+    assert (
+        plain["rows"][0]["cells"][0] == "x"
+        and plain["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
+    )
+    info = ResourceInfo(
+        "g",
+        "v1",
+        "foos",
+        "Foo",
+        True,
+        custom=True,
+        printer_columns=[
+            {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"},
+            {"name": "Missing", "type": "string", "jsonPath": ".status.x"},
+        ],
+    )
     t = render_table(info, [obj], None)
     assert t["rows"][0]["cells"] == ["x", 2, None]

@@ -13,7 +13,10 @@ SCHEMA = {
             "type": "object",
             "properties": {
                 "port": {"x-kubernetes-int-or-string": True},
-                "items": {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+                "items": {
+                    "type": "array",
+                    "items": {"type": "object", "properties": {"n": {"type": "integer"}}},
+                },
                 "labels": {"type": "object", "additionalProperties": {"type": "string"}},
                 "opt": {"type": "string", "nullable": True},
             },
@@ -31,8 +34,12 @@ def test_translation_handles_int_or_string_and_nullable():
 
 
 def test_pruning_walks_arrays_and_additional_properties():
-    obj = {"apiVersion": "g/v1", "kind": "X", "metadata": {"name": "x", "anything": 1},
-           "spec": {"items": [{"n": 1.0, "junk": 1}], "labels": {"a": "b"}, "gone": 1}}
+    obj = {
+        "apiVersion": "g/v1",
+        "kind": "X",
+        "metadata": {"name": "x", "anything": 1},
+        "spec": {"items": [{"n": 1.0, "junk": 1}], "labels": {"a": "b"}, "gone": 1},
+    }
     prune_and_default(obj, SCHEMA, root=True)
     assert obj["spec"] == {"items": [{"n": 1}], "labels": {"a": "b"}}
     assert obj["metadata"] == {"name": "x", "anything": 1}  # metadata is never pruned here
@@ -40,7 +47,11 @@ def test_pruning_walks_arrays_and_additional_properties():
 
 def test_validator_reports_array_paths_like_the_apiserver():
     info = ResourceInfo("g", "v1", "xs", "X", True, custom=True, schema=SCHEMA)
-    obj = {"apiVersion": "g/v1", "kind": "X", "metadata": {"name": "x"},
-           "spec": {"items": [{"n": 1}, {"n": "two"}], "port": True}}
+    obj = {
+        "apiVersion": "g/v1",
+        "kind": "X",
+        "metadata": {"name": "x"},
+        "spec": {"items": [{"n": 1}, {"n": "two"}], "port": True},
+    }
     causes = SchemaValidator()(info, obj)
     assert sorted(c["field"] for c in causes) == ["spec.items[1].n", "spec.port"]

@@ -38,7 +38,9 @@ def test_parse_and_match(text, labels, expected):
     assert parse_selector(text).matches(labels) is expected
 
 
-@pytest.mark.parametrize("bad", ["app=", "=x", "a b=c", "env in (a", "x>y", "app=no spaces", ",", "-a=b"])
+@pytest.mark.parametrize(
+    "bad", ["app=", "=x", "a b=c", "env in (a", "x>y", "app=no spaces", ",", "-a=b"]
+)
 def test_invalid_selectors_raise(bad):
     if bad == "app=":  # an empty value is valid upstream
         assert parse_selector(bad).matches({"app": ""})

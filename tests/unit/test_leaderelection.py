@@ -32,14 +32,17 @@ class FakeLeaseServer:
                 raise TransportError("connection refused")
             if method == "GET":
                 if self.lease is None:
-                    raise APIError(404, "NotFound", "leases \"lock\" not found")
+                    raise APIError(404, "NotFound", 'leases "lock" not found')
                 return copy.deepcopy(self.lease)
             if method == "POST":
                 if self.lease is not None:
                     raise APIError(409, "AlreadyExists", "exists")
                 return self._store(body)
             if method == "PUT":
-                if body["metadata"].get("resourceVersion") != self.lease["metadata"]["resourceVersion"]:
+                if (
+                    body["metadata"].get("resourceVersion")
+                    != self.lease["metadata"]["resourceVersion"]
+                ):
                     raise APIError(409, "Conflict", "the object has been modified")
                 return self._store(body)
             raise AssertionError(method)
@@ -65,8 +68,12 @@ def elector(server, identity, clock=None, **kw):
     lock = LeaseLock(server, "ns", "lock", identity)
     cfg = LeaderElectionConfig(lock=lock, **kw)
     wall = iter(range(1_700_000_000, 1_800_000_000))  # each write gets a new renewTime
-    return LeaderElector(cfg, registry=CollectorRegistry(), clock=clock or Clock(),
-                         wall_clock=lambda: next(wall) + 0.5)
+    return LeaderElector(
+        cfg,
+        registry=CollectorRegistry(),
+        clock=clock or Clock(),
+        wall_clock=lambda: next(wall) + 0.5,
+    )
 
 
 def test_micro_time_has_six_fractional_digits():
@@ -74,10 +81,13 @@ def test_micro_time_has_six_fractional_digits():
     assert micro_time(1_700_000_000.5) == "2023-11-14T22:13:20.500000Z"
 
 
-@pytest.mark.parametrize("kw, message", [
-    ({"lease_duration": 10, "renew_deadline": 10}, "leaseDuration must be greater"),
-    ({"renew_deadline": 2.4, "retry_period": 2}, "renewDeadline must be greater"),
-])
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        ({"lease_duration": 10, "renew_deadline": 10}, "leaseDuration must be greater"),
+        ({"renew_deadline": 2.4, "retry_period": 2}, "renewDeadline must be greater"),
+    ],
+)
 def test_config_validation(kw, message):
     with pytest.raises(ValueError, match=message):
         elector(FakeLeaseServer(), "a", **kw)
@@ -119,8 +129,12 @@ def test_renewal_keeps_acquire_time_and_transitions():
     server = FakeLeaseServer()
     times = iter([1000.0, 1002.0])
     lock = LeaseLock(server, "ns", "lock", "a")
-    a = LeaderElector(LeaderElectionConfig(lock=lock), registry=None, clock=Clock(),
-                      wall_clock=lambda: next(times))
+    a = LeaderElector(
+        LeaderElectionConfig(lock=lock),
+        registry=None,
+        clock=Clock(),
+        wall_clock=lambda: next(times),
+    )
     assert a.try_acquire_or_renew()
     first = server.lease["spec"]
     assert a.try_acquire_or_renew()
@@ -134,12 +148,15 @@ def test_racing_candidates_cannot_both_win():
     server = FakeLeaseServer()
     lock_a = LeaseLock(server, "ns", "lock", "a")
     lock_b = LeaseLock(server, "ns", "lock", "b")
-    server.lease = {"metadata": {"name": "lock", "namespace": "ns", "resourceVersion": "0"},
-                    "spec": {"holderIdentity": "old", "leaseDurationSeconds": 1}}
+    server.lease = {
+        "metadata": {"name": "lock", "namespace": "ns", "resourceVersion": "0"},
+        "spec": {"holderIdentity": "old", "leaseDurationSeconds": 1},
+    }
     # both read the same expired record...
     lock_a.get()
     lock_b.get()
     from tools.leaderelection import LeaderElectionRecord
+
     lock_a.update(LeaderElectionRecord("a", 15))
     with pytest.raises(APIError) as err:  # ...and the second write is refused
         lock_b.update(LeaderElectionRecord("b", 15))
@@ -171,9 +188,16 @@ def test_run_leads_until_stop_then_releases():
         leading_stop.wait()
         work_stopped.set()
 
-    a = elector(server, "a", clock=time.monotonic, lease_duration=0.5, renew_deadline=0.3,
-                retry_period=0.05,
-                on_started_leading=lead, on_stopped_leading=stopped.set)
+    a = elector(
+        server,
+        "a",
+        clock=time.monotonic,
+        lease_duration=0.5,
+        renew_deadline=0.3,
+        retry_period=0.05,
+        on_started_leading=lead,
+        on_stopped_leading=stopped.set,
+    )
     stop = threading.Event()
     result = {}
     t = threading.Thread(target=lambda: result.update(clean=a.run(stop)))
@@ -193,9 +217,16 @@ def test_run_returns_false_when_renewal_fails_past_deadline():
     server = FakeLeaseServer()
     stopped = threading.Event()
     started = threading.Event()
-    a = elector(server, "a", clock=time.monotonic, lease_duration=0.5, renew_deadline=0.3,
-                retry_period=0.05,
-                on_started_leading=lambda s: started.set(), on_stopped_leading=stopped.set)
+    a = elector(
+        server,
+        "a",
+        clock=time.monotonic,
+        lease_duration=0.5,
+        renew_deadline=0.3,
+        retry_period=0.05,
+        on_started_leading=lambda s: started.set(),
+        on_stopped_leading=stopped.set,
+    )
     stop = threading.Event()
     result = {}
     t = threading.Thread(target=lambda: result.update(clean=a.run(stop)))
@@ -225,8 +256,15 @@ def test_leader_steps_down_within_the_lease_when_the_server_hangs():
 
     server = HangingServer()
     started = threading.Event()
-    a = elector(server, "a", clock=time.monotonic, lease_duration=2.0, renew_deadline=1.0,
-                retry_period=0.1, on_started_leading=lambda s: started.set())
+    a = elector(
+        server,
+        "a",
+        clock=time.monotonic,
+        lease_duration=2.0,
+        renew_deadline=1.0,
+        retry_period=0.1,
+        on_started_leading=lambda s: started.set(),
+    )
     stop = threading.Event()
     result = {}
     t = threading.Thread(target=lambda: result.update(clean=a.run(stop)))
@@ -247,8 +285,10 @@ def test_metric_follows_leadership():
     server = FakeLeaseServer()
     registry = CollectorRegistry()
     lock = LeaseLock(server, "ns", "lock", "a")
-    a = LeaderElector(LeaderElectionConfig(lock=lock, lease_duration=0.5, renew_deadline=0.3,
-                                           retry_period=0.05), registry=registry)
+    a = LeaderElector(
+        LeaderElectionConfig(lock=lock, lease_duration=0.5, renew_deadline=0.3, retry_period=0.05),
+        registry=registry,
+    )
 
     def value():
         return registry.get_sample_value("leader_election_master_status", {"name": "lock"})
@@ -279,8 +319,15 @@ def test_stopped_leader_keeps_renewing_while_its_work_drains_then_releases():
         may_finish.wait(10)  # a slow in-flight reconcile
         finished.set()
 
-    a = elector(server, "a", clock=time.monotonic, lease_duration=0.5, renew_deadline=0.3,
-                retry_period=0.05, on_started_leading=lead)
+    a = elector(
+        server,
+        "a",
+        clock=time.monotonic,
+        lease_duration=0.5,
+        renew_deadline=0.3,
+        retry_period=0.05,
+        on_started_leading=lead,
+    )
     stop = threading.Event()
     result = {}
     t = threading.Thread(target=lambda: result.update(clean=a.run(stop)))
@@ -302,8 +349,15 @@ def test_stopped_leader_keeps_renewing_while_its_work_drains_then_releases():
 
 def test_work_returning_early_does_not_end_leadership():
     server = FakeLeaseServer()
-    a = elector(server, "a", clock=time.monotonic, lease_duration=0.5, renew_deadline=0.3,
-                retry_period=0.05, on_started_leading=lambda s: None)
+    a = elector(
+        server,
+        "a",
+        clock=time.monotonic,
+        lease_duration=0.5,
+        renew_deadline=0.3,
+        retry_period=0.05,
+        on_started_leading=lambda s: None,
+    )
     stop = threading.Event()
     t = threading.Thread(target=a.run, args=(stop,))
     t.start()

@@ -61,7 +61,11 @@ def test_get_missing_raises_not_found_with_details(lister):
         lister.get("default", "nope")
     err = info.value
     assert isinstance(err, LookupError)
-    assert (err.resource, err.namespace, err.name) == ("foos.samplecontroller.k8s.io", "default", "nope")
+    assert (err.resource, err.namespace, err.name) == (
+        "foos.samplecontroller.k8s.io",
+        "default",
+        "nope",
+    )
     assert str(err) == 'foos.samplecontroller.k8s.io "nope" not found'
     with pytest.raises(NotFoundError):
         lister.get("other", "web-1")  # exists, but in another namespace
@@ -80,4 +84,7 @@ def test_namespace_lister(lister):
 def test_core_group_resource_name():
     err = NotFoundError("pods", "ns", "p")
     assert str(err) == 'pods "p" not found'
-    assert Lister(Indexer(indexers={NAMESPACE_INDEX: meta_namespace_index_func}), "pods").resource == "pods"
+    assert (
+        Lister(Indexer(indexers={NAMESPACE_INDEX: meta_namespace_index_func}), "pods").resource
+        == "pods"
+    )

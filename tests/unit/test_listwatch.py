@@ -10,7 +10,9 @@ class RecordingRESTClient:
         self.requests = []
         self.streams = []
 
-    def request(self, method, path, params=None, body=None, content_type="application/json", timeout=None):
+    def request(
+        self, method, path, params=None, body=None, content_type="application/json", timeout=None
+    ):
         self.requests.append((method, path, dict(params or {}), timeout))
         return {"kind": "List", "metadata": {"resourceVersion": "7"}, "items": []}
 
@@ -31,7 +33,9 @@ def test_core_group_namespaced_list():
 
 def test_named_group_all_namespaces_with_selectors():
     rc = RecordingRESTClient()
-    lw = ListWatch(rc, "apps", "v1", "deployments", label_selector="app=web", field_selector="metadata.name=x")
+    lw = ListWatch(
+        rc, "apps", "v1", "deployments", label_selector="app=web", field_selector="metadata.name=x"
+    )
     lw.list({"resourceVersion": ""})
     _, path, params, _ = rc.requests[0]
     assert path == "/apis/apps/v1/deployments"
@@ -58,7 +62,12 @@ def test_watch_params_and_stall_deadline():
     lw.watch({"resourceVersion": "5", "timeoutSeconds": 400, "allowWatchBookmarks": True})
     path, params, timeout = rc.streams[0]
     assert path == "/apis/samplecontroller.k8s.io/v1alpha1/namespaces/default/foos"
-    assert params == {"resourceVersion": "5", "timeoutSeconds": 400, "allowWatchBookmarks": True, "watch": True}
+    assert params == {
+        "resourceVersion": "5",
+        "timeoutSeconds": 400,
+        "allowWatchBookmarks": True,
+        "watch": True,
+    }
     connect, read = timeout
     assert read == watch_read_timeout(400) and 400 < read < 440
     lw.watch({"timeoutSeconds": 300}, read_timeout=3.0)

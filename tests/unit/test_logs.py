@@ -15,6 +15,7 @@ def capture():
         stream = io.StringIO()
         handler = configure_logging(fmt, verbosity, stream)
         return stream, handler
+
     handlers = []
     yield lambda fmt, v=0: handlers.append(make(fmt, v)) or handlers[-1][0]
     for _, h in handlers:
@@ -49,8 +50,9 @@ def test_verbosity_levels(capture):
 def test_tokens_are_redacted(capture):
     jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2EifQ.c2lnbmF0dXJl"
     out = capture("json")
-    logging.getLogger("t").error("request failed: Authorization: Bearer abc.def-123",
-                                 extra={"token": jwt})
+    logging.getLogger("t").error(
+        "request failed: Authorization: Bearer abc.def-123", extra={"token": jwt}
+    )
     text = out.getvalue()
     assert "abc.def-123" not in text and jwt not in text
     assert redact('{"token": "s3cret"}') == '{"token": "[REDACTED]"}'

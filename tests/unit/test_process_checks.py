@@ -33,7 +33,10 @@ def test_liveness_fails_when_a_worker_died_or_a_sync_is_wedged():
     p.parts["controller"] = FakeController()
     assert probe(p.healthz_checks()) == (True, [])
     p.parts["controller"] = FakeController(alive=1)
-    assert probe(p.healthz_checks()) == (False, ["[-]workers failed: 1 of 2 worker threads have died"])
+    assert probe(p.healthz_checks()) == (
+        False,
+        ["[-]workers failed: 1 of 2 worker threads have died"],
+    )
     p.parts["controller"] = FakeController(stuck=STUCK_SYNC_SECONDS + 1)
     ok, failed = probe(p.healthz_checks())
     assert not ok and "a reconcile has been running for" in failed[0]
@@ -46,7 +49,10 @@ def test_readiness_needs_synced_caches_and_fails_once_stopping():
     p = Process(leader_elect=False, stop=threading.Event())
     assert probe(p.readyz_checks()) == (False, ["[-]informer-sync failed: controller not started"])
     p.parts["controller"] = FakeController(synced=False)
-    assert probe(p.readyz_checks()) == (False, ["[-]informer-sync failed: informer caches not synced"])
+    assert probe(p.readyz_checks()) == (
+        False,
+        ["[-]informer-sync failed: informer caches not synced"],
+    )
     p.parts["controller"] = FakeController()
     assert probe(p.readyz_checks()) == (True, [])
     p.stop.set()

@@ -27,7 +27,9 @@ def describe(deltas):
         if isinstance(o, DeletedFinalStateUnknown):
             out.append((d.type.value, "tombstone:" + o.key))
         else:
-            out.append((d.type.value, f"{o['metadata']['name']}@{o['metadata']['resourceVersion']}"))
+            out.append(
+                (d.type.value, f"{o['metadata']['name']}@{o['metadata']['resourceVersion']}")
+            )
     return out
 
 
@@ -109,7 +111,17 @@ def test_pop_batch_takes_everything_waiting_in_order():
     f.add(obj("c", "2"))
     seen = []
     got = f.pop_batch(lambda deltas, initial: seen.append((describe(deltas), initial)))
-    assert seen == [([("Deleted", "tombstone:ns/gone"), ("Replaced", "a@1"), ("Replaced", "b@1"), ("Added", "c@2")], 3)]
+    assert seen == [
+        (
+            [
+                ("Deleted", "tombstone:ns/gone"),
+                ("Replaced", "a@1"),
+                ("Replaced", "b@1"),
+                ("Added", "c@2"),
+            ],
+            3,
+        )
+    ]
     assert len(got) == 4 and len(f) == 0
     assert f.has_synced()
 

@@ -27,8 +27,13 @@ class FakeClock:
 def make_event(message="Foo synced successfully", reason="Synced", obj=FOO, name="x"):
     return {
         "metadata": {"name": name, "namespace": "ns1"},
-        "involvedObject": {"kind": obj["kind"], "namespace": "ns1", "name": obj["metadata"]["name"],
-                           "uid": obj["metadata"]["uid"], "apiVersion": obj["apiVersion"]},
+        "involvedObject": {
+            "kind": obj["kind"],
+            "namespace": "ns1",
+            "name": obj["metadata"]["name"],
+            "uid": obj["metadata"]["uid"],
+            "apiVersion": obj["apiVersion"],
+        },
         "reason": reason,
         "message": message,
         "source": {"component": "sample-controller", "host": "h"},
@@ -51,8 +56,11 @@ def test_identical_events_become_a_patch_of_the_first():
     assert first.patch is None and not first.skip
     c.update_state(stored(first.event))
     second = c.correlate(make_event(name="foo-a.2"))
-    assert second.patch == {"count": 2, "lastTimestamp": "2026-01-01T00:00:00Z",
-                            "message": "Foo synced successfully"}
+    assert second.patch == {
+        "count": 2,
+        "lastTimestamp": "2026-01-01T00:00:00Z",
+        "message": "Foo synced successfully",
+    }
     assert second.event["metadata"]["name"] == "foo-a.1"  # patches the stored Event
     c.update_state(stored(second.event, rv="2"))
     assert c.correlate(make_event(name="foo-a.3")).patch["count"] == 3
@@ -66,8 +74,9 @@ def test_different_messages_are_not_deduplicated():
 
 def test_ten_similar_events_are_combined():
     c = EventCorrelator(clock=FakeClock())
-    messages = [c.correlate(make_event(f"message {i}", reason="Scaled")).event["message"]
-                for i in range(12)]
+    messages = [
+        c.correlate(make_event(f"message {i}", reason="Scaled")).event["message"] for i in range(12)
+    ]
     assert messages[:9] == [f"message {i}" for i in range(9)]
     assert messages[9] == "(combined from similar events): message 9"
     assert messages[11] == "(combined from similar events): message 11"
@@ -105,8 +114,9 @@ class FakeRest:
         self.written = threading.Event()
         self.rv = 0
 
-    def request(self, method, path, params=None, body=None, content_type="application/json",
-                timeout=None):
+    def request(
+        self, method, path, params=None, body=None, content_type="application/json", timeout=None
+    ):
         self.calls.append((method, path, params, body, content_type))
         if self.failures:
             raise self.failures.pop(0)
@@ -115,9 +125,15 @@ class FakeRest:
             out = dict(body)
             out["metadata"] = dict(body["metadata"], resourceVersion=str(self.rv))
         else:
-            out = {"metadata": {"name": path.rsplit("/", 1)[1], "namespace": "ns1",
-                                "resourceVersion": str(self.rv)},
-                   **{k: v for k, v in self.last_post().items() if k != "metadata"}, **body}
+            out = {
+                "metadata": {
+                    "name": path.rsplit("/", 1)[1],
+                    "namespace": "ns1",
+                    "resourceVersion": str(self.rv),
+                },
+                **{k: v for k, v in self.last_post().items() if k != "metadata"},
+                **body,
+            }
         self.written.set()
         return out
 
@@ -135,9 +151,14 @@ def test_recorder_posts_then_patches_repeats():
     (m1, p1, q1, b1, _), (m2, p2, q2, b2, ct2) = rest.calls
     assert (m1, p1) == ("POST", "/api/v1/namespaces/ns1/events")
     assert q1 == {"fieldManager": "sample-controller"}
-    assert b1["involvedObject"] == {"kind": "Foo", "namespace": "ns1", "name": "foo-a", "uid": "u-1",
-                                    "apiVersion": "samplecontroller.k8s.io/v1alpha1",
-                                    "resourceVersion": "7"}
+    assert b1["involvedObject"] == {
+        "kind": "Foo",
+        "namespace": "ns1",
+        "name": "foo-a",
+        "uid": "u-1",
+        "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+        "resourceVersion": "7",
+    }
     assert b1["metadata"]["name"].startswith("foo-a.")
     assert (b1["type"], b1["reason"], b1["count"]) == ("Normal", "Synced", 1)
     assert b1["source"] == {"component": "sample-controller", "host": "node-1"}

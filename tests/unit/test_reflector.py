@@ -56,7 +56,9 @@ class Harness:
         kw.setdefault("watch_error_handler", lambda r, e: self.errors.append(e))
         self.reflector = Reflector(lw, self.store, name="test", **kw)
         self.stop = threading.Event()
-        self.thread = threading.Thread(target=self.reflector.run, args=(self.stop,), name="reflector")
+        self.thread = threading.Thread(
+            target=self.reflector.run, args=(self.stop,), name="reflector"
+        )
 
     def start(self):
         self.thread.start()
@@ -98,7 +100,9 @@ def test_first_list_uses_rv_0_with_page_size_then_watches_from_list_rv(harnesses
     h.wait_watching()
     assert lw.list_calls == [{"resourceVersion": "0", "limit": DEFAULT_PAGE_SIZE}]
     assert h.keys() == ["ns/a", "ns/b"]
-    assert lw.watch_calls == [{"resourceVersion": "2", "timeoutSeconds": 300, "allowWatchBookmarks": True}]
+    assert lw.watch_calls == [
+        {"resourceVersion": "2", "timeoutSeconds": 300, "allowWatchBookmarks": True}
+    ]
     assert h.reflector.last_sync_resource_version() == "2"
     assert h.errors == []
 
@@ -282,7 +286,9 @@ def test_error_event_other_than_expired_relists(harnesses):
     lw = FakeListWatch([foo("a")])
     h = harnesses(lw).start()
     h.wait_watching()
-    lw.open_watches()[0].push("ERROR", {"kind": "Status", "code": 500, "reason": "InternalError", "message": "x"})
+    lw.open_watches()[0].push(
+        "ERROR", {"kind": "Status", "code": 500, "reason": "InternalError", "message": "x"}
+    )
     wait_until(lambda: len(lw.list_calls) == 2, message="relist")
     assert isinstance(h.errors[0], APIError) and h.errors[0].code == 500
 
@@ -304,7 +310,9 @@ def test_429_error_event_rewatches_without_relisting(harnesses):
     h = harnesses(lw).start()
     h.wait_watching()
     status = {"code": 429, "reason": "TooManyRequests", "details": {"retryAfterSeconds": 1}}
-    lw.open_watches()[0].push("ADDED", {"metadata": {"name": "x", "namespace": "ns", "resourceVersion": "9"}})
+    lw.open_watches()[0].push(
+        "ADDED", {"metadata": {"name": "x", "namespace": "ns", "resourceVersion": "9"}}
+    )
     lw.open_watches()[0].push("ERROR", status)
     wait_until(lambda: len(lw.watch_calls) == 2, timeout=3)
     assert len(lw.list_calls) == 1
@@ -380,8 +388,13 @@ def test_events_it_cannot_understand_are_logged_without_their_content(harnesses,
     h.wait_watching()
     caplog.set_level(logging.ERROR, logger="informer.reflector")
     watch = lw.open_watches()[0]
-    watch.push("WEIRD", {"metadata": {"name": "s", "namespace": "ns", "resourceVersion": "50"},
-                         "data": {"password": "hunter2"}})
+    watch.push(
+        "WEIRD",
+        {
+            "metadata": {"name": "s", "namespace": "ns", "resourceVersion": "50"},
+            "data": {"password": "hunter2"},
+        },
+    )
     watch.push("ADDED", ["hunter3"])
     lw.add(foo("b"))
     wait_until(lambda: "ns/b" in h.keys())
@@ -511,7 +524,9 @@ def test_exponential_backoff_jitter_stretches_up_to_double():
 def test_error_classification():
     assert api_error_from_status({"code": 410, "reason": "Expired", "message": "old"}).code == 410
     assert api_error_from_status(None).code == 500
-    too_large = APIError(504, "Timeout", "x", {"details": {"causes": [{"reason": "ResourceVersionTooLarge"}]}})
+    too_large = APIError(
+        504, "Timeout", "x", {"details": {"causes": [{"reason": "ResourceVersionTooLarge"}]}}
+    )
     assert is_too_large_resource_version_error(too_large)
     assert not is_too_large_resource_version_error(APIError(504, "Timeout", "slow"))
     refused = TransportError("boom")

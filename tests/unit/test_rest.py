@@ -49,8 +49,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.seen.append((self.command, self.path, self.headers, body))
         route = self.routes.get(self.path.split("?")[0])
         if route is None:
-            self._reply(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                              "reason": "NotFound", "code": 404, "message": "not found"})
+            self._reply(
+                404,
+                {
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "status": "Failure",
+                    "reason": "NotFound",
+                    "code": 404,
+                    "message": "not found",
+                },
+            )
             return
         route(self)
 
@@ -76,7 +85,10 @@ def server():
 
 def test_resource_path():
     assert resource_path("", "v1", "namespaces") == "/api/v1/namespaces"
-    assert resource_path("apps", "v1", "deployments", "ns", "d") == "/apis/apps/v1/namespaces/ns/deployments/d"
+    assert (
+        resource_path("apps", "v1", "deployments", "ns", "d")
+        == "/apis/apps/v1/namespaces/ns/deployments/d"
+    )
     assert (
         resource_path("samplecontroller.k8s.io", "v1alpha1", "foos", "ns", "f", "status")
         == "/apis/samplecontroller.k8s.io/v1alpha1/namespaces/ns/foos/f/status"
@@ -87,8 +99,9 @@ def test_request_sends_json_with_auth_and_params(server):
     _, api = server
     _Handler.routes["/x"] = lambda h: h._reply(201, {"ok": True})
     rc = RESTClient(api, user_agent="sample-controller-py/test")
-    out = rc.request("POST", "/x", params={"fieldManager": "m", "dryRun": None, "watch": True},
-                     body={"a": 1})
+    out = rc.request(
+        "POST", "/x", params={"fieldManager": "m", "dryRun": None, "watch": True}, body={"a": 1}
+    )
     assert out == {"ok": True}
     method, path, headers, body = _Handler.seen[-1]
     assert method == "POST"
@@ -110,13 +123,24 @@ def test_request_sends_json_with_auth_and_params(server):
 )
 def test_status_errors_are_classified(server, code, reason, check):
     _, api = server
-    status = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": reason,
-              "code": code, "message": f"it is {reason}"}
+    status = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "reason": reason,
+        "code": code,
+        "message": f"it is {reason}",
+    }
     _Handler.routes["/e"] = lambda h: h._reply(code, status)
     with pytest.raises(APIError) as info:
         RESTClient(api).request("GET", "/e")
     err = info.value
-    assert (err.code, err.reason, err.message, err.status) == (code, reason, f"it is {reason}", status)
+    assert (err.code, err.reason, err.message, err.status) == (
+        code,
+        reason,
+        f"it is {reason}",
+        status,
+    )
     assert check(err)
     others = {is_not_found, is_conflict, is_already_exists, is_gone, is_too_many_requests} - {check}
     assert not any(other(err) for other in others)
@@ -124,9 +148,13 @@ def test_status_errors_are_classified(server, code, reason, check):
 
 def test_retry_after_from_header_and_from_details(server):
     _, api = server
-    _Handler.routes["/h"] = lambda h: h._reply(429, {"kind": "Status", "code": 429}, [("Retry-After", "3")])
+    _Handler.routes["/h"] = lambda h: h._reply(
+        429, {"kind": "Status", "code": 429}, [("Retry-After", "3")]
+    )
     _Handler.routes["/d"] = lambda h: h._reply(
-        504, {"kind": "Status", "code": 504, "reason": "Timeout", "details": {"retryAfterSeconds": 1}})
+        504,
+        {"kind": "Status", "code": 504, "reason": "Timeout", "details": {"retryAfterSeconds": 1}},
+    )
     rc = RESTClient(api)
     with pytest.raises(APIError) as a:
         rc.request("GET", "/h")
@@ -187,6 +215,7 @@ def _chunked_watch(events, hold: threading.Event | None = None):
         if hold is not None:
             hold.wait(10)
         h.wfile.write(b"0\r\n\r\n")
+
     return route
 
 
@@ -235,8 +264,9 @@ def test_stalled_stream_raises_transport_error(server):
 
 def test_stream_error_status_raises_before_items(server):
     _, api = server
-    _Handler.routes["/w"] = lambda h: h._reply(400, {"kind": "Status", "code": 400,
-                                                     "reason": "BadRequest", "message": "bad selector"})
+    _Handler.routes["/w"] = lambda h: h._reply(
+        400, {"kind": "Status", "code": 400, "reason": "BadRequest", "message": "bad selector"}
+    )
     with pytest.raises(APIError) as info:
         RESTClient(api).stream("/w")
     assert info.value.reason == "BadRequest"
@@ -264,8 +294,10 @@ def test_get_on_a_dead_keepalive_connection_is_retried_once_on_a_new_one():
 
     def handle(conn, number):
         body = b'{"ok": true}'
-        reply = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
-                 b"Connection: keep-alive\r\n\r\n%s" % (len(body), body))
+        reply = (
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+            b"Connection: keep-alive\r\n\r\n%s" % (len(body), body)
+        )
         served = 0
         buf = b""
         while True:

@@ -73,7 +73,9 @@ def running():
 
     def start(informer):
         stop = threading.Event()
-        thread = threading.Thread(target=informer.run, args=(stop,), name=f"informer-{informer.name}")
+        thread = threading.Thread(
+            target=informer.run, args=(stop,), name=f"informer-{informer.name}"
+        )
         thread.start()
         started.append((informer, stop, thread))
         return stop, thread
@@ -86,7 +88,9 @@ def running():
 
 
 def make_informer(lw, fifo, resync=0.0, **kw):
-    kw.setdefault("reflector_options", {"backoff": ExponentialBackoff(initial=0.001, cap=0.005, jitter=0)})
+    kw.setdefault(
+        "reflector_options", {"backoff": ExponentialBackoff(initial=0.001, cap=0.005, jitter=0)}
+    )
     return SharedIndexInformer(lw, resync, fifo=fifo, name="foos", **kw)
 
 
@@ -154,15 +158,24 @@ def test_relist_replays_unchanged_objects_as_same_rv_updates(fifo, running):
     updates = []
     rec = Recorder()
     informer.add_event_handler(rec)
-    informer.add_event_handler(ResourceEventHandlerFuncs(update_func=lambda old, new: updates.append((old, new))))
+    informer.add_event_handler(
+        ResourceEventHandlerFuncs(update_func=lambda old, new: updates.append((old, new)))
+    )
     stop, _ = running(informer)
     assert wait_for_cache_sync(stop, informer, timeout=2)
     lw.add(foo("c"))
     wait_until(lambda: len(rec.snapshot()) == 3)
     lw.miss_deletion("ns/c")  # forces a relist in which a and b are unchanged
     wait_until(lambda: len(rec.snapshot()) == 6)
-    assert sorted(rec.kinds()[3:]) == [("delete", "tombstone:ns/c"), ("update", "a"), ("update", "b")]
-    rvs = [(old["metadata"]["resourceVersion"], new["metadata"]["resourceVersion"]) for old, new in updates]
+    assert sorted(rec.kinds()[3:]) == [
+        ("delete", "tombstone:ns/c"),
+        ("update", "a"),
+        ("update", "b"),
+    ]
+    rvs = [
+        (old["metadata"]["resourceVersion"], new["metadata"]["resourceVersion"])
+        for old, new in updates
+    ]
     assert all(o == n for o, n in rvs) and len(rvs) == 2
 
 
@@ -210,7 +223,9 @@ def test_handler_exception_is_logged_with_key_and_not_fatal(fifo, running, caplo
             raise ValueError("boom")
         rec.on_add(obj, initial)
 
-    informer.add_event_handler(ResourceEventHandlerDetailedFuncs(add_func=on_add, update_func=rec.on_update))
+    informer.add_event_handler(
+        ResourceEventHandlerDetailedFuncs(add_func=on_add, update_func=rec.on_update)
+    )
     caplog.set_level(logging.ERROR, logger="informer.shared_informer")
     stop, _ = running(informer)
     wait_until(lambda: len(rec.snapshot()) == 1)
@@ -300,7 +315,9 @@ def test_transform_runs_before_objects_enter_the_store(fifo, running):
 
     informer = make_informer(lw, fifo, transform=strip)
     seen = []
-    informer.add_event_handler(ResourceEventHandlerFuncs(add_func=seen.append, update_func=lambda o, n: seen.append(n)))
+    informer.add_event_handler(
+        ResourceEventHandlerFuncs(add_func=seen.append, update_func=lambda o, n: seen.append(n))
+    )
     stop, _ = running(informer)
     assert wait_for_cache_sync(stop, informer, timeout=2)
     lw.modify(obj)

@@ -243,8 +243,9 @@ def test_index_function_that_raises_leaves_items_and_indices_unchanged():
             raise ValueError("tier cannot be indexed")
         return [labels["tier"]] if "tier" in labels else []
 
-    idx = Indexer(indexers={NAMESPACE_INDEX: meta_namespace_index_func, "app": by_label_app,
-                            "tier": by_tier})
+    idx = Indexer(
+        indexers={NAMESPACE_INDEX: meta_namespace_index_func, "app": by_label_app, "tier": by_tier}
+    )
     good = obj("a", "ns1", labels={"app": "web", "tier": "front"})
     idx.add(good)
     with pytest.raises(ValueError):
@@ -264,7 +265,11 @@ def test_index_function_that_raises_leaves_items_and_indices_unchanged():
         idx.replace([obj("c", "ns1", labels={"tier": "bad"})])
     assert idx.list() == [good] and idx.by_index("tier", "front") == [good]
     with pytest.raises(KeyError):
-        idx.add_indexers({"name": lambda o: [o["metadata"]["name"]],
-                          "broken": lambda o: [o["metadata"]["missing"]]})
+        idx.add_indexers(
+            {
+                "name": lambda o: [o["metadata"]["name"]],
+                "broken": lambda o: [o["metadata"]["missing"]],
+            }
+        )
     assert set(idx.get_indexers()) == {NAMESPACE_INDEX, "app", "tier"}
     assert idx.list_index_func_values("name") == []

@@ -38,8 +38,6 @@ BUCKET_LABELS = ["1e-08", "1e-07", "1e-06", "1e-05", "0.0001", "0.001", "0.01", 
                  "10.0", "+Inf"]  # fmt: skip
 
 
-
-
 class ZeroLimiter:
     """A limiter that never delays and counts its `when` calls."""
 

@@ -7,4 +7,10 @@ the Lease that carries the record (``resourcelock.LeaseLock``).
 from tools.leaderelection.leaderelection import LeaderElectionConfig, LeaderElector
 from tools.leaderelection.resourcelock import LeaderElectionRecord, LeaseLock, micro_time
 
-__all__ = ["LeaderElectionConfig", "LeaderElectionRecord", "LeaderElector", "LeaseLock", "micro_time"]
+__all__ = [
+    "LeaderElectionConfig",
+    "LeaderElectionRecord",
+    "LeaderElector",
+    "LeaseLock",
+    "micro_time",
+]

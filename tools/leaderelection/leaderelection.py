@@ -83,7 +83,9 @@ def _leader_gauge(registry: CollectorRegistry | None) -> Gauge | None:
                 "leader_election_master_status",
                 "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
                 "backup, 1 indicates master. 'name' is the string used to identify the lease.",
-                ["name"], registry=registry)
+                ["name"],
+                registry=registry,
+            )
         return _LEADER_GAUGES[registry]
 
 
@@ -94,9 +96,13 @@ class LeaderElector:
     the leader's work has returned, then releases (controller-runtime's shutdown order).
     """
 
-    def __init__(self, config: LeaderElectionConfig, registry: CollectorRegistry | None = REGISTRY,
-                 clock: Callable[[], float] = time.monotonic,
-                 wall_clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        config: LeaderElectionConfig,
+        registry: CollectorRegistry | None = REGISTRY,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
         config.validate()
         self.config = config
         self._clock = clock  # monotonic: judges expiry on what *we* observed
@@ -141,8 +147,9 @@ class LeaderElector:
         leading_stop = threading.Event()  # tells the leader's work to stop
         work_done = threading.Event()  # set when the leader's work has returned
         self._set_leading(True)
-        threading.Thread(target=self._lead, args=(leading_stop, work_done), name="leading",
-                         daemon=True).start()
+        threading.Thread(
+            target=self._lead, args=(leading_stop, work_done), name="leading", daemon=True
+        ).start()
         lost = True
         try:
             lost = self._renew(stop, leading_stop, work_done)
@@ -171,8 +178,10 @@ class LeaderElector:
     def _set_leading(self, leading: bool) -> None:
         if leading:
             self._leading.set()
-            log.info("became leader", extra={"lease": self.config.lock.describe(),
-                                             "identity": self.config.lock.identity})
+            log.info(
+                "became leader",
+                extra={"lease": self.config.lock.describe(), "identity": self.config.lock.identity},
+            )
         else:
             self._leading.clear()
         if self._gauge is not None:
@@ -187,8 +196,9 @@ class LeaderElector:
             stop.wait(self.config.retry_period * (1 + random.random() * JITTER_FACTOR))
         return False
 
-    def _renew(self, stop: threading.Event, leading_stop: threading.Event,
-               work_done: threading.Event) -> bool:
+    def _renew(
+        self, stop: threading.Event, leading_stop: threading.Event, work_done: threading.Event
+    ) -> bool:
         """Renew every retry_period until stop was passed on and the work has returned (False),
         or until renewing failed for renew_deadline (True: the lease is lost)."""
 
@@ -202,16 +212,19 @@ class LeaderElector:
             deadline = self._clock() + self.config.renew_deadline
             while not self.try_acquire_or_renew(timeout=deadline - self._clock()):
                 if self._clock() >= deadline:
-                    log.error("failed to renew lease, lost leadership",
-                              extra={"lease": self.config.lock.describe()})
+                    log.error(
+                        "failed to renew lease, lost leadership",
+                        extra={"lease": self.config.lock.describe()},
+                    )
                     return True
                 self._pause(stop, leading_stop, work_done)
                 if finished():
                     return False  # nothing left to protect; release() is still tried
         return False
 
-    def _pause(self, stop: threading.Event, leading_stop: threading.Event,
-               work_done: threading.Event) -> None:
+    def _pause(
+        self, stop: threading.Event, leading_stop: threading.Event, work_done: threading.Event
+    ) -> None:
         """Sleep one retry period, waking early on ``stop`` (passed on to the work at once)
         and, once the work was told to stop, on its end (so the release follows at once)."""
         end = time.monotonic() + self.config.retry_period
@@ -247,8 +260,9 @@ class LeaderElector:
             old = lock.get(timeout=left())
         except (APIError, TransportError) as err:
             if not is_not_found(err):
-                log.warning("error retrieving lease", extra={"lease": lock.describe(),
-                                                             "error": str(err)})
+                log.warning(
+                    "error retrieving lease", extra={"lease": lock.describe(), "error": str(err)}
+                )
                 return False
             try:
                 lock.create(record, timeout=left())
@@ -263,8 +277,10 @@ class LeaderElector:
         now = self._clock()
         held_by_other = old.holder_identity and old.holder_identity != lock.identity
         if held_by_other and self._observed_time + old.lease_duration_seconds > now:
-            log.debug("lease is held by another candidate and has not yet expired",
-                      extra={"holder": old.holder_identity})
+            log.debug(
+                "lease is held by another candidate and has not yet expired",
+                extra={"holder": old.holder_identity},
+            )
             return False
 
         if old.holder_identity == lock.identity:
@@ -295,8 +311,12 @@ class LeaderElector:
             return False
         now = micro_time(self._wall())
         record = LeaderElectionRecord(
-            holder_identity="", lease_duration_seconds=1, acquire_time=now, renew_time=now,
-            lease_transitions=self._observed.lease_transitions)
+            holder_identity="",
+            lease_duration_seconds=1,
+            acquire_time=now,
+            renew_time=now,
+            lease_transitions=self._observed.lease_transitions,
+        )
         try:
             self.config.lock.update(record)
         except (APIError, TransportError) as err:

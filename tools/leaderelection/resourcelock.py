@@ -74,18 +74,25 @@ class LeaseLock:
     def get(self, timeout: float = REQUEST_TIMEOUT) -> LeaderElectionRecord:
         """The current record; raises APIError (404 when there is no Lease yet)."""
         self._lease = self.rest.request(
-            "GET", resource_path("coordination.k8s.io", "v1", "leases", self.namespace, self.name),
-            timeout=timeout)
+            "GET",
+            resource_path("coordination.k8s.io", "v1", "leases", self.namespace, self.name),
+            timeout=timeout,
+        )
         return LeaderElectionRecord.from_spec(self._lease.get("spec") or {})
 
     def create(self, record: LeaderElectionRecord, timeout: float = REQUEST_TIMEOUT) -> None:
         self._lease = self.rest.request(
-            "POST", resource_path("coordination.k8s.io", "v1", "leases", self.namespace),
+            "POST",
+            resource_path("coordination.k8s.io", "v1", "leases", self.namespace),
             params={"fieldManager": "sample-controller"},
-            body={"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                  "metadata": {"name": self.name, "namespace": self.namespace},
-                  "spec": record.to_spec()},
-            timeout=timeout)
+            body={
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": self.name, "namespace": self.namespace},
+                "spec": record.to_spec(),
+            },
+            timeout=timeout,
+        )
 
     def update(self, record: LeaderElectionRecord, timeout: float = REQUEST_TIMEOUT) -> None:
         """PUT guarded by the resourceVersion last read: 409 when someone wrote in between."""
@@ -95,4 +102,7 @@ class LeaseLock:
         self._lease = self.rest.request(
             "PUT",
             resource_path("coordination.k8s.io", "v1", "leases", self.namespace, self.name),
-            params={"fieldManager": "sample-controller"}, body=body, timeout=timeout)
+            params={"fieldManager": "sample-controller"},
+            body=body,
+            timeout=timeout,
+        )

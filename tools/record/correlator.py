@@ -194,5 +194,3 @@ def _event_key(event: dict) -> tuple:
         event.get("reason", ""),
         event.get("message", ""),
     )
-
-

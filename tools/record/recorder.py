@@ -77,7 +77,9 @@ class EventRecorder:
         self._component = component  # source.component and reportingComponent
         self._host = host or socket.gethostname()  # source.host and reportingInstance
         self._field_manager = field_manager or component  # ?fieldManager= on every write
-        self._queue: queue.Queue = queue.Queue(maxsize=queue_length)  # events waiting for the sender
+        self._queue: queue.Queue = queue.Queue(
+            maxsize=queue_length
+        )  # events waiting for the sender
         self._max_tries = max_tries  # write attempts per event before it is dropped
         self._retry_interval = retry_interval  # seconds between attempts
         self._correlator = correlator or EventCorrelator()
@@ -120,9 +122,13 @@ class EventRecorder:
         }
         log.info(
             "event",
-            extra={"object": f"{meta.get('namespace', '')}/{meta.get('name', '')}",
-                   "kind": obj.get("kind", ""), "type": event_type, "reason": reason,
-                   "event_message": message},
+            extra={
+                "object": f"{meta.get('namespace', '')}/{meta.get('name', '')}",
+                "kind": obj.get("kind", ""),
+                "type": event_type,
+                "reason": reason,
+                "event_message": message,
+            },
         )
         try:
             self._queue.put_nowait(ev)
@@ -182,8 +188,11 @@ class EventRecorder:
             delay = self._retry_interval * (random.random() if attempt == 1 else 1.0)
             if self._stop.wait(delay):
                 break
-        log.error("dropping event after %d attempts", attempt,
-                  extra={"reason": ev.get("reason"), "event_message": ev.get("message")})
+        log.error(
+            "dropping event after %d attempts",
+            attempt,
+            extra={"reason": ev.get("reason"), "event_message": ev.get("message")},
+        )
 
     def _write(self, ev: dict, patch: dict | None, key: tuple) -> bool:
         """One attempt; True when done (written, or not worth retrying)."""
@@ -205,8 +214,10 @@ class EventRecorder:
                     # The Event expired or was deleted: write it anew (recordToSink does).
                     self._correlator.forget(key)
                     ev = dict(ev, count=1, firstTimestamp=ev["lastTimestamp"])
-                    ev["metadata"] = {"name": f"{ev['involvedObject']['name']}.{time.time_ns():x}",
-                                      "namespace": namespace}
+                    ev["metadata"] = {
+                        "name": f"{ev['involvedObject']['name']}.{time.time_ns():x}",
+                        "namespace": namespace,
+                    }
                     stored = self._create(ev, params)
             else:
                 stored = self._create(ev, params)
@@ -226,6 +237,8 @@ class EventRecorder:
 
     def _create(self, ev: dict, params: dict) -> dict:
         return self._rest.request(
-            "POST", resource_path("", "v1", "events", ev["metadata"]["namespace"]),
-            params=params, body=ev,
+            "POST",
+            resource_path("", "v1", "events", ev["metadata"]["namespace"]),
+            params=params,
+            body=ev,
         )
