@@ -40,7 +40,7 @@ e2e: venv
 	E2E_KUBESIM=$${E2E_KUBESIM:-0} $(PY) -m pytest -q -ra tests/e2e -m e2e
 
 ## bench: every bench/*_bench.py, run as python -m bench.<name>, each printing its figures beside
-## a same-run baseline (the bench extra adds kopf and matplotlib for bench.e2e_bench's peers and chart)
+## a same-run baseline (the bench extra adds kopf and matplotlib: bench.e2e_bench's peer and chart)
 BENCH_STAMP := $(VENV)/.bench-installed
 
 $(BENCH_STAMP): $(STAMP)
