@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from bench.e2e import harness, plan, report
-from bench.e2e.docs import CHART, DOCS, write_docs
+from bench.e2e.docs import CHART, DOCS, ROOT, write_docs
 from bench.e2e.stats import summarise
 
 
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.write_docs:
         write_docs(report.figures(results, command))
         report.chart(summary, CHART)
-        print(f"wrote {DOCS} (End to end figures) and {CHART}")
+        print(f"wrote {DOCS.relative_to(ROOT)} (End to end) and {CHART.relative_to(ROOT)}")
     return 0
 
 
