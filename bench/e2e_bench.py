@@ -29,6 +29,7 @@ def _sizes(text: str) -> list[int]:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
+        prog="python -m bench.e2e_bench",
         description=(__doc__ or "").split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
