@@ -39,8 +39,8 @@ run: venv
 e2e: venv
 	E2E_KUBESIM=$${E2E_KUBESIM:-0} $(PY) -m pytest -q -ra tests/e2e -m e2e
 
-## bench: every bench/*_bench.py, each printing its figures beside a same-run baseline
-## (the bench extra adds kopf and matplotlib for bench/e2e_bench.py's peer and chart)
+## bench: every bench/*_bench.py, run as python -m bench.<name>, each printing its figures beside
+## a same-run baseline (the bench extra adds kopf and matplotlib: bench.e2e_bench's peer and chart)
 BENCH_STAMP := $(VENV)/.bench-installed
 
 $(BENCH_STAMP): $(STAMP)
@@ -48,7 +48,7 @@ $(BENCH_STAMP): $(STAMP)
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)
-	@set -e; for f in bench/*_bench.py; do echo "== $$f"; $(PY) $$f; done
+	@set -e; for f in bench/*_bench.py; do m=bench.$$(basename $$f .py); echo "== $$m"; $(PY) -m $$m; done
 
 ## image: the controller's image (Dockerfile); needs docker with a running engine
 IMAGE ?= sample-controller-py:0.1.0

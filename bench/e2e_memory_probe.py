@@ -1,6 +1,6 @@
-"""The memory half of bench/e2e_bench.py, run as the controller's own process.
+"""The memory half of bench.e2e_bench, run as the controller's own process.
 
-    python bench/e2e_memory_probe.py --kubeconfig PATH --expect 10000 [--strip] [--tracemalloc]
+    python -m bench.e2e_memory_probe --kubeconfig PATH --expect 10000 [--strip] [--tracemalloc]
 
 Runs the real controller (``controller.__main__.run``, the function the CLI runs) against a
 kubesim that holds ``--expect`` converged Foos and as many Deployments, waits until both caches
@@ -26,17 +26,13 @@ import sys
 import threading
 import time
 import tracemalloc
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from kubernetes import client, config
+from prometheus_client import CollectorRegistry
 
-from kubernetes import client, config  # noqa: E402
-from prometheus_client import CollectorRegistry  # noqa: E402
-
-import controller.__main__ as cli  # noqa: E402
-from client.rest import RESTClient, resource_path  # noqa: E402
-from informer.transforms import transform_strip_managed_fields  # noqa: E402
+import controller.__main__ as cli
+from client.rest import RESTClient, resource_path
+from informer.transforms import transform_strip_managed_fields
 
 FOO_GVR = ("samplecontroller.k8s.io", "v1alpha1", "foos")
 DEPLOYMENT_GVR = ("apps", "v1", "deployments")

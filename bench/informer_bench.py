@@ -1,22 +1,23 @@
-"""Informer benchmark: initial sync, watch throughput and cache memory, each beside a same-run baseline.
+"""Informer benchmark: initial sync, watch throughput and cache memory, each beside a baseline.
 
-    .venv/bin/python bench/informer_bench.py [--objects 10000] [--events 10000] [--write-docs]
+    .venv/bin/python -m bench.informer_bench [--objects 10000] [--events 10000] [--write-docs]
 
-What is measured (issue 4, "Benchmark"):
+What is measured (every figure beside a baseline measured in the same run):
 
 (a) initial sync of N custom objects (Foos) and of N Deployments, from start to ``has_synced()``,
     beside the floor: the very list requests the reflector makes (``resourceVersion=0``,
     ``limit=500``, following ``continue``) fetched and ``json.loads``-ed, nothing else;
 (b) watch events/s through reflector -> FIFO -> store -> one handler, beside the official client
     (``kubernetes.informer.SharedInformer`` and ``watch.Watch().stream``) on the same stream of
-    Deployment events, beside our raw ``WatchStream`` (transport + ``json.loads`` only), and beside
-    a floor: the same bytes read with urllib3, split into lines in linear time and ``json.loads``-ed.
+    Deployment events, beside our raw ``WatchStream`` (transport + ``json.loads`` only), and
+    beside a floor: the same bytes read with urllib3, split into lines in linear time and
+    ``json.loads``-ed.
     The informer also runs once over that floor reader, which isolates what the informer itself
     costs from what the transport costs;
 (c) memory per cached Deployment (tracemalloc), with and without a transform that drops
     ``metadata.managedFields``.
 
-kubesim runs in a child process (this file with ``--serve``), so the server does not share the
+kubesim runs in a child process (this module with ``--serve``), so the server does not share the
 GIL with the client being measured. The child seeds its storage directly, which is much faster
 than N POSTs: Deployments are copies of one Deployment that kubesim created and defaulted, with a
 realistic ``managedFields`` block added (kubesim itself does not write managedFields). The event
@@ -42,7 +43,6 @@ import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 CRD = ROOT / "crds" / "foo-crd.yaml"
 DOCS = ROOT / "docs" / "benchmarks.md"
@@ -153,7 +153,8 @@ MANAGED_FIELDS = [
 
 
 def serve(objects: int, events: int) -> None:
-    """Start kubesim, seed it, print {"url", "events_from"} as one JSON line, run until stdin closes."""
+    """Start kubesim, seed it, print {"url", "events_from"} as one JSON line; serve until stdin
+    closes."""
     from kubesim import KubeSim
 
     sim = KubeSim(
@@ -361,7 +362,7 @@ def bench_sync(rest, objects: int, repeat: int) -> list[dict]:
 
 
 class ExactListWatch:
-    """A ListWatch whose list answers as of one past resourceVersion (``resourceVersionMatch=Exact``).
+    """A ListWatch that lists as of one past resourceVersion (``resourceVersionMatch=Exact``).
 
     The informer then starts exactly where the event stream began, as an informer started at
     that moment would have, and watching from there replays the whole stream.
@@ -619,26 +620,28 @@ def bench_memory(rest, objects: int) -> dict:
     }
 
 
-# -- report ------------------------------------------------------------------------------------------
+# -- report ----------------------------------------------------------------------------------------
 
 
 def report(args, sync_rows, events, memory, elapsed) -> str:
     lines = [
         "## Informer",
         "",
-        "`bench/informer_bench.py` (issue 4). Command:",
+        "`bench/informer_bench.py`. Command:",
         "",
         "```sh",
-        f".venv/bin/python bench/informer_bench.py --objects {args.objects} --events {args.events} "
-        f"--official-events {args.official_events} --repeat {args.repeat}",
+        f".venv/bin/python -m bench.informer_bench --objects {args.objects} "
+        f"--events {args.events} --official-events {args.official_events} "
+        f"--repeat {args.repeat}",
         "```",
         "",
-        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs (shared with other work while measured), "
+        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs "
+        "(shared with other work while measured), "
         f"kubesim in a child process on 127.0.0.1; medians of {args.repeat} runs unless noted; "
         f"whole run {elapsed:.0f} s.",
         "",
-        f"**(a) Initial sync to `has_synced()`**, {args.objects:,} objects, beside the floor (the same "
-        "list requests, `json.loads` only):",
+        f"**(a) Initial sync to `has_synced()`**, {args.objects:,} objects, beside the floor "
+        "(the same list requests, `json.loads` only):",
         "",
         "| objects | floor: paged list + json.loads | informer, RealFIFO | informer, DeltaFIFO "
         "| RealFIFO / floor | GC tuned: floor | GC tuned: RealFIFO | GC tuned: RealFIFO / floor |",
@@ -674,7 +677,8 @@ def report(args, sync_rows, events, memory, elapsed) -> str:
             events["tuned_official_informer"],
         ),
         (
-            f"GC tuned {TUNED_GC_THRESHOLD}: this informer, RealFIFO, as shipped (over `WatchStream`): what `sample-controller` runs",
+            f"GC tuned {TUNED_GC_THRESHOLD}: this informer, RealFIFO, as shipped "
+            "(over `WatchStream`): what `sample-controller` runs",
             events["tuned_real"],
         ),
         ("raw `client.rest.WatchStream` (transport + json.loads, no informer)", events["raw"]),
@@ -687,15 +691,16 @@ def report(args, sync_rows, events, memory, elapsed) -> str:
         lines.append(f"| {label} | {rate:,.0f} | {rate / events['official_informer']:.1f}x |")
     lines += [
         "",
-        f"**(c) Memory per cached Deployment** (tracemalloc, {args.objects:,} Deployments carrying a "
-        "two-entry `managedFields`, as kubectl + kube-controller-manager leave them):",
+        f"**(c) Memory per cached Deployment** (tracemalloc, {args.objects:,} Deployments "
+        "carrying a two-entry `managedFields`, as kubectl + kube-controller-manager leave them):",
         "",
         "| cache | bytes per object |",
         "|---|---|",
         f"| as served | {memory['full']:,.0f} |",
-        f"| transform drops `metadata.managedFields` | {memory['stripped']:,.0f} ({(1 - memory['stripped'] / memory['full']) * 100:.0f}% less) |",
+        f"| transform drops `metadata.managedFields` | {memory['stripped']:,.0f} "
+        f"({(1 - memory['stripped'] / memory['full']) * 100:.0f}% less) |",
         "",
-        "Targets (issue 4): sync <= 1.5x the floor; >= 10,000 events/s and >= 5x the official "
+        "Targets: sync <= 1.5x the floor; >= 10,000 events/s and >= 5x the official "
         "client on Deployments. Reading the tables:",
         "",
         "- **Garbage collection dominates once a cache is large.** A cache is tens of thousands of "
@@ -707,12 +712,12 @@ def report(args, sync_rows, events, memory, elapsed) -> str:
         f"controller process should raise the thresholds at start-up (the *GC tuned* rows use "
         f"`gc.set_threshold{TUNED_GC_THRESHOLD}`, applied to floor and informer alike).",
         "- **`sample-controller` runs with the GC tuned** (`controller.__main__.tune_gc`), so the "
-        "GC-tuned *as shipped* row is the informer as the controller runs it; the untuned rows show "
-        "what a library user gets who keeps CPython's defaults.",
-        "- **The transport keeps up with the floor reader.** `WatchStream` splits each HTTP chunk "
-        "into lines once (kubesim sends a replayed backlog as one ~30 MB chunk). An earlier version "
-        "took one line off the front at a time, copying the rest every time: quadratic, and under "
-        "1,000 events/s here; the raw `WatchStream` row was 653 events/s then.",
+        "GC-tuned *as shipped* row is the informer as the controller runs it; the untuned rows "
+        "show what a library user gets who keeps CPython's defaults.",
+        "- **The transport keeps up with the floor reader.** `WatchStream` splits each HTTP "
+        "chunk into lines once (kubesim sends a replayed backlog as one ~30 MB chunk). An earlier "
+        "version took one line off the front at a time, copying the rest every time: quadratic, "
+        "and under 1,000 events/s here; the raw `WatchStream` row was 653 events/s then.",
         "- Run-to-run noise on the shared machine is large (the Deployment floor has measured "
         "0.55-1.65 s for the same list); compare ratios within a run.",
         "",
@@ -773,13 +778,15 @@ def main() -> int:
     child = subprocess.Popen(
         [
             sys.executable,
-            __file__,
+            "-m",
+            "bench.informer_bench",
             "--serve",
             "--objects",
             str(args.objects),
             "--events",
             str(args.events),
         ],
+        cwd=ROOT,  # where ``-m bench.informer_bench`` is found
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

@@ -15,7 +15,7 @@ Both run in the same process, interleaved round by round, and each ratio compare
 baseline of the same shape and worker count. Items are distinct, so de-duplication never
 makes our queue's job easier.
 
-Usage: python bench/workqueue_bench.py [--items N] [--rounds R]
+Usage: python -m bench.workqueue_bench [--items N] [--rounds R]
 """
 
 from __future__ import annotations
@@ -27,15 +27,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from prometheus_client import CollectorRegistry
 
-from prometheus_client import CollectorRegistry  # noqa: E402
+from workqueue import PrometheusMetricsProvider, Queue
 
-from workqueue import PrometheusMetricsProvider, Queue  # noqa: E402
-
-# Targets from issue 2: our queue against queue.Queue in the same run.
+# Targets: our queue against queue.Queue in the same run.
 TARGET_NO_METRICS = 0.8
 TARGET_WITH_METRICS = 0.4
 

@@ -1,4 +1,4 @@
-"""Peer (a) of bench/e2e_bench.py: the Foo controller as a kopf operator.
+"""Peer (a) of bench.e2e_bench: the Foo controller as a kopf operator.
 
 Written the way kopf's documentation writes operators (handlers per event kind, the official
 client inside sync handlers, ``patch.status`` for the status): kopf's defaults are kept
@@ -17,16 +17,11 @@ builds, so the three controllers in the benchmark produce the same objects.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import kopf
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from controller.foo_controller import controller_of, new_deployment  # noqa: E402
+from controller.foo_controller import controller_of, new_deployment
 
 GROUP, VERSION, PLURAL = "samplecontroller.k8s.io", "v1alpha1", "foos"
 

@@ -1,4 +1,4 @@
-"""Peer (b) of bench/e2e_bench.py: the Foo controller as a Python user would write it on the
+"""Peer (b) of bench.e2e_bench: the Foo controller as a Python user would write it on the
 official client alone: ``kubernetes.informer.SharedInformer`` for the caches, a plain
 ``queue.Queue`` of keys, N worker threads, and the generated API classes for writes.
 
@@ -16,7 +16,7 @@ Two adaptations were needed for it to work at all, both documented where they ar
 call, which a custom-object list (a dict) does not have, so Foos are listed through a wrapper
 that returns the same shape; and its ``ObjectCache`` keys dicts and models alike.
 
-    python bench/peers/official_controller.py --kubeconfig PATH [--workers 2]
+    python -m bench.peers.official_controller --kubeconfig PATH [--workers 2]
 """
 
 from __future__ import annotations
@@ -29,16 +29,12 @@ import sys
 import threading
 import types
 from datetime import UTC, datetime
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+from kubernetes.informer import ADDED, DELETED, MODIFIED, SharedInformer
 
-from kubernetes import client, config  # noqa: E402
-from kubernetes.client.rest import ApiException  # noqa: E402
-from kubernetes.informer import ADDED, DELETED, MODIFIED, SharedInformer  # noqa: E402
-
-from controller.foo_controller import (  # noqa: E402
+from controller.foo_controller import (
     MESSAGE_RESOURCE_SYNCED,
     SUCCESS_SYNCED,
     _keep_transition_times,
