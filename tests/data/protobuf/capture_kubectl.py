@@ -207,8 +207,8 @@ def _version(kubectl: str) -> str:
     return f"kubectl{info['major']}.{info['minor'].rstrip('+')}"
 
 
-def capture(kubectl: str) -> None:
-    """Run every command against a recorder and save what kubectl sent."""
+def capture(kubectl: str, out_dir: Path = HERE, names: list[str] | None = None) -> None:
+    """Run the commands (all by default) against a recorder and save what kubectl sent."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     version = _version(kubectl)
@@ -233,6 +233,8 @@ def capture(kubectl: str) -> None:
         )
         env = {**os.environ, "KUBECONFIG": str(kubeconfig), "HOME": tmp}
         for name, args in COMMANDS.items():
+            if names is not None and name not in names:
+                continue
             _Recorder.records.clear()
             run = subprocess.run([kubectl, *args], capture_output=True, text=True, env=env)
             writes = list(_Recorder.records)
@@ -243,7 +245,7 @@ def capture(kubectl: str) -> None:
                 suffix = "" if i == 0 else f"-{i}"
                 stem = f"{version}-{name}{suffix}"
                 ext = "bin" if "protobuf" in rec["content_type"] else "body.json"
-                (HERE / f"{stem}.{ext}").write_bytes(rec["body"])
+                (out_dir / f"{stem}.{ext}").write_bytes(rec["body"])
                 print(f"  {rec['method']} {rec['path']} {rec['content_type']} -> {stem}.{ext}")
                 print(f"    Accept: {rec['accept']}")
             if args[0] == "create":
@@ -256,7 +258,7 @@ def capture(kubectl: str) -> None:
                     env=env,
                 )
                 if dry.returncode == 0:
-                    (HERE / f"{version}-{name}.json").write_text(dry.stdout)
+                    (out_dir / f"{version}-{name}.json").write_text(dry.stdout)
     server.shutdown()
 
 
