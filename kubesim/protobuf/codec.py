@@ -227,8 +227,9 @@ def encode_message(name: str, obj: Mapping[str, Any]) -> bytes:
             for item in value or ():
                 out += _encode_one(f, item)
         elif f.label == "map":
-            for key in sorted(value or {}):
-                entry = bytes_field(1, str(key).encode()) + _encode_value(f, 2, value[key])
+            entries: Mapping[str, Any] = value or {}
+            for key in sorted(entries):
+                entry = bytes_field(1, str(key).encode()) + _encode_value(f, 2, entries[key])
                 out += bytes_field(f.number, entry)
         elif value is None:
             if not f.pointer:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -35,9 +36,7 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "protobuf"
 FIXTURES = sorted(DATA.glob("kubectl*.bin"))
 
 
-def _json_fixture(path: Path) -> dict[str, Any]:
-    import json
-
+def _json_fixture(path: Path) -> Any:
     return json.loads(path.with_suffix(".json").read_text())
 
 
