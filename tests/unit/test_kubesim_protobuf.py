@@ -11,7 +11,10 @@ import copy
 import importlib.util
 import json
 import shutil
+import subprocess
 import sys
+import threading
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -670,3 +673,66 @@ def test_unknown_fields_are_skipped_and_packed_repeated_ints_are_read():
 def test_wrong_wire_type_is_an_error():
     with pytest.raises(ProtobufError):
         decode_message("apps.DeploymentSpec", bytes_field(1, b"\x01"))
+
+
+@pytest.mark.parametrize("kubectl", _KUBECTLS)
+def test_kubectl_reads_protobuf_responses_written_by_encode(kubectl: str, tmp_path: Path):
+    """kubectl decodes what encode() writes: the create's answer, printed with ``-o json``."""
+    capture = _load_capture_script()
+    served: list[dict[str, Any]] = []
+
+    class Server(capture._Recorder):  # discovery from the recorder, writes answered here
+        def _write(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            obj = decode(body)
+            obj["metadata"].update(
+                namespace="default",
+                uid="0f6c0d0e-0000-4000-8000-000000000002",
+                resourceVersion="5",
+                generation=1,
+                creationTimestamp="2024-05-01T10:00:00Z",
+                managedFields=_META["managedFields"],
+            )
+            obj["status"] = DEPLOYMENT["status"]
+            served.append(decode(encode(obj)))
+            answer = encode(obj)
+            self.send_response(201)
+            self.send_header("Content-Type", CONTENT_TYPE)
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        do_POST = _write
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Server)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        config = tmp_path / "config"
+        config.write_text(json.dumps(capture.kubeconfig_for(server.server_port)))
+        run = subprocess.run(
+            [
+                kubectl,
+                "create",
+                "deployment",
+                "web",
+                "--image=nginx",
+                "-o",
+                "json",
+                "--show-managed-fields",
+            ],
+            capture_output=True,
+            text=True,
+            env={"KUBECONFIG": str(config), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+            timeout=60,
+        )
+    finally:
+        server.shutdown()
+    assert run.returncode == 0, run.stderr
+    printed = json.loads(run.stdout)
+    assert printed["status"]["conditions"][0]["lastUpdateTime"] == "2024-05-01T10:00:05Z"
+    assert (
+        printed["metadata"]["managedFields"][0]["fieldsV1"] == _META["managedFields"][0]["fieldsV1"]
+    )
+    assert _without_null_creation_timestamps(printed) == _without_null_creation_timestamps(
+        served[0]
+    )

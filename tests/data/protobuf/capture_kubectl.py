@@ -20,6 +20,7 @@ import tempfile
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 
@@ -199,6 +200,18 @@ COMMANDS = {
 }
 
 
+def kubeconfig_for(port: int) -> dict[str, Any]:
+    """A kubeconfig for an anonymous client of http://127.0.0.1:<port>."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "c", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
+        "users": [{"name": "u", "user": {}}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+        "current-context": "x",
+    }
+
+
 def _version(kubectl: str) -> str:
     out = subprocess.run(
         [kubectl, "version", "--client", "-o", "json"], capture_output=True, text=True, check=True
@@ -214,23 +227,7 @@ def capture(kubectl: str, out_dir: Path = HERE, names: list[str] | None = None) 
     version = _version(kubectl)
     with tempfile.TemporaryDirectory() as tmp:
         kubeconfig = Path(tmp) / "config"
-        kubeconfig.write_text(
-            json.dumps(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Config",
-                    "clusters": [
-                        {
-                            "name": "c",
-                            "cluster": {"server": f"http://127.0.0.1:{server.server_port}"},
-                        }
-                    ],
-                    "users": [{"name": "u", "user": {}}],
-                    "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
-                    "current-context": "x",
-                }
-            )
-        )
+        kubeconfig.write_text(json.dumps(kubeconfig_for(server.server_port)))
         env = {**os.environ, "KUBECONFIG": str(kubeconfig), "HOME": tmp}
         for name, args in COMMANDS.items():
             if names is not None and name not in names:
