@@ -1,0 +1,78 @@
+"""Which apiVersion/kind has a protobuf message, and which message it is.
+
+kube-apiserver speaks protobuf for the built-in kinds it registers in its scheme. Custom
+resources have no protobuf form (apiextensions-apiserver: "CRDs explicitly do not support
+protobuf"), nor does meta.k8s.io Table (``+protobuf=false``); :func:`message_for` answers
+``None`` for them.
+"""
+
+from __future__ import annotations
+
+from .schema import register
+from .schema_core import CORE
+from .schema_groups import APPS, AUTOSCALING, COORDINATION, EVENTS, RBAC
+from .schema_meta import META
+from .schema_pod import POD
+
+register(
+    {
+        "meta": META,
+        "core": {**CORE, **POD},
+        "apps": APPS,
+        "autoscaling": AUTOSCALING,
+        "coordination": COORDINATION,
+        "events": EVENTS,
+        "rbac": RBAC,
+    }
+)
+
+
+def _kinds(api_version: str, group: str, names: list[str]) -> dict[tuple[str, str], str]:
+    return {(api_version, name): f"{group}.{name}" for name in names}
+
+
+def _with_lists(*kinds: str) -> list[str]:
+    return [name for kind in kinds for name in (kind, f"{kind}List")]
+
+
+KINDS: dict[tuple[str, str], str] = {
+    **_kinds(
+        "v1",
+        "core",
+        _with_lists("Namespace", "ConfigMap", "Secret", "ServiceAccount", "Service", "Event"),
+    ),
+    ("v1", "List"): "meta.List",
+    **_kinds("apps/v1", "apps", _with_lists("Deployment", "ReplicaSet")),
+    **_kinds("autoscaling/v1", "autoscaling", ["Scale"]),
+    **_kinds("coordination.k8s.io/v1", "coordination", _with_lists("Lease")),
+    **_kinds("events.k8s.io/v1", "events", _with_lists("Event")),
+    **_kinds(
+        "rbac.authorization.k8s.io/v1",
+        "rbac",
+        _with_lists("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"),
+    ),
+    **_kinds(
+        "meta.k8s.io/v1",
+        "meta",
+        ["PartialObjectMetadata", "PartialObjectMetadataList", "WatchEvent"],
+    ),
+}
+
+# Kinds that every group version registers (metav1.AddToGroupVersion): a typed client of
+# apps/v1 sends its DeleteOptions as apiVersion apps/v1, and errors are Status in any group.
+ANY_VERSION: dict[str, str] = {
+    "Status": "meta.Status",
+    "DeleteOptions": "meta.DeleteOptions",
+    "CreateOptions": "meta.CreateOptions",
+    "WatchEvent": "meta.WatchEvent",
+}
+
+
+def message_for(api_version: str, kind: str) -> str | None:
+    """The message of ``api_version``/``kind``, or ``None`` when it has no protobuf form."""
+    return KINDS.get((api_version, kind)) or ANY_VERSION.get(kind)
+
+
+def has_schema(api_version: str, kind: str) -> bool:
+    """Whether objects of this kind can be read and written as protobuf."""
+    return message_for(api_version, kind) is not None
