@@ -98,7 +98,10 @@ def is_already_exists(err: BaseException) -> bool:
 
 
 def is_gone(err: BaseException) -> bool:
-    """410: the resourceVersion is older than the server's history (``IsResourceExpired``/``IsGone``)."""
+    """410: the resourceVersion is older than the server's history.
+
+    client-go ``IsResourceExpired`` / ``IsGone``.
+    """
     return isinstance(err, APIError) and (err.code == 410 or err.reason in ("Expired", "Gone"))
 
 
@@ -127,7 +130,10 @@ def is_expired_error(err: BaseException) -> bool:
 
 
 def is_too_large_resource_version_error(err: BaseException) -> bool:
-    """The server has not yet reached the resourceVersion we asked for (cause ResourceVersionTooLarge)."""
+    """The server has not yet reached the resourceVersion we asked for.
+
+    The cause is ``ResourceVersionTooLarge`` (client-go ``IsTooLargeResourceVersionError``).
+    """
     if not isinstance(err, APIError):
         return False
     details = (err.status or {}).get("details") or {}

@@ -105,7 +105,8 @@ class RESTClient:
         user_agent: str | None = None,
     ) -> None:
         self.api_client = api_client  # kubernetes.client.ApiClient: config, auth, TLS, pool
-        # client-go's flowcontrol.NewTokenBucketRateLimiter: one token per request, waiting when empty.
+        # client-go's flowcontrol.NewTokenBucketRateLimiter: one token per request, waiting when
+        # empty.
         self._throttle = TokenBucketRateLimiter(qps, max(1, burst or int(qps))) if qps > 0 else None
         self._user_agent = user_agent  # None keeps the ApiClient's own User-Agent
 

@@ -137,7 +137,10 @@ class SharedInformerFactory:
             return informer
 
     def start(self, stop: threading.Event) -> None:
-        """Run every informer not yet running, each on its own thread; call again after adding more."""
+        """Run every informer not yet running, each on its own thread.
+
+        Call again after adding more informers.
+        """
         with self._lock:
             if self._shutting_down:
                 return
@@ -166,7 +169,10 @@ class SharedInformerFactory:
         return results
 
     def shutdown(self, timeout: float | None = None) -> None:
-        """After ``stop`` is set: wait for every informer thread to finish (client-go ``Shutdown``)."""
+        """After ``stop`` is set: wait for every informer thread to finish.
+
+        client-go ``Shutdown``.
+        """
         with self._lock:
             self._shutting_down = True
             threads = list(self._threads.values())

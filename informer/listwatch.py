@@ -20,7 +20,10 @@ from client.rest import RESTClient, WatchStream, resource_path
 __all__ = ["ListerWatcher", "ListWatch", "TweakListOptionsFunc", "watch_read_timeout"]
 
 TweakListOptionsFunc = Callable[[dict], None]
-"""Edits list/watch options in place, e.g. to add a label selector (client-go ``TweakListOptionsFunc``)."""
+"""Edits list/watch options in place, e.g. to add a label selector.
+
+client-go ``TweakListOptionsFunc``.
+"""
 
 CONNECT_TIMEOUT = 10.0  # seconds to establish a connection, for lists and watches alike
 LIST_READ_TIMEOUT = 60.0  # seconds without a byte before a list (page) request fails

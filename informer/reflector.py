@@ -471,7 +471,8 @@ class Reflector:
             raise _Stopped()
         if count == 0 and self._clock() - start < 1.0:
             raise VeryShortWatchError(
-                f"{self.name}: unexpected watch close - watch lasted less than a second and no items received"
+                f"{self.name}: unexpected watch close - "
+                "watch lasted less than a second and no items received"
             )
         log.debug("%s: watch closed after %d events", self.name, count)
         return initial_events_end

@@ -157,7 +157,7 @@ class FilteringResourceEventHandler:
             self.handler.on_delete(obj)
 
 
-# -- listeners ---------------------------------------------------------------------------------------
+# -- listeners ------------------------------------------------------------------------------------
 
 # Notifications are tuples, the cheapest thing to build on the hot path:
 # (_ADD, obj, is_in_initial_list) | (_UPDATE, old, new) | (_DELETE, obj, None)
@@ -353,7 +353,10 @@ class _SharedProcessor:
             listener.join(LISTENER_JOIN_TIMEOUT)
 
     def should_resync(self) -> bool:
-        """Mark which listeners are due; true if any is (client-go ``sharedProcessor.shouldResync``)."""
+        """Mark which listeners are due; true if any is.
+
+        client-go ``sharedProcessor.shouldResync``.
+        """
         with self._lock:
             now = self._clock()
             due = False
@@ -466,7 +469,9 @@ class SharedIndexInformer:
     def add_event_handler(
         self, handler: ResourceEventHandler, resync_period: float | None = None
     ) -> ResourceEventHandlerRegistration:
-        """Register a handler; returns its registration (client-go ``AddEventHandlerWithResyncPeriod``).
+        """Register a handler; returns its registration.
+
+        client-go ``AddEventHandlerWithResyncPeriod``.
 
         After start, the handler first receives an add for every cached object.
         """
@@ -589,7 +594,9 @@ class SharedIndexInformer:
         self._handle_batch(deltas, len(deltas) if is_in_initial_list else 0)
 
     def _handle_batch(self, deltas: list[Delta], initial_count: int) -> None:
-        """Apply popped deltas to the cache, then notify every listener (client-go ``processDeltas``).
+        """Apply popped deltas to the cache, then notify every listener.
+
+        client-go ``processDeltas``.
 
         Runs on the informer's thread under the FIFO's lock. The first ``initial_count`` deltas
         belong to the initial list. An object already cached makes an update, which is a resync

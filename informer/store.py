@@ -113,7 +113,10 @@ def split_meta_namespace_key(key: str) -> tuple[str, str]:
 
 
 def meta_namespace_index_func(obj: Any) -> list[str]:
-    """Index by namespace (client-go ``MetaNamespaceIndexFunc``); cluster-scoped objects under ""."""
+    """Index by namespace (client-go ``MetaNamespaceIndexFunc``).
+
+    Cluster-scoped objects are indexed under "".
+    """
     try:
         return [obj["metadata"].get("namespace") or ""]
     except TypeError:
@@ -157,7 +160,10 @@ class ThreadSafeStore:
         self.swap(key, obj)
 
     def swap(self, key: str, obj: Any) -> Any | None:
-        """Store ``obj`` at ``key`` and return what was there (None if nothing): one lock, one lookup."""
+        """Store ``obj`` at ``key`` and return what was there (None if nothing).
+
+        One lock, one lookup.
+        """
         with self._lock:
             old = self._items.get(key)
             if self._indexers:
@@ -225,7 +231,10 @@ class ThreadSafeStore:
             return list(self._indices[index_name].get(indexed_value, ()))
 
     def list_index_func_values(self, index_name: str) -> list[str]:
-        """Every value currently present in ``index_name`` ([] for an unknown index, as upstream)."""
+        """Every value currently present in ``index_name``.
+
+        [] for an unknown index, as upstream.
+        """
         with self._lock:
             return list(self._indices.get(index_name, {}))
 
@@ -298,7 +307,9 @@ class ThreadSafeStore:
 
 
 class Indexer:
-    """A ``ThreadSafeStore`` addressed by objects instead of keys (client-go ``cache`` / ``NewIndexer``).
+    """A ``ThreadSafeStore`` addressed by objects instead of keys.
+
+    client-go ``cache`` / ``NewIndexer``.
 
     This is both client-go's ``Store`` and its ``Indexer``: ``add``/``update``/``delete`` take
     objects, ``get_by_key`` and ``list_keys`` let a FIFO treat it as its ``knownObjects``, and the

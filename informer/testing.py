@@ -252,7 +252,7 @@ class FakeListWatch:
             obj = self._objects.get(key)
             return copy.deepcopy(obj) if obj is not None else None
 
-    # -- the ListerWatcher contract -----------------------------------------------------------------
+    # -- the ListerWatcher contract ----------------------------------------------------------------
 
     def list(self, options: Mapping[str, Any]) -> dict:
         with self._lock:

@@ -53,7 +53,8 @@ __all__ = [
     "set_provider",
 ]
 
-# Both duration histograms: 10^-8 .. 10 s, exponential x10 (client-go ExponentialBuckets(10e-9, 10, 10)).
+# Both duration histograms: 10^-8 .. 10 s, exponential x10
+# (client-go ExponentialBuckets(10e-9, 10, 10)).
 DURATION_BUCKETS: tuple[float, ...] = (1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
 
 
@@ -119,7 +120,10 @@ _NOOP = _NoopMetric()
 
 
 class NoopMetricsProvider:
-    """The default provider (client-go `noopMetricsProvider`): metrics cost nothing until asked for."""
+    """The default provider (client-go `noopMetricsProvider`).
+
+    Metrics cost nothing until asked for.
+    """
 
     def new_depth_metric(self, name: str) -> GaugeMetric:
         return _NOOP
