@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
+
+from client.objects import Status
 
 __all__ = [
     "APIError",
@@ -48,7 +50,7 @@ class APIError(Exception):
         code: int,
         reason: str,
         message: str,
-        status: dict | None = None,
+        status: Status | None = None,
         retry_after: float | None = None,
     ) -> None:
         super().__init__(f"{code} {reason}: {message}")
@@ -62,11 +64,11 @@ class APIError(Exception):
     def from_response(
         cls, code: int, phrase: str, headers: Mapping[str, str], data: bytes
     ) -> APIError:
-        status: dict | None = None
+        status: Status | None = None
         try:
             decoded = json.loads(data) if data else None
             if isinstance(decoded, dict) and decoded.get("kind") == "Status":
-                status = decoded
+                status = cast(Status, decoded)
         except ValueError:
             pass
         reason = (status or {}).get("reason") or phrase or str(code)
@@ -111,14 +113,15 @@ def is_too_many_requests(err: BaseException) -> bool:
 
 def api_error_from_status(status: Mapping[str, Any] | None) -> APIError:
     """The APIError a watch ERROR event's Status stands for (apimachinery ``FromObject``)."""
-    status = dict(status or {})
-    details = status.get("details") or {}
+    # A copy, and unchecked: the event's object is decoded JSON that claims to be a Status.
+    copied = cast(Status, dict(status or {}))
+    details = copied.get("details") or {}
     retry = details.get("retryAfterSeconds")
     return APIError(
-        int(status.get("code") or 500),
-        status.get("reason") or "",
-        status.get("message") or "watch error",
-        status,
+        int(copied.get("code") or 500),
+        copied.get("reason") or "",
+        copied.get("message") or "watch error",
+        copied,
         float(retry) if retry else None,
     )
 
