@@ -18,6 +18,7 @@ Two layers, as upstream:
 
 from __future__ import annotations
 
+import builtins  # builtins.list: the class's own list() shadows it in later annotations
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -197,7 +198,7 @@ class ThreadSafeStore:
         with self._lock:
             return list(self._items.values())
 
-    def list_keys(self) -> list[str]:
+    def list_keys(self) -> builtins.list[str]:
         with self._lock:
             return list(self._items)
 
@@ -207,7 +208,7 @@ class ThreadSafeStore:
 
     # -- indices ---------------------------------------------------------------------------------
 
-    def index(self, index_name: str, obj: Any) -> list[Any]:
+    def index(self, index_name: str, obj: Any) -> builtins.list[Any]:
         """Objects that share any indexed value with ``obj`` under ``index_name``."""
         with self._lock:
             index_func = self._index_func(index_name)
@@ -217,20 +218,20 @@ class ThreadSafeStore:
                 keys |= index.get(value, set())
             return [self._items[k] for k in keys]
 
-    def by_index(self, index_name: str, indexed_value: str) -> list[Any]:
+    def by_index(self, index_name: str, indexed_value: str) -> builtins.list[Any]:
         """Objects whose ``index_name`` function yields ``indexed_value``."""
         with self._lock:
             self._index_func(index_name)
             keys = self._indices[index_name].get(indexed_value, ())
             return [self._items[k] for k in keys]
 
-    def index_keys(self, index_name: str, indexed_value: str) -> list[str]:
+    def index_keys(self, index_name: str, indexed_value: str) -> builtins.list[str]:
         """Keys (not objects) whose ``index_name`` function yields ``indexed_value``."""
         with self._lock:
             self._index_func(index_name)
             return list(self._indices[index_name].get(indexed_value, ()))
 
-    def list_index_func_values(self, index_name: str) -> list[str]:
+    def list_index_func_values(self, index_name: str) -> builtins.list[str]:
         """Every value currently present in ``index_name``.
 
         [] for an unknown index, as upstream.
@@ -356,7 +357,7 @@ class Indexer:
     def list(self) -> list[Any]:
         return self._store.list()
 
-    def list_keys(self) -> list[str]:
+    def list_keys(self) -> builtins.list[str]:
         return self._store.list_keys()
 
     def replace(self, objects: Iterable[Any], resource_version: str = "") -> None:
@@ -372,16 +373,16 @@ class Indexer:
 
     # -- Indexer ---------------------------------------------------------------------------------
 
-    def index(self, index_name: str, obj: Any) -> list[Any]:
+    def index(self, index_name: str, obj: Any) -> builtins.list[Any]:
         return self._store.index(index_name, obj)
 
-    def by_index(self, index_name: str, indexed_value: str) -> list[Any]:
+    def by_index(self, index_name: str, indexed_value: str) -> builtins.list[Any]:
         return self._store.by_index(index_name, indexed_value)
 
-    def index_keys(self, index_name: str, indexed_value: str) -> list[str]:
+    def index_keys(self, index_name: str, indexed_value: str) -> builtins.list[str]:
         return self._store.index_keys(index_name, indexed_value)
 
-    def list_index_func_values(self, index_name: str) -> list[str]:
+    def list_index_func_values(self, index_name: str) -> builtins.list[str]:
         return self._store.list_index_func_values(index_name)
 
     def get_indexers(self) -> dict[str, IndexFunc]:
