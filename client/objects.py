@@ -22,7 +22,7 @@ informer has cached is shared and must never be mutated in place."""
 
 
 class StatusCause(TypedDict, total=False):
-    """One reason a request failed (metav1 ``StatusCause``)."""
+    """One reason a request failed (apimachinery metav1 ``StatusCause``)."""
 
     reason: str  # machine-readable, e.g. "FieldValueInvalid", "ResourceVersionTooLarge"
     message: str  # human-readable
@@ -30,7 +30,7 @@ class StatusCause(TypedDict, total=False):
 
 
 class StatusDetails(TypedDict, total=False):
-    """What a failed request was about (metav1 ``StatusDetails``)."""
+    """What a failed request was about (apimachinery metav1 ``StatusDetails``)."""
 
     name: str
     group: str
@@ -41,7 +41,10 @@ class StatusDetails(TypedDict, total=False):
 
 
 class Status(TypedDict, total=False):
-    """The body of an error answer, and the object of a watch ERROR event (metav1 ``Status``)."""
+    """The body of an error answer, and the object of a watch ERROR event.
+
+    apimachinery metav1 ``Status``.
+    """
 
     kind: str  # "Status"
     apiVersion: str  # "v1"

@@ -17,7 +17,7 @@ __all__ = ["Watch", "WatchEvent"]
 
 
 class WatchEvent(TypedDict):
-    """One line of a watch response (metav1 ``WatchEvent``).
+    """One line of a watch response (apimachinery metav1 ``WatchEvent``).
 
     ``type`` is ADDED, MODIFIED, DELETED, BOOKMARK (only the object's resourceVersion and
     annotations mean anything) or ERROR (the object is a ``Status``, client/objects.py). The

@@ -373,7 +373,8 @@ def _status(code: int, reason: str) -> Status:
 
 
 class Runnable(Protocol):
-    """What ``RunningInformer`` runs: an informer, a factory's informer, a reflector."""
+    """What ``RunningInformer`` runs: an informer or a reflector (no client-go twin: Go tests
+    run a goroutine)."""
 
     def run(self, stop: threading.Event) -> None: ...
 
