@@ -11,15 +11,20 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,lint]'
 	touch $(STAMP)
 
 ## test: the whole default suite (unit + integration against kubesim; e2e skips without a cluster)
 test: venv
 	$(PY) -m pytest -q
 
+## lint: ruff's checks, ruff's formatting (line length 100), mypy (strict on workqueue, client,
+## informer, tools) and the import contracts (pyproject.toml [tool.importlinter])
 lint: venv
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 ## demo: the controller against the embedded API server (kubesim), narrated; no cluster needed
 demo: venv
@@ -61,4 +66,4 @@ image:
 	docker build -t $(IMAGE) .
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .mypy_cache .import_linter_cache

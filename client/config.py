@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 
 from kubernetes import client, config
 from kubernetes.config import incluster_config
@@ -36,7 +37,7 @@ class ConfigError(Exception):
 def load_client_configuration(
     kubeconfig: str = "",
     master: str = "",
-    environ: os._Environ | dict | None = None,
+    environ: Mapping[str, str] | None = None,
     token_file: str = incluster_config.SERVICE_TOKEN_FILENAME,
     ca_file: str = incluster_config.SERVICE_CERT_FILENAME,
 ) -> client.Configuration:

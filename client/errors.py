@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
+
+from client.objects import Status
 
 __all__ = [
     "APIError",
@@ -48,7 +50,7 @@ class APIError(Exception):
         code: int,
         reason: str,
         message: str,
-        status: dict | None = None,
+        status: Status | None = None,
         retry_after: float | None = None,
     ) -> None:
         super().__init__(f"{code} {reason}: {message}")
@@ -62,11 +64,11 @@ class APIError(Exception):
     def from_response(
         cls, code: int, phrase: str, headers: Mapping[str, str], data: bytes
     ) -> APIError:
-        status: dict | None = None
+        status: Status | None = None
         try:
             decoded = json.loads(data) if data else None
             if isinstance(decoded, dict) and decoded.get("kind") == "Status":
-                status = decoded
+                status = cast(Status, decoded)
         except ValueError:
             pass
         reason = (status or {}).get("reason") or phrase or str(code)
@@ -98,7 +100,10 @@ def is_already_exists(err: BaseException) -> bool:
 
 
 def is_gone(err: BaseException) -> bool:
-    """410: the resourceVersion is older than the server's history (``IsResourceExpired``/``IsGone``)."""
+    """410: the resourceVersion is older than the server's history.
+
+    client-go ``IsResourceExpired`` / ``IsGone``.
+    """
     return isinstance(err, APIError) and (err.code == 410 or err.reason in ("Expired", "Gone"))
 
 
@@ -108,14 +113,15 @@ def is_too_many_requests(err: BaseException) -> bool:
 
 def api_error_from_status(status: Mapping[str, Any] | None) -> APIError:
     """The APIError a watch ERROR event's Status stands for (apimachinery ``FromObject``)."""
-    status = dict(status or {})
-    details = status.get("details") or {}
+    # A copy, and unchecked: the event's object is decoded JSON that claims to be a Status.
+    copied = cast(Status, dict(status or {}))
+    details = copied.get("details") or {}
     retry = details.get("retryAfterSeconds")
     return APIError(
-        int(status.get("code") or 500),
-        status.get("reason") or "",
-        status.get("message") or "watch error",
-        status,
+        int(copied.get("code") or 500),
+        copied.get("reason") or "",
+        copied.get("message") or "watch error",
+        copied,
         float(retry) if retry else None,
     )
 
@@ -127,7 +133,10 @@ def is_expired_error(err: BaseException) -> bool:
 
 
 def is_too_large_resource_version_error(err: BaseException) -> bool:
-    """The server has not yet reached the resourceVersion we asked for (cause ResourceVersionTooLarge)."""
+    """The server has not yet reached the resourceVersion we asked for.
+
+    The cause is ``ResourceVersionTooLarge`` (client-go ``IsTooLargeResourceVersionError``).
+    """
     if not isinstance(err, APIError):
         return False
     details = (err.status or {}).get("details") or {}

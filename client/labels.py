@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
     "Requirement",
@@ -193,7 +194,7 @@ def selector_from_set(labels: Mapping[str, str]) -> Selector:
     return Selector(tuple(Requirement(k, "=", (v,)) for k, v in sorted(labels.items())))
 
 
-def selector_from_label_selector(label_selector: Mapping | None) -> Selector:
+def selector_from_label_selector(label_selector: Mapping[str, Any] | None) -> Selector:
     """Convert a metav1.LabelSelector dict (matchLabels / matchExpressions).
 
     As metav1.LabelSelectorAsSelector, an empty selector matches everything. (Upstream a nil

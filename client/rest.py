@@ -25,15 +25,18 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote, urlencode
 
 import urllib3
 
 from client.errors import APIError, TransportError
 from client.flowcontrol import TokenBucketRateLimiter
+from client.objects import Object
+from client.watch import Watch, WatchEvent
 
 __all__ = [
+    "Interface",
     "RESTClient",
     "WatchStream",
     "resource_path",
@@ -88,6 +91,28 @@ _GET_RETRY = _DeadConnectionRetry(
 )
 
 
+class Interface(Protocol):
+    """What the informer and the tools need from a transport (client-go ``rest.Interface``).
+
+    ``RESTClient`` is the one implementation shipped; tests substitute fakes that record calls
+    or fail on cue.
+    """
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        params: Params = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: Timeout = 60.0,
+    ) -> Object: ...
+
+    def stream(
+        self, path: str, params: Params = None, timeout: Timeout = (10.0, 330.0)
+    ) -> Watch: ...
+
+
 class RESTClient:
     """Sends requests with plain-dict bodies and returns decoded JSON.
 
@@ -105,13 +130,16 @@ class RESTClient:
         user_agent: str | None = None,
     ) -> None:
         self.api_client = api_client  # kubernetes.client.ApiClient: config, auth, TLS, pool
-        # client-go's flowcontrol.NewTokenBucketRateLimiter: one token per request, waiting when empty.
+        # client-go's flowcontrol.NewTokenBucketRateLimiter: one token per request, waiting when
+        # empty.
         self._throttle = TokenBucketRateLimiter(qps, max(1, burst or int(qps))) if qps > 0 else None
         self._user_agent = user_agent  # None keeps the ApiClient's own User-Agent
 
     # -- building and sending ----------------------------------------------------------------
 
-    def _prepare(self, method: str, path: str, params: Params, content_type: str | None):
+    def _prepare(
+        self, method: str, path: str, params: Params, content_type: str | None
+    ) -> tuple[str, dict[str, str]]:
         headers = {"Accept": "application/json"}
         if content_type:
             headers["Content-Type"] = content_type
@@ -155,7 +183,7 @@ class RESTClient:
         else:
             urllib3_timeout = urllib3.Timeout(connect=10.0, read=None)
         try:
-            return self.api_client.rest_client.pool_manager.request(
+            response: urllib3.BaseHTTPResponse = self.api_client.rest_client.pool_manager.request(
                 method,
                 url,
                 body=data,
@@ -166,6 +194,7 @@ class RESTClient:
             )
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise TransportError(f"{method} {path}: {exc}") from exc
+        return response
 
     # -- public API -------------------------------------------------------------------------
 
@@ -177,13 +206,14 @@ class RESTClient:
         body: Any = None,
         content_type: str = "application/json",
         timeout: Timeout = 60.0,
-    ) -> dict:
+    ) -> Object:
         """Send one request and return the decoded JSON body; raise APIError on non-2xx."""
         resp = self._send(method, path, params, body, content_type, timeout, stream=False)
         data = resp.data
         if resp.status >= 300:
             raise APIError.from_response(resp.status, resp.reason or "", resp.headers, data)
-        return json.loads(data) if data else {}
+        decoded: Object = json.loads(data) if data else {}
+        return decoded
 
     def stream(
         self, path: str, params: Params = None, timeout: Timeout = (10.0, 330.0)
@@ -247,7 +277,11 @@ class WatchStream:
 
     def _chunks(self) -> Iterator[bytes]:
         resp = self._response
-        if resp.chunked and resp.supports_chunked_reads():
+        if (
+            isinstance(resp, urllib3.HTTPResponse)
+            and resp.chunked
+            and resp.supports_chunked_reads()
+        ):
             yield from resp.read_chunked(decode_content=True)
             return
         while True:
@@ -256,7 +290,7 @@ class WatchStream:
                 return
             yield data
 
-    def __iter__(self) -> Iterator[dict]:
+    def __iter__(self) -> Iterator[WatchEvent]:
         pending = b""  # the start of a line whose end has not arrived yet
         loads = json.loads
         try:

@@ -22,6 +22,7 @@ The points that matter for correctness:
 
 from __future__ import annotations
 
+import builtins  # builtins.list: the class's own list() shadows it in later annotations
 import logging
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -175,7 +176,7 @@ class DeltaFIFO(Queue):
         with self._lock:
             return [d[-1].object for d in self._items.values()]
 
-    def list_keys(self) -> list[str]:
+    def list_keys(self) -> builtins.list[str]:
         with self._lock:
             return list(self._queue)
 

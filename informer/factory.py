@@ -14,9 +14,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeGuard
 
-from client.rest import RESTClient
+from client.rest import Interface, RESTClient
 from informer.fifo import TransformFunc
 from informer.listwatch import ListWatch, TweakListOptionsFunc
 from informer.metrics import NOOP_METRICS, InformerMetricsProvider
@@ -26,7 +26,11 @@ from informer.store import IndexFunc
 __all__ = ["GroupVersionResource", "SharedInformerFactory"]
 
 
-def _is_rest_client(client: Any) -> bool:
+if TYPE_CHECKING:  # a type only: importing this module must not load the official client
+    from kubernetes.client import ApiClient
+
+
+def _is_rest_client(client: object) -> TypeGuard[Interface]:
     return isinstance(client, RESTClient) or (
         callable(getattr(client, "request", None)) and callable(getattr(client, "stream", None))
     )
@@ -63,7 +67,7 @@ class SharedInformerFactory:
 
     def __init__(
         self,
-        client: Any,
+        client: Interface | ApiClient,
         default_resync: float = 0.0,
         namespace: str | None = None,
         tweak_list_options: TweakListOptionsFunc | None = None,
@@ -137,7 +141,10 @@ class SharedInformerFactory:
             return informer
 
     def start(self, stop: threading.Event) -> None:
-        """Run every informer not yet running, each on its own thread; call again after adding more."""
+        """Run every informer not yet running, each on its own thread.
+
+        Call again after adding more informers.
+        """
         with self._lock:
             if self._shutting_down:
                 return
@@ -166,7 +173,10 @@ class SharedInformerFactory:
         return results
 
     def shutdown(self, timeout: float | None = None) -> None:
-        """After ``stop`` is set: wait for every informer thread to finish (client-go ``Shutdown``)."""
+        """After ``stop`` is set: wait for every informer thread to finish.
+
+        client-go ``Shutdown``.
+        """
         with self._lock:
             self._shutting_down = True
             threads = list(self._threads.values())

@@ -60,7 +60,9 @@ PopBatchProcessFunc = Callable[[list[Delta], int], None]
 belong to the initial list. Runs under the queue's lock, like ``PopProcessFunc``."""
 
 PopProcessFunc = Callable[[list[Delta], bool], None]
-"""Called by ``pop`` with the popped deltas and ``is_in_initial_list`` (client-go ``PopProcessFunc``).
+"""Called by ``pop`` with the popped deltas and ``is_in_initial_list``.
+
+client-go ``PopProcessFunc``.
 
 It runs while the queue's lock is held, so it must be quick (the informer only updates its
 indexer and appends to listener buffers)."""
@@ -95,7 +97,10 @@ class KeyListerGetter(Protocol):
 
 
 class Queue(abc.ABC):
-    """The reflector's store and the informer's source (client-go ``Queue`` + ``ReflectorStore``)."""
+    """The reflector's store and the informer's source.
+
+    client-go ``Queue`` + ``ReflectorStore``.
+    """
 
     @abc.abstractmethod
     def add(self, obj: Any) -> None:
@@ -137,7 +142,10 @@ class Queue(abc.ABC):
         self._closed = False  # close() was called; pop drains, then raises FIFOClosedError
 
     def has_synced(self) -> bool:
-        """True once the first replace() batch has been popped (or a plain add/update/delete came first)."""
+        """True once the first replace() batch has been popped.
+
+        Also true when a plain add/update/delete came first.
+        """
         with self._lock:
             return self._has_synced_locked()
 

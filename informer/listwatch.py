@@ -15,12 +15,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from client.rest import RESTClient, WatchStream, resource_path
+from client.objects import Object
+from client.rest import Interface, resource_path
+from client.watch import Watch
 
 __all__ = ["ListerWatcher", "ListWatch", "TweakListOptionsFunc", "watch_read_timeout"]
 
-TweakListOptionsFunc = Callable[[dict], None]
-"""Edits list/watch options in place, e.g. to add a label selector (client-go ``TweakListOptionsFunc``)."""
+TweakListOptionsFunc = Callable[[dict[str, Any]], None]
+"""Edits list/watch options in place, e.g. to add a label selector.
+
+client-go ``TweakListOptionsFunc``.
+"""
 
 CONNECT_TIMEOUT = 10.0  # seconds to establish a connection, for lists and watches alike
 LIST_READ_TIMEOUT = 60.0  # seconds without a byte before a list (page) request fails
@@ -40,9 +45,9 @@ def watch_read_timeout(timeout_seconds: float) -> float:
 class ListerWatcher(Protocol):
     """What a reflector needs from its source (client-go ``ListerWatcher``)."""
 
-    def list(self, options: Mapping[str, Any]) -> dict: ...
+    def list(self, options: Mapping[str, Any]) -> Object: ...
 
-    def watch(self, options: Mapping[str, Any], *, read_timeout: float | None = None) -> Any: ...
+    def watch(self, options: Mapping[str, Any], *, read_timeout: float | None = None) -> Watch: ...
 
 
 class ListWatch:
@@ -57,7 +62,7 @@ class ListWatch:
 
     def __init__(
         self,
-        rest_client: RESTClient,
+        rest_client: Interface,
         group: str,
         version: str,
         resource: str,
@@ -92,7 +97,7 @@ class ListWatch:
             self.tweak_list_options(params)
         return params
 
-    def list(self, options: Mapping[str, Any]) -> dict:
+    def list(self, options: Mapping[str, Any]) -> Object:
         """One list request (one page when ``limit`` is set); raises APIError / TransportError.
 
         An empty ``resourceVersion`` is dropped, which asks for a consistent (quorum) read.
@@ -104,9 +109,7 @@ class ListWatch:
             timeout=(CONNECT_TIMEOUT, LIST_READ_TIMEOUT),
         )
 
-    def watch(
-        self, options: Mapping[str, Any], *, read_timeout: float | None = None
-    ) -> WatchStream:
+    def watch(self, options: Mapping[str, Any], *, read_timeout: float | None = None) -> Watch:
         """Open a watch; a read that waits longer than ``read_timeout`` raises TransportError.
 
         ``read_timeout`` defaults to ``watch_read_timeout(timeoutSeconds)``.

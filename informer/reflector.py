@@ -61,8 +61,10 @@ from client.errors import (
     is_too_large_resource_version_error,
     is_too_many_requests,
 )
+from client.objects import Object
 from client.pager import DEFAULT_PAGE_SIZE, ListPager
 from client.wait import ExponentialBackoff
+from client.watch import Watch
 from informer.listwatch import ListerWatcher, watch_read_timeout
 from informer.metrics import NOOP_METRICS, InformerMetrics
 from informer.store import Indexer
@@ -201,7 +203,9 @@ class Reflector:
         self._listed_once = False  # a list has completed before (the next one is a relist)
 
         self._stream_lock = threading.Lock()  # guards _stream and _stopping
-        self._stream: Any = None  # the open watch, closed by the helper thread on stop
+        self._stream: _OpenWatch | None = (
+            None  # the open watch, closed by the helper thread on stop
+        )
         self._stopping = (
             False  # set by the helper thread once stop fired; no new stream may stay open
         )
@@ -323,7 +327,7 @@ class Reflector:
             "%s: listed %d items at resourceVersion %s", self.name, len(items), resource_version
         )
 
-    def _paged_list(self, options: Mapping[str, Any], page_size: int) -> tuple[dict, bool]:
+    def _paged_list(self, options: Mapping[str, Any], page_size: int) -> tuple[Object, bool]:
         """All pages of one list through client-go's pager; returns (list, was_paged)."""
         return ListPager(self.list_watch.list, page_size).list(options)
 
@@ -332,7 +336,9 @@ class Reflector:
     def _watch_timeout_seconds(self) -> int:
         return max(1, int(self.min_watch_timeout * (self._rand() + 1.0)))
 
-    def _open_watch(self, options: dict, read_timeout: float, stop: threading.Event) -> _OpenWatch:
+    def _open_watch(
+        self, options: dict[str, Any], read_timeout: float, stop: threading.Event
+    ) -> _OpenWatch:
         self.metrics.inc_watches()
         stream = self._call_unless_stopped(
             lambda: self.list_watch.watch(options, read_timeout=read_timeout), stop, "watch"
@@ -471,7 +477,8 @@ class Reflector:
             raise _Stopped()
         if count == 0 and self._clock() - start < 1.0:
             raise VeryShortWatchError(
-                f"{self.name}: unexpected watch close - watch lasted less than a second and no items received"
+                f"{self.name}: unexpected watch close - "
+                "watch lasted less than a second and no items received"
             )
         log.debug("%s: watch closed after %d events", self.name, count)
         return initial_events_end
@@ -619,7 +626,7 @@ class _OpenWatch:
 
     __slots__ = ("events", "stream")
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: Watch) -> None:
         self.stream = stream  # has close(), callable from any thread
         self.events = iter(stream)  # yields decoded watch events
 
@@ -627,7 +634,7 @@ class _OpenWatch:
         _close(self.stream)
 
 
-def _close(stream: Any) -> None:
+def _close(stream: object) -> None:
     close = getattr(stream, "close", None)
     if close is not None:
         try:

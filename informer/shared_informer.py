@@ -157,11 +157,12 @@ class FilteringResourceEventHandler:
             self.handler.on_delete(obj)
 
 
-# -- listeners ---------------------------------------------------------------------------------------
+# -- listeners ------------------------------------------------------------------------------------
 
 # Notifications are tuples, the cheapest thing to build on the hot path:
 # (_ADD, obj, is_in_initial_list) | (_UPDATE, old, new) | (_DELETE, obj, None)
 _ADD, _UPDATE, _DELETE = 0, 1, 2
+_Notification = tuple[int, Any, Any]
 
 
 class ResourceEventHandlerRegistration:
@@ -189,7 +190,9 @@ class ResourceEventHandlerRegistration:
         self._upstream_has_synced = upstream_has_synced  # the informer's own has_synced
         self._lock = threading.Lock()  # guards the fields below
         self._not_empty = threading.Condition(self._lock)  # signalled on add and on stop
-        self._buffer: deque[tuple] = deque()  # unbounded: the informer never blocks on a handler
+        self._buffer: deque[_Notification] = (
+            deque()
+        )  # unbounded: the informer never blocks on a handler
         self._pending_initial = 0  # initial-list adds queued or being handled, not yet finished
         self._stopped = False  # stop() was called: the thread exits after its current call
         self._resync_period = resync_period  # seconds between resyncs for this handler; 0 = never
@@ -198,7 +201,7 @@ class ResourceEventHandlerRegistration:
 
     # -- the informer's side ----------------------------------------------------------------------
 
-    def add_many(self, notifications: list[tuple], initial: int) -> None:
+    def add_many(self, notifications: list[_Notification], initial: int) -> None:
         """Append a batch, ``initial`` of which are initial-list adds: one lock, one wake-up."""
         with self._lock:
             self._pending_initial += initial
@@ -323,7 +326,9 @@ class _SharedProcessor:
         with self._lock:
             return list(self._listeners)
 
-    def distribute_many(self, notifications: list[tuple], syncs: list[bool], initial: int) -> None:
+    def distribute_many(
+        self, notifications: list[_Notification], syncs: list[bool], initial: int
+    ) -> None:
         """Hand a batch to every listener; a listener not due a resync skips the sync entries.
 
         ``initial`` counts the initial-list adds in the batch (never sync entries).
@@ -353,7 +358,10 @@ class _SharedProcessor:
             listener.join(LISTENER_JOIN_TIMEOUT)
 
     def should_resync(self) -> bool:
-        """Mark which listeners are due; true if any is (client-go ``sharedProcessor.shouldResync``)."""
+        """Mark which listeners are due; true if any is.
+
+        client-go ``sharedProcessor.shouldResync``.
+        """
         with self._lock:
             now = self._clock()
             due = False
@@ -466,7 +474,9 @@ class SharedIndexInformer:
     def add_event_handler(
         self, handler: ResourceEventHandler, resync_period: float | None = None
     ) -> ResourceEventHandlerRegistration:
-        """Register a handler; returns its registration (client-go ``AddEventHandlerWithResyncPeriod``).
+        """Register a handler; returns its registration.
+
+        client-go ``AddEventHandlerWithResyncPeriod``.
 
         After start, the handler first receives an add for every cached object.
         """
@@ -589,7 +599,9 @@ class SharedIndexInformer:
         self._handle_batch(deltas, len(deltas) if is_in_initial_list else 0)
 
     def _handle_batch(self, deltas: list[Delta], initial_count: int) -> None:
-        """Apply popped deltas to the cache, then notify every listener (client-go ``processDeltas``).
+        """Apply popped deltas to the cache, then notify every listener.
+
+        client-go ``processDeltas``.
 
         Runs on the informer's thread under the FIFO's lock. The first ``initial_count`` deltas
         belong to the initial list. An object already cached makes an update, which is a resync
@@ -599,7 +611,7 @@ class SharedIndexInformer:
         """
         started = time.perf_counter()
         indexer = self._indexer
-        notifications: list[tuple] = []
+        notifications: list[_Notification] = []
         syncs: list[bool] = []
         initial_adds = 0
         deleted, sync, replaced = DeltaType.DELETED, DeltaType.SYNC, DeltaType.REPLACED

@@ -18,6 +18,7 @@ Two layers, as upstream:
 
 from __future__ import annotations
 
+import builtins  # builtins.list: the class's own list() shadows it in later annotations
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -113,7 +114,10 @@ def split_meta_namespace_key(key: str) -> tuple[str, str]:
 
 
 def meta_namespace_index_func(obj: Any) -> list[str]:
-    """Index by namespace (client-go ``MetaNamespaceIndexFunc``); cluster-scoped objects under ""."""
+    """Index by namespace (client-go ``MetaNamespaceIndexFunc``).
+
+    Cluster-scoped objects are indexed under "".
+    """
     try:
         return [obj["metadata"].get("namespace") or ""]
     except TypeError:
@@ -157,7 +161,10 @@ class ThreadSafeStore:
         self.swap(key, obj)
 
     def swap(self, key: str, obj: Any) -> Any | None:
-        """Store ``obj`` at ``key`` and return what was there (None if nothing): one lock, one lookup."""
+        """Store ``obj`` at ``key`` and return what was there (None if nothing).
+
+        One lock, one lookup.
+        """
         with self._lock:
             old = self._items.get(key)
             if self._indexers:
@@ -191,7 +198,7 @@ class ThreadSafeStore:
         with self._lock:
             return list(self._items.values())
 
-    def list_keys(self) -> list[str]:
+    def list_keys(self) -> builtins.list[str]:
         with self._lock:
             return list(self._items)
 
@@ -201,7 +208,7 @@ class ThreadSafeStore:
 
     # -- indices ---------------------------------------------------------------------------------
 
-    def index(self, index_name: str, obj: Any) -> list[Any]:
+    def index(self, index_name: str, obj: Any) -> builtins.list[Any]:
         """Objects that share any indexed value with ``obj`` under ``index_name``."""
         with self._lock:
             index_func = self._index_func(index_name)
@@ -211,21 +218,24 @@ class ThreadSafeStore:
                 keys |= index.get(value, set())
             return [self._items[k] for k in keys]
 
-    def by_index(self, index_name: str, indexed_value: str) -> list[Any]:
+    def by_index(self, index_name: str, indexed_value: str) -> builtins.list[Any]:
         """Objects whose ``index_name`` function yields ``indexed_value``."""
         with self._lock:
             self._index_func(index_name)
             keys = self._indices[index_name].get(indexed_value, ())
             return [self._items[k] for k in keys]
 
-    def index_keys(self, index_name: str, indexed_value: str) -> list[str]:
+    def index_keys(self, index_name: str, indexed_value: str) -> builtins.list[str]:
         """Keys (not objects) whose ``index_name`` function yields ``indexed_value``."""
         with self._lock:
             self._index_func(index_name)
             return list(self._indices[index_name].get(indexed_value, ()))
 
-    def list_index_func_values(self, index_name: str) -> list[str]:
-        """Every value currently present in ``index_name`` ([] for an unknown index, as upstream)."""
+    def list_index_func_values(self, index_name: str) -> builtins.list[str]:
+        """Every value currently present in ``index_name``.
+
+        [] for an unknown index, as upstream.
+        """
         with self._lock:
             return list(self._indices.get(index_name, {}))
 
@@ -298,7 +308,9 @@ class ThreadSafeStore:
 
 
 class Indexer:
-    """A ``ThreadSafeStore`` addressed by objects instead of keys (client-go ``cache`` / ``NewIndexer``).
+    """A ``ThreadSafeStore`` addressed by objects instead of keys.
+
+    client-go ``cache`` / ``NewIndexer``.
 
     This is both client-go's ``Store`` and its ``Indexer``: ``add``/``update``/``delete`` take
     objects, ``get_by_key`` and ``list_keys`` let a FIFO treat it as its ``knownObjects``, and the
@@ -345,7 +357,7 @@ class Indexer:
     def list(self) -> list[Any]:
         return self._store.list()
 
-    def list_keys(self) -> list[str]:
+    def list_keys(self) -> builtins.list[str]:
         return self._store.list_keys()
 
     def replace(self, objects: Iterable[Any], resource_version: str = "") -> None:
@@ -361,16 +373,16 @@ class Indexer:
 
     # -- Indexer ---------------------------------------------------------------------------------
 
-    def index(self, index_name: str, obj: Any) -> list[Any]:
+    def index(self, index_name: str, obj: Any) -> builtins.list[Any]:
         return self._store.index(index_name, obj)
 
-    def by_index(self, index_name: str, indexed_value: str) -> list[Any]:
+    def by_index(self, index_name: str, indexed_value: str) -> builtins.list[Any]:
         return self._store.by_index(index_name, indexed_value)
 
-    def index_keys(self, index_name: str, indexed_value: str) -> list[str]:
+    def index_keys(self, index_name: str, indexed_value: str) -> builtins.list[str]:
         return self._store.index_keys(index_name, indexed_value)
 
-    def list_index_func_values(self, index_name: str) -> list[str]:
+    def list_index_func_values(self, index_name: str) -> builtins.list[str]:
         return self._store.list_index_func_values(index_name)
 
     def get_indexers(self) -> dict[str, IndexFunc]:

@@ -19,16 +19,30 @@ import itertools
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Protocol
 
 from client.errors import APIError, TransportError
+from client.objects import Object, Status
+from client.watch import WatchEvent
 from informer.store import meta_namespace_key_func
 
-__all__ = ["FakeListWatch", "FakeWatchStream", "RunningInformer", "expired_status", "wait_until"]
+__all__ = [
+    "FakeListWatch",
+    "FakeWatchStream",
+    "Runnable",
+    "RunningInformer",
+    "expired_status",
+    "wait_until",
+]
 
 
-def wait_until(predicate, timeout: float = 2.0, interval: float = 0.005, message: str = "") -> None:
+def wait_until(
+    predicate: Callable[[], object],
+    timeout: float = 2.0,
+    interval: float = 0.005,
+    message: str = "",
+) -> None:
     """Poll ``predicate`` until true; raise AssertionError after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while not predicate():
@@ -37,7 +51,7 @@ def wait_until(predicate, timeout: float = 2.0, interval: float = 0.005, message
         time.sleep(interval)
 
 
-def expired_status(message: str = "too old resource version") -> dict:
+def expired_status(message: str = "too old resource version") -> Status:
     """The Status a watch ERROR event carries for a compacted resourceVersion."""
     return {
         "kind": "Status",
@@ -64,7 +78,8 @@ class FakeWatchStream:
         self.read_timeout = read_timeout  # seconds without an event before TransportError
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)  # signalled on push/end/fail/close
-        self._events: deque[Any] = deque()  # pending events; an Exception instance raises
+        # pending events; an Exception instance raises
+        self._events: deque[WatchEvent | BaseException] = deque()
         self._ended = False  # the "server" closed the stream: iteration ends after the backlog
         self._closed = False  # the client closed it: iteration ends at once
         self.stalled = False  # while True, pushed events are held back (a silent connection)
@@ -106,7 +121,7 @@ class FakeWatchStream:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __iter__(self) -> Iterator[dict]:
+    def __iter__(self) -> Iterator[WatchEvent]:
         while True:
             with self._lock:
                 deadline = (
@@ -158,29 +173,29 @@ class FakeListWatch:
         self._lock = threading.RLock()  # guards every field below
         self._rv = itertools.count(1)  # resourceVersion source
         self.resource_version = 0  # the latest RV handed out
-        self._objects: dict[str, dict] = {}  # key -> stored object (never handed out uncopied)
-        self._history: list[tuple[int, str, dict]] = []  # (rv, type, object) in RV order
+        self._objects: dict[str, Object] = {}  # key -> stored object (never handed out uncopied)
+        self._history: list[tuple[int, str, Object]] = []  # (rv, type, object) in RV order
         self._compacted = 0  # watches from an RV below this get 410
         self._watches: list[FakeWatchStream] = []  # open streams fed with new events
-        self._snapshots: dict[str, list[dict]] = {}  # continue token -> remaining items
+        self._snapshots: dict[str, list[Object]] = {}  # continue token -> remaining items
         self._token_ids = itertools.count(1)
         self._list_errors: deque[BaseException] = deque()  # raised by the next list calls
         self._watch_errors: deque[BaseException] = deque()  # raised by the next watch calls
         self._stall_new_watches = False  # new watches start stalled
-        self.list_calls: list[dict] = []  # options of every list call, in order
-        self.watch_calls: list[dict] = []  # options of every watch call, in order
+        self.list_calls: list[dict[str, Any]] = []  # options of every list call, in order
+        self.watch_calls: list[dict[str, Any]] = []  # options of every watch call, in order
         for obj in objects:
             self.add(obj)
 
     # -- driving it ------------------------------------------------------------------------------
 
-    def add(self, obj: Mapping[str, Any]) -> dict:
+    def add(self, obj: Mapping[str, Any]) -> Object:
         return self._write("ADDED", obj)
 
-    def modify(self, obj: Mapping[str, Any]) -> dict:
+    def modify(self, obj: Mapping[str, Any]) -> Object:
         return self._write("MODIFIED", obj)
 
-    def delete(self, obj_or_key: Mapping[str, Any] | str) -> dict:
+    def delete(self, obj_or_key: Mapping[str, Any] | str) -> Object:
         key = obj_or_key if isinstance(obj_or_key, str) else meta_namespace_key_func(obj_or_key)
         with self._lock:
             stored = self._objects[key]
@@ -247,14 +262,14 @@ class FakeListWatch:
         with self._lock:
             return [w for w in self._watches if not w.ended]
 
-    def get(self, key: str) -> dict | None:
+    def get(self, key: str) -> Object | None:
         with self._lock:
             obj = self._objects.get(key)
             return copy.deepcopy(obj) if obj is not None else None
 
-    # -- the ListerWatcher contract -----------------------------------------------------------------
+    # -- the ListerWatcher contract ----------------------------------------------------------------
 
-    def list(self, options: Mapping[str, Any]) -> dict:
+    def list(self, options: Mapping[str, Any]) -> Object:
         with self._lock:
             self.list_calls.append(dict(options))
             if self._list_errors:
@@ -317,13 +332,13 @@ class FakeListWatch:
 
     # -- internals -------------------------------------------------------------------------------
 
-    def _bookmark_object(self, annotations: Mapping[str, str] | None) -> dict:
+    def _bookmark_object(self, annotations: Mapping[str, str] | None) -> Object:
         metadata: dict[str, Any] = {"resourceVersion": str(self.resource_version)}
         if annotations:
             metadata["annotations"] = dict(annotations)
         return {"kind": self.kind, "apiVersion": self.api_version, "metadata": metadata}
 
-    def _write(self, event_type: str, obj: Mapping[str, Any]) -> dict:
+    def _write(self, event_type: str, obj: Mapping[str, Any]) -> Object:
         with self._lock:
             stored = copy.deepcopy(dict(obj))
             stored.setdefault("kind", self.kind)
@@ -347,7 +362,7 @@ class FakeListWatch:
             return copy.deepcopy(stored)
 
 
-def _status(code: int, reason: str) -> dict:
+def _status(code: int, reason: str) -> Status:
     return {
         "kind": "Status",
         "apiVersion": "v1",
@@ -355,6 +370,13 @@ def _status(code: int, reason: str) -> dict:
         "reason": reason,
         "code": code,
     }
+
+
+class Runnable(Protocol):
+    """What ``RunningInformer`` runs: an informer or a reflector (no client-go twin: Go tests
+    run a goroutine)."""
+
+    def run(self, stop: threading.Event) -> None: ...
 
 
 class RunningInformer:
@@ -365,7 +387,7 @@ class RunningInformer:
     otherwise AssertionError: a test that leaves an informer running is a broken test.
     """
 
-    def __init__(self, informer: Any, stop_within: float = 2.0) -> None:
+    def __init__(self, informer: Runnable, stop_within: float = 2.0) -> None:
         self.informer = informer  # anything with run(stop)
         self.stop = threading.Event()  # set on exit
         self.stop_within = stop_within  # seconds the informer has to stop

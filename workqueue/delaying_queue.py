@@ -13,6 +13,7 @@ import heapq
 import itertools
 import threading
 from collections.abc import Hashable
+from typing import Any
 
 from .clock import Clock
 from .metrics import CounterMetric, MetricsProvider, new_retry_metrics
@@ -49,9 +50,9 @@ class DelayingQueue(Queue):
         # _waiting_heap: [ready_at, sequence, item] entries, earliest first; the sequence keeps
         # equal ready times in add order and means items are never compared. An entry whose
         # item is _REMOVED was superseded and is skipped when popped.
-        self._waiting_heap: list[list] = []
+        self._waiting_heap: list[list[Any]] = []
         # _waiting_by_item: item -> its live heap entry; exactly the items waiting in the heap.
-        self._waiting_by_item: dict[Hashable, list] = {}
+        self._waiting_by_item: dict[Hashable, list[Any]] = {}
         # _sequence numbers heap entries in add order.
         self._sequence = itertools.count()
         # _waiting_stopped: set on shutdown; the waiting thread exits and add_after is a no-op.

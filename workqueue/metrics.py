@@ -26,7 +26,7 @@ import threading
 import weakref
 from bisect import bisect_left
 from collections.abc import Hashable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from prometheus_client import REGISTRY, CollectorRegistry
 from prometheus_client.metrics_core import (
@@ -53,7 +53,8 @@ __all__ = [
     "set_provider",
 ]
 
-# Both duration histograms: 10^-8 .. 10 s, exponential x10 (client-go ExponentialBuckets(10e-9, 10, 10)).
+# Both duration histograms: 10^-8 .. 10 s, exponential x10
+# (client-go ExponentialBuckets(10e-9, 10, 10)).
 DURATION_BUCKETS: tuple[float, ...] = (1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
 
 
@@ -119,7 +120,10 @@ _NOOP = _NoopMetric()
 
 
 class NoopMetricsProvider:
-    """The default provider (client-go `noopMetricsProvider`): metrics cost nothing until asked for."""
+    """The default provider (client-go `noopMetricsProvider`).
+
+    Metrics cost nothing until asked for.
+    """
 
     def new_depth_metric(self, name: str) -> GaugeMetric:
         return _NOOP
@@ -220,6 +224,9 @@ class _Histogram:
 _BUCKET_LABELS = [floatToGoString(b) for b in DURATION_BUCKETS] + ["+Inf"]
 
 
+_Value = TypeVar("_Value", _Gauge, _Counter, _LockedCounter, _Histogram)
+
+
 class _WorkqueueCollector:
     """Exports every queue's metric values under client-go's names, computed at scrape time.
 
@@ -233,8 +240,9 @@ class _WorkqueueCollector:
     def __init__(self) -> None:
         # _lock guards the lists in _series (append on queue creation vs iteration on scrape).
         self._lock = threading.Lock()
-        # _series: metric kind -> queue name -> the value objects handed out for that name.
-        self._series: dict[str, dict[str, list]] = {
+        # _series: metric kind -> queue name -> the value objects handed out for that name
+        # (all of the kind's one class: _Gauge, _Counter, _LockedCounter or _Histogram).
+        self._series: dict[str, dict[str, list[Any]]] = {
             kind: {}
             for kind in (
                 "depth",
@@ -247,7 +255,7 @@ class _WorkqueueCollector:
             )
         }
 
-    def new(self, kind: str, name: str, metric: Any) -> Any:
+    def new(self, kind: str, name: str, metric: _Value) -> _Value:
         with self._lock:
             self._series[kind].setdefault(name, []).append(metric)
         return metric
@@ -264,7 +272,7 @@ class _WorkqueueCollector:
         return self._families(snapshot)
 
     @staticmethod
-    def _families(series: dict[str, dict[str, list]]) -> list[Metric]:
+    def _families(series: dict[str, dict[str, list[Any]]]) -> list[Metric]:
         labels = ["name"]
         depth = GaugeMetricFamily("workqueue_depth", _DOC_DEPTH, labels=labels)
         adds = CounterMetricFamily("workqueue_adds_total", _DOC_ADDS, labels=labels)
@@ -290,13 +298,13 @@ class _WorkqueueCollector:
         ):
             for name, objs in series[kind].items():
                 family.add_metric([name], sum(o.value for o in objs))
-        for family, kind in ((latency, "latency"), (work, "work_duration")):
+        for histogram, kind in ((latency, "latency"), (work, "work_duration")):
             for name, objs in series[kind].items():
                 counts = [
                     sum(column) for column in zip(*(list(o.counts) for o in objs), strict=True)
                 ]
                 cumulative = list(itertools.accumulate(counts))
-                family.add_metric(
+                histogram.add_metric(
                     [name],
                     buckets=list(zip(_BUCKET_LABELS, cumulative, strict=True)),
                     sum_value=sum(o.sum for o in objs),

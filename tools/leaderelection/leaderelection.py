@@ -1,7 +1,7 @@
 """Leader election on a coordination.k8s.io/v1 Lease, with client-go's semantics.
 
-client-go twin: ``tools/leaderelection`` (leaderelection.go); the Lease itself is read and written by
-``resourcelock.py`` (``resourcelock.LeaseLock``).
+client-go twin: ``tools/leaderelection`` (leaderelection.go); the Lease itself is read and
+written by ``resourcelock.py`` (``resourcelock.LeaseLock``).
 
 Why not the official client's ``kubernetes.leaderelection``? It cannot be stopped (its acquire
 loop sleeps forever with no stop signal), it never releases the lease on shutdown (a standby

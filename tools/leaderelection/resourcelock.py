@@ -7,11 +7,13 @@ clock, renew deadline, release) do not depend on which object carries the record
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from client.rest import RESTClient, resource_path
+from client.objects import Object
+from client.rest import Interface, resource_path
 
 __all__ = ["REQUEST_TIMEOUT", "LeaderElectionRecord", "LeaseLock", "micro_time"]
 
@@ -35,7 +37,7 @@ class LeaderElectionRecord:
     lease_transitions: int = 0
 
     @classmethod
-    def from_spec(cls, spec: dict) -> LeaderElectionRecord:
+    def from_spec(cls, spec: Mapping[str, Any]) -> LeaderElectionRecord:
         return cls(
             holder_identity=spec.get("holderIdentity") or "",
             lease_duration_seconds=int(spec.get("leaseDurationSeconds") or 0),
@@ -44,7 +46,7 @@ class LeaderElectionRecord:
             lease_transitions=int(spec.get("leaseTransitions") or 0),
         )
 
-    def to_spec(self) -> dict:
+    def to_spec(self) -> dict[str, Any]:
         spec: dict[str, Any] = {
             "holderIdentity": self.holder_identity or None,
             "leaseDurationSeconds": self.lease_duration_seconds,
@@ -61,12 +63,12 @@ class LeaseLock:
     """Reads and writes one Lease (client-go ``resourcelock.LeaseLock``; Leases only, no
     ConfigMap or Endpoints locks)."""
 
-    def __init__(self, rest: RESTClient, namespace: str, name: str, identity: str) -> None:
+    def __init__(self, rest: Interface, namespace: str, name: str, identity: str) -> None:
         self.rest = rest
         self.namespace = namespace
         self.name = name
         self.identity = identity  # who we are: "<hostname>_<uuid>"
-        self._lease: dict | None = None  # the Lease as last read or written (for its RV)
+        self._lease: Object | None = None  # the Lease as last read or written (for its RV)
 
     def describe(self) -> str:
         return f"{self.namespace}/{self.name}"

@@ -19,8 +19,11 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar
+
+from client.objects import Object
 
 __all__ = ["CorrelateResult", "EventCorrelator"]
 
@@ -33,28 +36,34 @@ SPAM_QPS = 1.0 / 300.0  # defaultSpamQPS: one token per 5 minutes
 
 _COMBINED_PREFIX = "(combined from similar events): "
 
+EventKey = tuple[str, ...]
+"""What the three stages remember an Event by: source, involved object and, depending on the
+stage, type, reason and message (client-go's ``getEventKey`` and aggregate keys)."""
 
-class _LRU(OrderedDict):
+_V = TypeVar("_V")
+
+
+class _LRU(OrderedDict[EventKey, _V]):
     """A size-bounded dict that forgets the least recently used key (golang lru.Cache)."""
 
     def __init__(self, size: int) -> None:
         super().__init__()
         self._size = size
 
-    def get_recent(self, key: Any) -> Any:
+    def get_recent(self, key: EventKey) -> _V | None:
         value = self.get(key)
         if value is not None:
             self.move_to_end(key)
         return value
 
-    def put(self, key: Any, value: Any) -> None:
+    def put(self, key: EventKey, value: _V) -> None:
         self[key] = value
         self.move_to_end(key)
         while len(self) > self._size:
             self.popitem(last=False)
 
 
-def _object_key(event: dict) -> tuple:
+def _object_key(event: Object) -> EventKey:
     io = event["involvedObject"]
     src = event.get("source") or {}
     return (
@@ -92,12 +101,12 @@ class CorrelateResult:
     """What to write for one event: the event, and whether it is a PATCH of an existing one
     (client-go ``record.EventCorrelateResult``)."""
 
-    event: dict | None  # None when skipped
-    patch: dict | None = None  # the body of a strategic merge patch, when it repeats an Event
+    event: Object | None  # None when skipped
+    patch: Object | None = None  # the body of a strategic merge patch, when it repeats an Event
     skip: bool = False  # dropped by the spam filter
     # what the written Event is remembered under: the event's own key, or for a combined event
     # the key of its reason (client-go's aggregate key), so later combined ones patch the same
-    key: tuple = ()
+    key: EventKey = ()
 
 
 class EventCorrelator:
@@ -108,14 +117,16 @@ class EventCorrelator:
     callers may call ``correlate`` concurrently.
     """
 
-    def __init__(self, clock=time.monotonic, cache_size: int = LRU_CACHE_SIZE) -> None:
+    def __init__(
+        self, clock: Callable[[], float] = time.monotonic, cache_size: int = LRU_CACHE_SIZE
+    ) -> None:
         self._clock = clock  # monotonic seconds; injectable for tests
         self._lock = threading.Lock()
-        self._spam: _LRU = _LRU(cache_size)  # object key -> _SpamRecord
-        self._aggregate: _LRU = _LRU(cache_size)  # aggregate key -> _AggregateRecord
-        self._log: _LRU = _LRU(cache_size)  # exact event key -> _LogRecord
+        self._spam: _LRU[_SpamRecord] = _LRU(cache_size)  # object key -> its token bucket
+        self._aggregate: _LRU[_AggregateRecord] = _LRU(cache_size)  # aggregate key -> messages
+        self._log: _LRU[_LogRecord] = _LRU(cache_size)  # exact event key -> the Event written
 
-    def correlate(self, event: dict) -> CorrelateResult:
+    def correlate(self, event: Object) -> CorrelateResult:
         with self._lock:
             event, key = self._aggregate_event(event)
             patch = self._observe(event, key)
@@ -123,7 +134,7 @@ class EventCorrelator:
                 return CorrelateResult(None, skip=True)
             return CorrelateResult(event, patch, key=key)
 
-    def update_state(self, written: dict, key: tuple | None = None) -> None:
+    def update_state(self, written: Object, key: EventKey | None = None) -> None:
         """Remember what the server stored under ``key`` (a correlate result's; by default the
         written event's own), so the next event with that key patches it."""
         with self._lock:
@@ -136,14 +147,14 @@ class EventCorrelator:
                 ),
             )
 
-    def forget(self, key: tuple) -> None:
+    def forget(self, key: EventKey) -> None:
         """Drop the memory of an Event the server no longer has (a PATCH answered 404)."""
         with self._lock:
             self._log.pop(key, None)
 
     # -- the three stages ---------------------------------------------------------------------
 
-    def _aggregate_event(self, event: dict) -> tuple[dict, tuple]:
+    def _aggregate_event(self, event: Object) -> tuple[Object, EventKey]:
         """The event to write and the key it is remembered under (client-go ``EventAggregate``)."""
         now = self._clock()
         key = _object_key(event) + (event.get("type", ""), event.get("reason", ""))
@@ -160,8 +171,8 @@ class EventCorrelator:
         combined["message"] = _COMBINED_PREFIX + event.get("message", "")
         return combined, key
 
-    def _observe(self, event: dict, key: tuple) -> dict | None:
-        record: _LogRecord | None = self._log.get_recent(key)
+    def _observe(self, event: Object, key: EventKey) -> Object | None:
+        record = self._log.get_recent(key)
         if record is None:
             return None
         event["count"] = record.count + 1
@@ -173,7 +184,7 @@ class EventCorrelator:
             "message": event["message"],
         }
 
-    def _spam_allows(self, event: dict) -> bool:
+    def _spam_allows(self, event: Object) -> bool:
         now = self._clock()
         key = _object_key(event)
         record = self._spam.get_recent(key)
@@ -188,7 +199,7 @@ class EventCorrelator:
         return allowed
 
 
-def _event_key(event: dict) -> tuple:
+def _event_key(event: Object) -> EventKey:
     return _object_key(event) + (
         event.get("type", ""),
         event.get("reason", ""),

@@ -29,8 +29,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from client.errors import APIError, TransportError, is_not_found
-from client.rest import RESTClient, resource_path
-from tools.record.correlator import EventCorrelator
+from client.objects import Object
+from client.rest import Interface, resource_path
+from tools.record.correlator import EventCorrelator, EventKey
 
 __all__ = [
     "EVENT_TYPE_NORMAL",
@@ -64,7 +65,7 @@ class EventRecorder:
 
     def __init__(
         self,
-        rest: RESTClient,
+        rest: Interface,
         component: str,
         host: str | None = None,
         field_manager: str | None = None,
@@ -77,9 +78,8 @@ class EventRecorder:
         self._component = component  # source.component and reportingComponent
         self._host = host or socket.gethostname()  # source.host and reportingInstance
         self._field_manager = field_manager or component  # ?fieldManager= on every write
-        self._queue: queue.Queue = queue.Queue(
-            maxsize=queue_length
-        )  # events waiting for the sender
+        # events waiting for the sender; None, put by shutdown, ends it
+        self._queue: queue.Queue[Object | None] = queue.Queue(maxsize=queue_length)
         self._max_tries = max_tries  # write attempts per event before it is dropped
         self._retry_interval = retry_interval  # seconds between attempts
         self._correlator = correlator or EventCorrelator()
@@ -89,7 +89,7 @@ class EventRecorder:
 
     # -- producing ----------------------------------------------------------------------------
 
-    def event(self, obj: dict, event_type: str, reason: str, message: str) -> None:
+    def event(self, obj: Object, event_type: str, reason: str, message: str) -> None:
         """Record an event about obj (a Foo, a Deployment, ...). Never blocks."""
         meta = obj.get("metadata") or {}
         now = _now_rfc3339()
@@ -136,7 +136,7 @@ class EventRecorder:
             self.dropped += 1
             log.error("event queue full, dropping event", extra={"reason": reason})
 
-    def eventf(self, obj: dict, event_type: str, reason: str, fmt: str, *args: Any) -> None:
+    def eventf(self, obj: Object, event_type: str, reason: str, fmt: str, *args: Any) -> None:
         self.event(obj, event_type, reason, fmt % args if args else fmt)
 
     # -- sending ------------------------------------------------------------------------------
@@ -173,7 +173,7 @@ class EventRecorder:
             except Exception:  # noqa: BLE001 - the sender must outlive any single bad event
                 log.exception("unexpected error while writing an event")
 
-    def _record_to_sink(self, ev: dict) -> None:
+    def _record_to_sink(self, ev: Object) -> None:
         result = self._correlator.correlate(ev)
         if result.skip or result.event is None:
             return
@@ -194,10 +194,10 @@ class EventRecorder:
             extra={"reason": ev.get("reason"), "event_message": ev.get("message")},
         )
 
-    def _write(self, ev: dict, patch: dict | None, key: tuple) -> bool:
+    def _write(self, ev: Object, patch: Object | None, key: EventKey) -> bool:
         """One attempt; True when done (written, or not worth retrying)."""
         namespace = ev["metadata"]["namespace"]
-        params = {"fieldManager": self._field_manager}
+        params: dict[str, Any] = {"fieldManager": self._field_manager}
         try:
             if patch is not None:
                 try:
@@ -235,7 +235,7 @@ class EventRecorder:
         self._correlator.update_state(stored, key)
         return True
 
-    def _create(self, ev: dict, params: dict) -> dict:
+    def _create(self, ev: Object, params: dict[str, Any]) -> Object:
         return self._rest.request(
             "POST",
             resource_path("", "v1", "events", ev["metadata"]["namespace"]),
