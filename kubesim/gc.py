@@ -116,7 +116,7 @@ class GarbageCollector:
             obj["metadata"]["ownerReferences"] = refs
         else:
             obj["metadata"].pop("ownerReferences", None)
-        self.rest._commit_update(info, stored, obj, None, False)
+        self.rest.commit_update(info, stored, obj, None, False)
 
     # ---- tasks ---------------------------------------------------------------------------------
 
@@ -140,7 +140,7 @@ class GarbageCollector:
             if stored.obj["metadata"].get("deletionTimestamp"):
                 return None
             policy = "Foreground" if "foreground" in states else "Background"
-            self.rest._delete_locked(info, stored, {"propagationPolicy": policy})
+            self.rest.delete_locked(info, stored, {"propagationPolicy": policy})
         return None
 
     def _sync_owner(self, key: tuple) -> float | None:
@@ -166,9 +166,7 @@ class GarbageCollector:
                     for (dkey, _, _), dep in deps:
                         if not dep.obj["metadata"].get("deletionTimestamp"):
                             dinfo = self._info(dkey)
-                            self.rest._delete_locked(
-                                dinfo, dep, {"propagationPolicy": "Foreground"}
-                            )
+                            self.rest.delete_locked(dinfo, dep, {"propagationPolicy": "Foreground"})
                     if any(self.storage.get(*d) is not None for d, _ in deps):
                         return 0.05  # dependents still finalizing: look again soon
                 fins.remove(FOREGROUND)
@@ -178,5 +176,5 @@ class GarbageCollector:
             obj["metadata"]["finalizers"] = fins
             if not fins:
                 obj["metadata"].pop("finalizers")
-            self.rest._commit_update(info, owner, obj, None, False)
+            self.rest.commit_update(info, owner, obj, None, False)
         return None

@@ -411,12 +411,17 @@ class Rest:
                     )
             elif rv != old.obj["metadata"]["resourceVersion"]:
                 raise errors.conflict(info.group, info.plural, name, errors.STALE_OBJECT)
-            return 200, self._commit_update(info, old, obj, sub, dry)
+            return 200, self.commit_update(info, old, obj, sub, dry)
 
-    def _commit_update(
+    def commit_update(
         self, info: ResourceInfo, old: Stored, obj: dict, sub: str | None, dry: bool
     ) -> Stored:
-        """Apply the update strategy to obj (fresh) against old and write unless it is a no-op."""
+        """Apply the update strategy to obj (fresh) against old and write unless it is a no-op.
+
+        The caller holds ``storage.lock`` and has read ``old`` under it: the update verbs do,
+        and so do the in-process controllers (namespace, CRD finalizer, garbage collector)
+        that rewrite an object they have just read.
+        """
         ometa = old.obj["metadata"]
         meta = obj["metadata"]
         name = ometa["name"]
@@ -581,7 +586,7 @@ class Rest:
                 raise errors.bad_request(
                     "the namespace of the provided object does not match the namespace sent on the request"
                 )
-            return 200, self._commit_update(info, old, new, sub, dry)
+            return 200, self.commit_update(info, old, new, sub, dry)
 
     # ---- delete --------------------------------------------------------------------------------
 
@@ -627,9 +632,16 @@ class Rest:
             )
         with self.storage.lock:
             old = self._get_or_404(info, ns, name)
-            return 200, self._delete_locked(info, old, opts)
+            return 200, self.delete_locked(info, old, opts)
 
-    def _delete_locked(self, info: ResourceInfo, old: Stored, opts: dict) -> Any:
+    def delete_locked(self, info: ResourceInfo, old: Stored, opts: dict) -> Any:
+        """Delete ``old`` as DELETE with DeleteOptions ``opts`` would; the caller holds
+        ``storage.lock`` and has read ``old`` under it (the delete verbs, the namespace
+        controller and the garbage collector).
+
+        Returns the object (now marked for deletion, when finalizers hold it) or a Success
+        Status once it is gone.
+        """
         ometa = old.obj["metadata"]
         name, ns = ometa["name"], ometa.get("namespace", "")
         pre = opts.get("preconditions") or {}
@@ -700,7 +712,7 @@ class Rest:
             ]
             out = []
             for s in items:
-                res = self._delete_locked(info, s, opts)
+                res = self.delete_locked(info, s, opts)
                 out.append(res if isinstance(res, Stored) else s)
             rv = self.storage.rv
         return self._list_body(info, "", out, None, rv, 0, None)
