@@ -27,6 +27,7 @@ from urllib.parse import parse_qs, unquote
 from . import errors
 from .resources import Registry, ResourceInfo
 from .rest import Rest, WatchRequest
+from .scale import ScaleREST
 from .storage import INITIAL_END, Stored, encode
 from .table import render_table
 
@@ -307,6 +308,7 @@ class ApiServer:
         bookmark_interval: float = 60.0,
     ):
         self.rest = rest  # the verbs
+        self.scale = ScaleREST(rest)  # the /scale subresource's verbs
         self.registry = registry  # served resources, for routing and discovery
         self.storage = rest.storage
         self.token = token  # bearer token required when set (anonymous -> 403, wrong -> 401)
@@ -605,7 +607,7 @@ class ApiServer:
                     pass  # listing in a missing namespace is an empty list (200)
                 return self._send_list(h, req, info, rest.list(info, ns, q), fmt)
             if sub == "scale":
-                return self._send_json(h, req, 200, _scale_of(info, rest.get(info, ns, name).obj))
+                return self._send_json(h, req, 200, self.scale.get(info, ns, name))
             return self._send_obj(h, req, 200, info, rest.get(info, ns, name), fmt)
         if method == "POST":
             if sub or (info.namespaced and not ns):
@@ -621,7 +623,7 @@ class ApiServer:
                 raise errors.method_not_allowed()
             if sub == "scale":
                 return self._send_json(
-                    h, req, 200, self._update_scale(info, ns, name, self._decode(h, body), q)
+                    h, req, 200, self.scale.update(info, ns, name, self._decode(h, body), q)
                 )
             code, stored = rest.update(info, ns, name, self._decode(h, body), q, _status_sub(sub))
             return self._send_obj(h, req, code, info, stored, fmt)
@@ -635,7 +637,7 @@ class ApiServer:
             ctype = h.headers.get("Content-Type", "")
             if sub == "scale":
                 return self._send_json(
-                    h, req, 200, self._patch_scale(info, ns, name, ctype, body, q)
+                    h, req, 200, self.scale.patch(info, ns, name, ctype, body, q)
                 )
             code, stored = rest.patch(info, ns, name, ctype, body, q, _status_sub(sub))
             return self._send_obj(h, req, code, info, stored, fmt)
@@ -663,45 +665,6 @@ class ApiServer:
         if info.kind == "Namespace" and not info.custom:
             subs.add("finalize")
         return subs
-
-    # ---- /scale --------------------------------------------------------------------------------
-
-    def _update_scale(self, info, ns, name, body, q) -> dict:
-        replicas = ((body or {}).get("spec") or {}).get("replicas")
-        if not isinstance(replicas, int):
-            raise errors.invalid(
-                "autoscaling", "Scale", name, [errors.field_required("spec.replicas")]
-            )
-        rv = ((body or {}).get("metadata") or {}).get("resourceVersion")
-        return self._scale_to(info, ns, name, replicas, rv, q)
-
-    def _patch_scale(self, info, ns, name, ctype, raw, q) -> dict:
-        from . import patch as patches
-
-        with self.storage.lock:
-            current = _scale_of(info, self.rest.get(info, ns, name).obj)
-            body = json.loads(raw)
-            ptype = ctype.split(";")[0].strip()
-            if ptype == patches.JSON_PATCH:
-                new = patches.apply_json_patch(current, body)
-            else:
-                new = patches.apply_merge_patch(current, body)
-            return self._update_scale(info, ns, name, new, q)
-
-    def _scale_to(self, info, ns, name, replicas, rv, q) -> dict:
-        path = (info.scale or {}).get("spec") or ".spec.replicas"
-        keys = path.lstrip(".").split(".")
-        with self.storage.lock:
-            old = self.rest.get(info, ns, name)
-            if rv and rv != old.obj["metadata"]["resourceVersion"]:
-                raise errors.conflict(info.group, info.plural, name, errors.STALE_OBJECT)
-            obj = json.loads(old.full())
-            cur = obj
-            for k in keys[:-1]:
-                cur = cur.setdefault(k, {})
-            cur[keys[-1]] = replicas
-            _, stored = self.rest.update(info, ns, name, obj, q)
-            return _scale_of(info, stored.obj)
 
     # ---- bodies and formats --------------------------------------------------------------------
 
@@ -948,34 +911,3 @@ def _status_sub(sub: str) -> str | None:
     if sub in ("status", "finalize"):
         return "status" if sub == "status" else "finalize"
     return None
-
-
-def _scale_of(info: ResourceInfo, obj: dict) -> dict:
-    """autoscaling/v1 Scale view of an object (deployments/scale, CR scale subresource)."""
-    from .strategy import get_path
-
-    paths = info.scale or {}
-    meta = obj["metadata"]
-    spec_r = get_path(obj, paths.get("spec") or ".spec.replicas") or 0
-    status_r = get_path(obj, paths.get("status") or ".status.replicas") or 0
-    selector = None
-    if info.kind == "Deployment" and not info.custom:
-        from client.labels import selector_from_label_selector
-
-        selector = str(selector_from_label_selector((obj.get("spec") or {}).get("selector")))
-    elif paths.get("selector"):
-        selector = get_path(obj, paths["selector"])
-    status: dict[str, Any] = {"replicas": status_r}
-    if selector:
-        status["selector"] = selector
-    return {
-        "kind": "Scale",
-        "apiVersion": "autoscaling/v1",
-        "metadata": {
-            k: meta[k]
-            for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-            if k in meta
-        },
-        "spec": {"replicas": spec_r},
-        "status": status,
-    }
