@@ -5,8 +5,8 @@ create/update/delete strategies) plus the list/paging half of storage/etcd3/stor
 write runs its read-check-write sequence under ``Storage.lock``, so preconditions
 (resourceVersion, uid, AlreadyExists) are checked against exactly the state being replaced.
 
-Return values are ``Stored`` objects (encoded once) or Status dicts; the HTTP layer
-(server.py) serialises them. Watches are opened here (``open_watch``) and streamed by server.py.
+Return values are ``Stored`` objects (encoded once) or Status dicts; the HTTP handlers
+(handlers.py) serialise them. Watches are opened here (``open_watch``) and streamed by watch.py.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def _meta(obj: Any) -> dict:
 
 @dataclass
 class WatchRequest:
-    """An opened watch and how to stream it (server.py drives the stream)."""
+    """An opened watch and how to stream it (watch.py drives the stream)."""
 
     info: ResourceInfo  # the resource at the requested version (bookmark shape, apiVersion)
     watcher: Watcher | None  # None when the start RV was too old (expired is then set)
