@@ -121,7 +121,8 @@ class GarbageCollector:
     # ---- tasks ---------------------------------------------------------------------------------
 
     def _sync_dependent(self, key: tuple) -> float | None:
-        """attemptToDeleteItem: delete a dependent whose owners are all gone (or deleting in foreground)."""
+        """attemptToDeleteItem: delete a dependent whose owners are all gone, or are being
+        deleted in the foreground."""
         _, skey, ns, name = key
         with self.storage.lock:
             stored = self.storage.get(skey, ns, name)

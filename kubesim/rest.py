@@ -102,8 +102,8 @@ class Rest:
             raise errors.not_found("", "namespaces", ns)
         if nsobj.obj["metadata"].get("deletionTimestamp"):
             msg = (
-                f"{info.plural}{'.' + info.group if info.group else ''} is forbidden: unable to create new content in "
-                f"namespace {ns} because it is being terminated"
+                f"{info.plural}{'.' + info.group if info.group else ''} is forbidden: unable to "
+                f"create new content in namespace {ns} because it is being terminated"
             )
             raise errors.forbidden(
                 info.group,
@@ -216,7 +216,8 @@ class Rest:
             elif match == "Exact":
                 if rv_req > self.storage.rv:
                     raise errors.internal_error(
-                        "rpc error: code = OutOfRange desc = etcdserver: mvcc: required revision is a future revision"
+                        "rpc error: code = OutOfRange desc = etcdserver: mvcc: required revision "
+                        "is a future revision"
                     )
                 snap_rv, items, paging = rv_req, self._snapshot(info, rv_req), True
             else:
@@ -251,12 +252,12 @@ class Rest:
         except ExpiredError:
             if continuing:
                 raise errors.expired(
-                    "The provided continue parameter is too old to display a consistent list result. "
-                    "You can start a new list without the continue parameter, or use the continue "
-                    "token in this response to retrieve the remainder of the results. Continuing with "
-                    "the provided token results in an inconsistent list - objects that were created, "
-                    "modified, or deleted between the time the first chunk was returned and now may "
-                    "show up in the list."
+                    "The provided continue parameter is too old to display a consistent list "
+                    "result. You can start a new list without the continue parameter, or use the "
+                    "continue token in this response to retrieve the remainder of the results. "
+                    "Continuing with the provided token results in an inconsistent list - objects "
+                    "that were created, modified, or deleted between the time the first chunk was "
+                    "returned and now may show up in the list."
                 ) from None
             raise errors.expired("The resourceVersion for the provided list is too old.") from None
 
@@ -312,7 +313,8 @@ class Rest:
         if info.namespaced:
             if meta.get("namespace") and meta["namespace"] != ns:
                 raise errors.bad_request(
-                    "the namespace of the provided object does not match the namespace sent on the request"
+                    "the namespace of the provided object does not match the namespace sent on "
+                    "the request"
                 )
             meta["namespace"] = ns
         else:
@@ -378,12 +380,14 @@ class Rest:
         self._decode_kind(info, obj)
         if meta.get("name") != name:
             raise errors.bad_request(
-                f"the name of the object ({meta.get('name', '')}) does not match the name on the URL ({name})"
+                f"the name of the object ({meta.get('name', '')}) does not match the name on the "
+                f"URL ({name})"
             )
         if info.namespaced:
             if meta.get("namespace") and meta["namespace"] != ns:
                 raise errors.bad_request(
-                    "the namespace of the provided object does not match the namespace sent on the request"
+                    "the namespace of the provided object does not match the namespace sent on "
+                    "the request"
                 )
             meta["namespace"] = ns
         with self.storage.lock:
@@ -431,11 +435,13 @@ class Rest:
                 info.group,
                 info.plural,
                 name,
-                f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: {ometa['uid']}",
+                f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: "
+                f"{ometa['uid']}",
             )
         if meta.get("name", name) != name:
             raise errors.bad_request(
-                f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"
+                f"the name of the object ({meta.get('name')}) does not match the name on the URL "
+                f"({name})"
             )
         obj["kind"], obj["apiVersion"] = old.obj["kind"], info.group_version
         if sub == "status":
@@ -474,7 +480,8 @@ class Rest:
                         [
                             errors.field_forbidden(
                                 "metadata.finalizers",
-                                "no new finalizers can be added if the object is being deleted, found new finalizers "
+                                "no new finalizers can be added if the object is being deleted, "
+                                "found new finalizers "
                                 + "[]string{"
                                 + ", ".join(json.dumps(a) for a in added)
                                 + "}",
@@ -584,7 +591,8 @@ class Rest:
                 raise errors.conflict(info.group, info.plural, name, errors.STALE_OBJECT)
             if info.namespaced and meta.get("namespace", ns) != ns:
                 raise errors.bad_request(
-                    "the namespace of the provided object does not match the namespace sent on the request"
+                    "the namespace of the provided object does not match the namespace sent on "
+                    "the request"
                 )
             return 200, self.commit_update(info, old, new, sub, dry)
 
@@ -650,7 +658,8 @@ class Rest:
                 info.group,
                 info.kind,
                 name,
-                f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: {ometa['uid']}",
+                f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
+                f"{ometa['uid']}",
             )
         if pre.get("resourceVersion") and pre["resourceVersion"] != ometa["resourceVersion"]:
             raise errors.conflict(
@@ -759,7 +768,8 @@ class Rest:
                 [
                     errors.field_forbidden(
                         "resourceVersionMatch",
-                        "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                        "resourceVersionMatch is forbidden for watch unless sendInitialEvents is "
+                        "provided",
                     )
                 ],
             )

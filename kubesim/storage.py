@@ -215,7 +215,10 @@ class Watcher:
 
 
 def _with_rv(stored: Stored, rv: int) -> Stored:
-    """A copy of stored whose metadata.resourceVersion is rv (DELETED events carry the delete RV)."""
+    """A copy of stored whose metadata.resourceVersion is rv.
+
+    DELETED events carry the RV of the delete, not the deleted object's last RV.
+    """
     obj = dict(stored.obj)
     obj["metadata"] = dict(obj["metadata"], resourceVersion=str(rv))
     return Stored(obj)
