@@ -3,7 +3,7 @@
 See README.md ("kubesim") for what it serves and, plainly, what it does not do.
 """
 
-from .server import RequestRecord
+from .request import RequestRecord
 from .sim import KubeSim
 
 __all__ = ["KubeSim", "RequestRecord"]

@@ -182,7 +182,7 @@ class ControllerManager:
                         continue
                     remaining += 1
                     if not stored.obj["metadata"].get("deletionTimestamp"):
-                        self.rest._delete_locked(
+                        self.rest.delete_locked(
                             infos[0], stored, {"propagationPolicy": "Background"}
                         )
             if remaining and any(
@@ -216,7 +216,7 @@ class ControllerManager:
             )
             new = json.loads(stored.full())
             new["metadata"]["finalizers"] = [f for f in fins if f != CRD_CLEANUP_FINALIZER]
-            self.rest._commit_update(info, stored, new, None, False)
+            self.rest.commit_update(info, stored, new, None, False)
         return None
 
 

@@ -189,12 +189,18 @@ def method_not_allowed() -> ApiError:
 
 
 def not_acceptable(accept: str) -> ApiError:
-    msg = f"only the following media types are accepted: application/json, application/yaml (got {accept})"
+    msg = (
+        "only the following media types are accepted: application/json, application/yaml "
+        f"(got {accept})"
+    )
     return ApiError(406, status(406, "NotAcceptable", msg))
 
 
 def unsupported_media_type(content_type: str) -> ApiError:
-    msg = f"the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got {content_type})"
+    msg = (
+        "the body of the request was in an unknown format - accepted media types include: "
+        f"application/json, application/yaml (got {content_type})"
+    )
     return ApiError(415, status(415, "UnsupportedMediaType", msg))
 
 

@@ -26,6 +26,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from . import errors
+from .responses import send_json
 
 __all__ = ["FaultInjector", "FaultRule"]
 
@@ -189,14 +190,14 @@ class FaultInjector:
         req.resource = path
         if path == "/kubesim/requests" and req.method == "GET":
             log = [asdict(r) for r in server.request_log]
-            return server._send_json(h, req, 200, {"items": log})
+            return send_json(h, req, 200, {"items": log})
         if path != "/kubesim/faults":
             raise errors.page_not_found()
         if req.method == "GET":
-            return server._send_json(h, req, 200, {"rules": [r.to_dict() for r in self.rules]})
+            return send_json(h, req, 200, {"rules": [r.to_dict() for r in self.rules]})
         if req.method == "DELETE":
             self.clear()
-            return server._send_json(h, req, 200, {"rules": []})
+            return send_json(h, req, 200, {"rules": []})
         if req.method != "POST":
             raise errors.method_not_allowed()
         try:
@@ -204,7 +205,7 @@ class FaultInjector:
             out = self._apply_admin(spec)
         except (ValueError, TypeError, KeyError) as e:
             raise errors.bad_request(f"bad fault request: {e}") from None
-        server._send_json(h, req, 200, out)
+        send_json(h, req, 200, out)
         if spec.get("action") == "restart":
             # After the answer is out: restarting closes this very connection.
             threading.Thread(target=self.restart, name="kubesim-admin-restart", daemon=True).start()

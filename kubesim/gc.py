@@ -116,12 +116,13 @@ class GarbageCollector:
             obj["metadata"]["ownerReferences"] = refs
         else:
             obj["metadata"].pop("ownerReferences", None)
-        self.rest._commit_update(info, stored, obj, None, False)
+        self.rest.commit_update(info, stored, obj, None, False)
 
     # ---- tasks ---------------------------------------------------------------------------------
 
     def _sync_dependent(self, key: tuple) -> float | None:
-        """attemptToDeleteItem: delete a dependent whose owners are all gone (or deleting in foreground)."""
+        """attemptToDeleteItem: delete a dependent whose owners are all gone, or are being
+        deleted in the foreground."""
         _, skey, ns, name = key
         with self.storage.lock:
             stored = self.storage.get(skey, ns, name)
@@ -140,7 +141,7 @@ class GarbageCollector:
             if stored.obj["metadata"].get("deletionTimestamp"):
                 return None
             policy = "Foreground" if "foreground" in states else "Background"
-            self.rest._delete_locked(info, stored, {"propagationPolicy": policy})
+            self.rest.delete_locked(info, stored, {"propagationPolicy": policy})
         return None
 
     def _sync_owner(self, key: tuple) -> float | None:
@@ -166,9 +167,7 @@ class GarbageCollector:
                     for (dkey, _, _), dep in deps:
                         if not dep.obj["metadata"].get("deletionTimestamp"):
                             dinfo = self._info(dkey)
-                            self.rest._delete_locked(
-                                dinfo, dep, {"propagationPolicy": "Foreground"}
-                            )
+                            self.rest.delete_locked(dinfo, dep, {"propagationPolicy": "Foreground"})
                     if any(self.storage.get(*d) is not None for d, _ in deps):
                         return 0.05  # dependents still finalizing: look again soon
                 fins.remove(FOREGROUND)
@@ -178,5 +177,5 @@ class GarbageCollector:
             obj["metadata"]["finalizers"] = fins
             if not fins:
                 obj["metadata"].pop("finalizers")
-            self.rest._commit_update(info, owner, obj, None, False)
+            self.rest.commit_update(info, owner, obj, None, False)
         return None

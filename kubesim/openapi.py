@@ -24,11 +24,6 @@ def _gv_path(group: str, version: str) -> str:
     return f"api/{version}" if not group else f"apis/{group}/{version}"
 
 
-def _served(registry: Registry) -> list[tuple[str, str]]:
-    with registry._lock:
-        return sorted(registry._by_gv)
-
-
 def group_version_document(registry: Registry, group: str, version: str) -> dict | None:
     infos = registry.resources_of(group, version)
     if not infos:
@@ -66,7 +61,7 @@ def group_version_document(registry: Registry, group: str, version: str) -> dict
 def root_document(registry: Registry) -> dict:
     """GET /openapi/v3: one serverRelativeURL per served group-version (hash = content hash)."""
     paths = {}
-    for group, version in _served(registry):
+    for group, version in registry.group_versions():
         doc = group_version_document(registry, group, version)
         if doc is None:
             continue

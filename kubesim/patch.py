@@ -204,7 +204,9 @@ _MERGE_SETS = {"finalizers"}
 
 
 def apply_strategic_merge_patch(target: Any, patch: Any) -> Any:
-    """Strategic merge patch for the built-in kinds' fields we use (strategicpatch.StrategicMergePatch).
+    """Strategic merge patch for the built-in kinds' fields we use.
+
+    Twin of strategicpatch.StrategicMergePatch.
 
     Lists with a merge key merge item by item, and new items come FIRST, as the real server puts
     them (facts: adding c to [a, b] gives [c, a, b]); ``$patch: delete`` in an item removes it;

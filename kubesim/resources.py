@@ -313,6 +313,11 @@ class Registry:
     def has_group_version(self, group: str, version: str) -> bool:
         return bool(self._by_gv.get((group, version)))
 
+    def group_versions(self) -> list[tuple[str, str]]:
+        """Every served (group, version), sorted (the /openapi/v3 root lists one per pair)."""
+        with self._lock:
+            return sorted(self._by_gv)
+
     def resources_of(self, group: str, version: str) -> list[ResourceInfo]:
         with self._lock:
             return list((self._by_gv.get((group, version)) or {}).values())

@@ -5,8 +5,8 @@ create/update/delete strategies) plus the list/paging half of storage/etcd3/stor
 write runs its read-check-write sequence under ``Storage.lock``, so preconditions
 (resourceVersion, uid, AlreadyExists) are checked against exactly the state being replaced.
 
-Return values are ``Stored`` objects (encoded once) or Status dicts; the HTTP layer
-(server.py) serialises them. Watches are opened here (``open_watch``) and streamed by server.py.
+Return values are ``Stored`` objects (encoded once) or Status dicts; the HTTP handlers
+(handlers.py) serialise them. Watches are opened here (``open_watch``) and streamed by watch.py.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def _meta(obj: Any) -> dict:
 
 @dataclass
 class WatchRequest:
-    """An opened watch and how to stream it (server.py drives the stream)."""
+    """An opened watch and how to stream it (watch.py drives the stream)."""
 
     info: ResourceInfo  # the resource at the requested version (bookmark shape, apiVersion)
     watcher: Watcher | None  # None when the start RV was too old (expired is then set)
@@ -102,8 +102,8 @@ class Rest:
             raise errors.not_found("", "namespaces", ns)
         if nsobj.obj["metadata"].get("deletionTimestamp"):
             msg = (
-                f"{info.plural}{'.' + info.group if info.group else ''} is forbidden: unable to create new content in "
-                f"namespace {ns} because it is being terminated"
+                f"{info.plural}{'.' + info.group if info.group else ''} is forbidden: unable to "
+                f"create new content in namespace {ns} because it is being terminated"
             )
             raise errors.forbidden(
                 info.group,
@@ -216,7 +216,8 @@ class Rest:
             elif match == "Exact":
                 if rv_req > self.storage.rv:
                     raise errors.internal_error(
-                        "rpc error: code = OutOfRange desc = etcdserver: mvcc: required revision is a future revision"
+                        "rpc error: code = OutOfRange desc = etcdserver: mvcc: required revision "
+                        "is a future revision"
                     )
                 snap_rv, items, paging = rv_req, self._snapshot(info, rv_req), True
             else:
@@ -251,12 +252,12 @@ class Rest:
         except ExpiredError:
             if continuing:
                 raise errors.expired(
-                    "The provided continue parameter is too old to display a consistent list result. "
-                    "You can start a new list without the continue parameter, or use the continue "
-                    "token in this response to retrieve the remainder of the results. Continuing with "
-                    "the provided token results in an inconsistent list - objects that were created, "
-                    "modified, or deleted between the time the first chunk was returned and now may "
-                    "show up in the list."
+                    "The provided continue parameter is too old to display a consistent list "
+                    "result. You can start a new list without the continue parameter, or use the "
+                    "continue token in this response to retrieve the remainder of the results. "
+                    "Continuing with the provided token results in an inconsistent list - objects "
+                    "that were created, modified, or deleted between the time the first chunk was "
+                    "returned and now may show up in the list."
                 ) from None
             raise errors.expired("The resourceVersion for the provided list is too old.") from None
 
@@ -312,7 +313,8 @@ class Rest:
         if info.namespaced:
             if meta.get("namespace") and meta["namespace"] != ns:
                 raise errors.bad_request(
-                    "the namespace of the provided object does not match the namespace sent on the request"
+                    "the namespace of the provided object does not match the namespace sent on "
+                    "the request"
                 )
             meta["namespace"] = ns
         else:
@@ -378,12 +380,14 @@ class Rest:
         self._decode_kind(info, obj)
         if meta.get("name") != name:
             raise errors.bad_request(
-                f"the name of the object ({meta.get('name', '')}) does not match the name on the URL ({name})"
+                f"the name of the object ({meta.get('name', '')}) does not match the name on the "
+                f"URL ({name})"
             )
         if info.namespaced:
             if meta.get("namespace") and meta["namespace"] != ns:
                 raise errors.bad_request(
-                    "the namespace of the provided object does not match the namespace sent on the request"
+                    "the namespace of the provided object does not match the namespace sent on "
+                    "the request"
                 )
             meta["namespace"] = ns
         with self.storage.lock:
@@ -411,12 +415,17 @@ class Rest:
                     )
             elif rv != old.obj["metadata"]["resourceVersion"]:
                 raise errors.conflict(info.group, info.plural, name, errors.STALE_OBJECT)
-            return 200, self._commit_update(info, old, obj, sub, dry)
+            return 200, self.commit_update(info, old, obj, sub, dry)
 
-    def _commit_update(
+    def commit_update(
         self, info: ResourceInfo, old: Stored, obj: dict, sub: str | None, dry: bool
     ) -> Stored:
-        """Apply the update strategy to obj (fresh) against old and write unless it is a no-op."""
+        """Apply the update strategy to obj (fresh) against old and write unless it is a no-op.
+
+        The caller holds ``storage.lock`` and has read ``old`` under it: the update verbs do,
+        and so do the in-process controllers (namespace, CRD finalizer, garbage collector)
+        that rewrite an object they have just read.
+        """
         ometa = old.obj["metadata"]
         meta = obj["metadata"]
         name = ometa["name"]
@@ -426,11 +435,13 @@ class Rest:
                 info.group,
                 info.plural,
                 name,
-                f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: {ometa['uid']}",
+                f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: "
+                f"{ometa['uid']}",
             )
         if meta.get("name", name) != name:
             raise errors.bad_request(
-                f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"
+                f"the name of the object ({meta.get('name')}) does not match the name on the URL "
+                f"({name})"
             )
         obj["kind"], obj["apiVersion"] = old.obj["kind"], info.group_version
         if sub == "status":
@@ -469,7 +480,8 @@ class Rest:
                         [
                             errors.field_forbidden(
                                 "metadata.finalizers",
-                                "no new finalizers can be added if the object is being deleted, found new finalizers "
+                                "no new finalizers can be added if the object is being deleted, "
+                                "found new finalizers "
                                 + "[]string{"
                                 + ", ".join(json.dumps(a) for a in added)
                                 + "}",
@@ -579,9 +591,10 @@ class Rest:
                 raise errors.conflict(info.group, info.plural, name, errors.STALE_OBJECT)
             if info.namespaced and meta.get("namespace", ns) != ns:
                 raise errors.bad_request(
-                    "the namespace of the provided object does not match the namespace sent on the request"
+                    "the namespace of the provided object does not match the namespace sent on "
+                    "the request"
                 )
-            return 200, self._commit_update(info, old, new, sub, dry)
+            return 200, self.commit_update(info, old, new, sub, dry)
 
     # ---- delete --------------------------------------------------------------------------------
 
@@ -627,9 +640,16 @@ class Rest:
             )
         with self.storage.lock:
             old = self._get_or_404(info, ns, name)
-            return 200, self._delete_locked(info, old, opts)
+            return 200, self.delete_locked(info, old, opts)
 
-    def _delete_locked(self, info: ResourceInfo, old: Stored, opts: dict) -> Any:
+    def delete_locked(self, info: ResourceInfo, old: Stored, opts: dict) -> Any:
+        """Delete ``old`` as DELETE with DeleteOptions ``opts`` would; the caller holds
+        ``storage.lock`` and has read ``old`` under it (the delete verbs, the namespace
+        controller and the garbage collector).
+
+        Returns the object (now marked for deletion, when finalizers hold it) or a Success
+        Status once it is gone.
+        """
         ometa = old.obj["metadata"]
         name, ns = ometa["name"], ometa.get("namespace", "")
         pre = opts.get("preconditions") or {}
@@ -638,7 +658,8 @@ class Rest:
                 info.group,
                 info.kind,
                 name,
-                f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: {ometa['uid']}",
+                f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
+                f"{ometa['uid']}",
             )
         if pre.get("resourceVersion") and pre["resourceVersion"] != ometa["resourceVersion"]:
             raise errors.conflict(
@@ -700,7 +721,7 @@ class Rest:
             ]
             out = []
             for s in items:
-                res = self._delete_locked(info, s, opts)
+                res = self.delete_locked(info, s, opts)
                 out.append(res if isinstance(res, Stored) else s)
             rv = self.storage.rv
         return self._list_body(info, "", out, None, rv, 0, None)
@@ -747,7 +768,8 @@ class Rest:
                 [
                     errors.field_forbidden(
                         "resourceVersionMatch",
-                        "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                        "resourceVersionMatch is forbidden for watch unless sendInitialEvents is "
+                        "provided",
                     )
                 ],
             )

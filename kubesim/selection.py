@@ -129,5 +129,6 @@ def decode_continue(token: str, namespaced: bool) -> tuple[int, tuple[str, str]]
         return rv, (ns, name)
     except (ValueError, KeyError, TypeError, json.JSONDecodeError):
         raise errors.bad_request(
-            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+            "continue key is not valid: incorrect encoded start resourceVersion (version "
+            "meta.k8s.io/v1)"
         ) from None

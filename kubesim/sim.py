@@ -23,9 +23,10 @@ from typing import Any
 from .controllers import ControllerManager
 from .faults import FaultInjector
 from .gc import GarbageCollector
+from .request import RequestRecord
 from .resources import Registry
 from .rest import Rest
-from .server import ApiServer, RequestRecord
+from .server import ApiServer
 from .storage import Storage
 from .validation import SchemaValidator
 

@@ -195,6 +195,15 @@ class Watcher:
                 self.close_reason = reason
             self.cond.notify_all()
 
+    def take_bookmark_rv(self) -> int:
+        """Clear a pending bookmark request; return the RV a bookmark may report now.
+
+        0 while events are queued: a bookmark must not overtake events it would claim to cover.
+        """
+        with self.cond:
+            self.bookmark_requested = False
+            return self.last_rv if not self.items else 0
+
     def drain(self, timeout: float | None) -> list:
         """Wait up to timeout for events; return all queued ones (empty on timeout/close)."""
         with self.cond:
@@ -206,7 +215,10 @@ class Watcher:
 
 
 def _with_rv(stored: Stored, rv: int) -> Stored:
-    """A copy of stored whose metadata.resourceVersion is rv (DELETED events carry the delete RV)."""
+    """A copy of stored whose metadata.resourceVersion is rv.
+
+    DELETED events carry the RV of the delete, not the deleted object's last RV.
+    """
     obj = dict(stored.obj)
     obj["metadata"] = dict(obj["metadata"], resourceVersion=str(rv))
     return Stored(obj)

@@ -220,9 +220,10 @@ def name_causes(info: ResourceInfo, name: str) -> list[dict]:
                 errors.field_invalid(
                     "metadata.name",
                     name,
-                    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
-                    "'-', and must start and end with an alphanumeric character (e.g. 'my-name',  or "
-                    "'123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+                    "a lowercase RFC 1123 label must consist of lower case alphanumeric "
+                    "characters or '-', and must start and end with an alphanumeric character "
+                    "(e.g. 'my-name',  or '123-abc', regex used for validation is "
+                    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
                 )
             ]
         return []
@@ -231,8 +232,9 @@ def name_causes(info: ResourceInfo, name: str) -> list[dict]:
             errors.field_invalid(
                 "metadata.name",
                 name,
-                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-                "'-' or '.', and must start and end with an alphanumeric character (e.g. "
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+                "characters, '-' or '.', and must start and end with an alphanumeric character "
+                "(e.g. "
                 "'example.com', regex used for validation is "
                 "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
             )

@@ -24,14 +24,27 @@ _NAME_COL = {
     "type": "string",
     "format": "name",
     "priority": 0,
-    "description": "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+    "description": (
+        "Name must be unique within a namespace. Is required when creating resources, although "
+        "some resources may allow a client to request the generation of an appropriate name "
+        "automatically. Name is primarily intended for creation idempotence and configuration "
+        "definition. Cannot be updated. More info: "
+        "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
+    ),
 }
 _AGE_COL = {
     "name": "Age",
     "type": "date",
     "format": "",
     "priority": 0,
-    "description": "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+    "description": (
+        "CreationTimestamp is a timestamp representing the server time when this object was "
+        "created. It is not guaranteed to be set in happens-before order across separate "
+        "operations. Clients may not set this value. It is represented in RFC3339 form and is in "
+        "UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: "
+        "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md"
+        "#metadata"
+    ),
 }
 
 
@@ -148,14 +161,20 @@ def _builtin_columns(info: ResourceInfo):
                 "type": "string",
                 "format": "",
                 "priority": 0,
-                "description": "Total number of non-terminated pods targeted by this deployment that have the desired template spec.",
+                "description": (
+                    "Total number of non-terminated pods targeted by this deployment that have "
+                    "the desired template spec."
+                ),
             },
             {
                 "name": "Available",
                 "type": "string",
                 "format": "",
                 "priority": 0,
-                "description": "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.",
+                "description": (
+                    "Total number of available pods (ready for at least minReadySeconds) "
+                    "targeted by this deployment."
+                ),
             },
             _AGE_COL,
         ]
