@@ -1,15 +1,13 @@
 """A running controller against kubesim, for the controller's integration tests.
 
-``ControllerHarness`` starts kubesim with the Foo CRD, runs the CLI's ``run()`` in a thread with
-its own stop event and metrics registry, and offers small helpers to read objects and wait for
-conditions (polls with deadlines, never fixed sleeps).
+``ControllerHarness`` runs the CLI's ``run()`` against the test's kubesim in a thread with its own
+stop event and metrics registry, and offers small helpers to read objects. Tests wait for
+conditions with ``tests.helpers.wait_for`` (polls with deadlines, never fixed sleeps).
 """
 
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,29 +22,6 @@ ROOT = Path(__file__).resolve().parents[2]
 CRD = ROOT / "crds" / "foo-crd.yaml"
 FOOS = ("samplecontroller.k8s.io", "v1alpha1", "foos")
 DEPLOYMENTS = ("apps", "v1", "deployments")
-
-
-def wait_for(
-    predicate: Callable[[], Any],
-    timeout: float = 10.0,
-    interval: float = 0.02,
-    message: str = "condition",
-) -> Any:
-    """Poll predicate until it returns something truthy; fail with message after timeout."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            last = predicate()
-        except APIError as err:
-            last = err
-            if err.code != 404:
-                raise
-        else:
-            if last:
-                return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {message}; last: {last!r}")
 
 
 def foo(

@@ -45,23 +45,6 @@ FAST_LEADER_ELECTION = (
 LEASE_DURATION, RETRY_PERIOD = 2.0, 0.5
 
 
-def poll(
-    predicate: Callable[[], Any],
-    timeout: float = 10.0,
-    interval: float = 0.02,
-    message: str = "condition",
-) -> Any:
-    """Poll predicate until it returns something truthy; fail with message after timeout."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = predicate()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {message}; last: {last!r}")
-
-
 def http_get(url: str, timeout: float = 5.0) -> tuple[int, str]:
     try:
         with urllib.request.urlopen(url, timeout=timeout) as resp:

@@ -27,7 +27,8 @@ import pytest
 from client.errors import APIError
 from client.rest import resource_path
 from kubesim import KubeSim
-from tests.integration.controller_harness import CRD, DEPLOYMENTS, foo, wait_for
+from tests.helpers import wait_for
+from tests.integration.controller_harness import CRD, DEPLOYMENTS, foo
 from tests.integration.test_faults import (  # noqa: F401 - escaped is a fixture
     FaultHarness,
     escaped,

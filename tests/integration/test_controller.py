@@ -7,12 +7,12 @@ import pytest
 from client.rest import resource_path
 from controller.__main__ import main
 from kubesim import KubeSim
+from tests.helpers import wait_for
 from tests.integration.controller_harness import (
     CRD,
     DEPLOYMENTS,
     ControllerHarness,
     foo,
-    wait_for,
 )
 
 

@@ -47,7 +47,8 @@ from client.errors import APIError, TransportError
 from client.rest import resource_path
 from controller.__main__ import run
 from kubesim import KubeSim
-from tests.integration.controller_harness import CRD, FOOS, ControllerHarness, foo, wait_for
+from tests.helpers import wait_for
+from tests.integration.controller_harness import CRD, FOOS, ControllerHarness, foo
 
 NAMESPACE = "default"
 FOO_KEY = ("samplecontroller.k8s.io", "foos")  # kubesim storage keys: (group, plural)
@@ -292,10 +293,18 @@ def cache_problems(sim: KubeSim, h: FaultHarness) -> list[str]:
 
 def until_no_problems(problems: Callable[[], list[str]], timeout: float, what: str) -> None:
     """Poll ``problems`` until it returns []; fail with the latest list after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while (found := problems()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not found, f"no {what} after {timeout}s: {len(found)} problems, e.g. {found[:8]}"
+    found: list[str] = []
+
+    def none_left() -> bool:
+        found[:] = problems()
+        return not found
+
+    wait_for(
+        none_left,
+        timeout=timeout,
+        interval=0.05,
+        message=lambda: f"{what}: {len(found)} problems left, e.g. {found[:8]}",
+    )
 
 
 # -- logs and escaped exceptions -----------------------------------------------------------------

@@ -19,8 +19,9 @@ from informer import (
     wait_for_cache_sync,
 )
 from informer.listwatch import ListWatch
-from informer.testing import RunningInformer, wait_until
+from informer.testing import RunningInformer
 from kubesim import KubeSim
+from tests.helpers import wait_for
 
 CRD = Path(__file__).resolve().parents[2] / "crds" / "foo-crd.yaml"
 GROUP, VERSION, PLURAL = "samplecontroller.k8s.io", "v1alpha1", "foos"
@@ -146,9 +147,9 @@ def test_initial_sync_of_many_objects_across_pages(sim, ns, fifo):
         assert wait_for_cache_sync(running.stop, informer, timeout=10)
         names = sorted(o["metadata"]["name"] for o in informer.lister().list())
         assert names == [f"foo-{i:05d}" for i in range(1234)]
-        wait_until(watch_opened(sim, baseline), message="watch open")
+        wait_for(watch_opened(sim, baseline), message="watch open")
     # the server logs a watch when it ends
-    wait_until(lambda: any(v == "watch" for v, _ in list_queries(sim, ns)), message="watch logged")
+    wait_for(lambda: any(v == "watch" for v, _ in list_queries(sim, ns)), message="watch logged")
     queries = list_queries(sim, ns)
     lists = [q for verb, q in queries if verb == "list"]
     assert [q.get("limit") for q in lists] == ["500", "500", "500"]
@@ -172,7 +173,7 @@ def test_watch_updates_reach_cache_and_handlers(sim, ns, fifo):
             GROUP, VERSION, ns, PLURAL, "a", {"spec": {"replicas": 3}}
         )
         api.delete_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, "b")
-        wait_until(lambda: len(rec.snapshot()) == 4, timeout=5)
+        wait_for(lambda: len(rec.snapshot()) == 4, timeout=5)
         events = rec.snapshot()
         assert [e[:2] for e in events if e[1] == "a"] == [("add", "a"), ("update", "a")]
         assert [e[:2] for e in events if e[1] == "b"] == [("add", "b"), ("delete", "b")]
@@ -194,7 +195,7 @@ def test_bookmarks_advance_the_resource_version(sim, ns):
     baseline = len(sim.storage.watchers())
     with RunningInformer(informer) as running:
         assert wait_for_cache_sync(running.stop, informer, timeout=5)
-        wait_until(watch_opened(sim, baseline), message="watch open")
+        wait_for(watch_opened(sim, baseline), message="watch open")
         before = int(informer.last_sync_resource_version())
         # A write elsewhere moves the global RV; our watch only learns of it through a bookmark.
         api.create_namespaced_custom_object(
@@ -203,7 +204,7 @@ def test_bookmarks_advance_the_resource_version(sim, ns):
         target = sim.resource_version
         assert target > before
         sim.send_bookmarks()
-        wait_until(
+        wait_for(
             lambda: int(informer.last_sync_resource_version()) >= target,
             timeout=5,
             message="bookmark",
@@ -231,11 +232,11 @@ def test_two_handlers_one_slow(sim, ns, fifo):
             api.create_namespaced_custom_object(
                 GROUP, VERSION, ns, PLURAL, foo_body(f"late-{i:02d}")
             )
-        wait_until(lambda: len(fast.snapshot()) == 50, timeout=5, message="fast handler")
+        wait_for(lambda: len(fast.snapshot()) == 50, timeout=5, message="fast handler")
         assert slow_names == [] and not slow_reg.has_synced()
         release.set()
         assert wait_for_cache_sync(running.stop, slow_reg, timeout=5)
-        wait_until(lambda: len(slow_names) == 50, timeout=5)
+        wait_for(lambda: len(slow_names) == 50, timeout=5)
         assert slow_names[20:] == [f"late-{i:02d}" for i in range(30)]  # watch order kept
 
 
@@ -246,7 +247,7 @@ def test_stop_is_prompt(sim, ns, fifo):
     runner = RunningInformer(informer)
     with runner:
         assert wait_for_cache_sync(runner.stop, informer, timeout=5)
-        wait_until(watch_opened(sim, baseline), message="watch open")
+        wait_for(watch_opened(sim, baseline), message="watch open")
         watchers_before = len(sim.storage.watchers())
         started = time.monotonic()
         runner.stop.set()
@@ -254,7 +255,7 @@ def test_stop_is_prompt(sim, ns, fifo):
         assert not runner.thread.is_alive()
         assert time.monotonic() - started < 1.0
     # the server sees the watch go away too
-    wait_until(
+    wait_for(
         lambda: len(sim.storage.watchers()) < watchers_before,
         timeout=3,
         message="server-side watch closed",

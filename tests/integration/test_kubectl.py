@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from kubesim import KubeSim
+from tests.helpers import wait_for
 
 
 def _kubectl() -> str | None:
@@ -163,9 +164,7 @@ def test_get_watch_sees_a_change(kubectl):
     reader = threading.Thread(target=read, name="test-kubectl-watch-reader", daemon=True)
     reader.start()
     try:
-        deadline = time.monotonic() + 10
-        while len(lines) < 2 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_for(lambda: len(lines) >= 2, message=lambda: f"the initial row; output: {lines!r}")
         kubectl("patch", "foo", "gamma", "--type=merge", "-p", '{"spec":{"replicas":4}}')
         assert seen.wait(10), f"watch output: {lines!r}"
     finally:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import http.client
 import json
 import time
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlparse
 
 import pytest
@@ -17,6 +19,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from kubesim import KubeSim
+from tests.helpers import wait_for
 
 GROUP, VERSION, PLURAL = "samplecontroller.k8s.io", "v1alpha1", "foos"
 
@@ -381,22 +384,23 @@ def test_deployment_status_loop_reports_replicas_ready():
     with KubeSim(deployment_status_delay=0.05) as sim:
         apps = client.AppsV1Api(sim.api_client)
         apps.create_namespaced_deployment("default", deployment("web", replicas=3))
-        deadline = time.monotonic() + 3
-        while time.monotonic() < deadline:
-            d = apps.read_namespaced_deployment("web", "default")
-            if d.status.available_replicas == 3:
-                break
-            time.sleep(0.02)
-        assert d.status.available_replicas == 3
+
+        def web(done: Callable[[Any], bool]) -> Callable[[], Any]:
+            def check() -> Any:
+                d = apps.read_namespaced_deployment("web", "default")
+                return d if done(d.status) else None
+
+            return check
+
+        d = wait_for(
+            web(lambda s: s.available_replicas == 3), timeout=3, message="3 available replicas"
+        )
         assert d.status.ready_replicas == d.status.updated_replicas == d.status.replicas == 3
         assert d.status.observed_generation == 1
         apps.patch_namespaced_deployment("web", "default", {"spec": {"replicas": 1}})
-        deadline = time.monotonic() + 3
-        while time.monotonic() < deadline:
-            d = apps.read_namespaced_deployment("web", "default")
-            if d.status.observed_generation == 2:
-                break
-            time.sleep(0.02)
+        d = wait_for(
+            web(lambda s: s.observed_generation == 2), timeout=3, message="generation 2 observed"
+        )
         assert (d.status.observed_generation, d.status.available_replicas) == (2, 1)
 
 

@@ -12,6 +12,7 @@ import pytest
 from kubernetes import client, watch
 
 from kubesim import KubeSim
+from tests.helpers import wait_for
 from tests.integration.test_kubesim_api import FOO_CRD, GROUP, PLURAL, VERSION, deployment, foo
 
 
@@ -264,9 +265,7 @@ def test_close_all_watches_ends_streams_cleanly(sim):
         done.set()
 
     threading.Thread(target=read, name="test-watch-reader", daemon=True).start()
-    deadline = time.monotonic() + 2
-    while not sim.storage.watchers() and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for(sim.storage.watchers, timeout=2, message="the watch registered")
     assert sim.storage.close_all_watchers() == 1
     assert done.wait(2) and result == []
 

@@ -27,6 +27,7 @@ import yaml
 
 from client.rest import RESTClient, resource_path
 from kubesim import KubeSim, RequestRecord
+from tests.helpers import wait_for
 from tests.integration.controller_harness import foo
 
 from .controller_process import (
@@ -35,7 +36,6 @@ from .controller_process import (
     ROOT,
     USER_AGENT,
     ControllerProcess,
-    poll,
 )
 
 MANIFESTS = ROOT / "manifests"
@@ -211,11 +211,11 @@ def lifecycle(docs, tmp_path) -> list[RequestRecord]:
         )
         try:
             proc.wait_log("became leader")
-            poll(lambda: proc.get("health-probes", "/readyz")[0] == 200, message="ready")
+            wait_for(lambda: proc.get("health-probes", "/readyz")[0] == 200, message="ready")
 
             # create -> Deployment created, status written, Synced event
             api.request("POST", resource_path(*FOOS, "default"), body=foo("alpha"))
-            poll(
+            wait_for(
                 lambda: (
                     (
                         api.request("GET", resource_path(*FOOS, "default", "alpha")).get("status")
@@ -232,7 +232,7 @@ def lifecycle(docs, tmp_path) -> list[RequestRecord]:
                 body={"spec": {"replicas": 2}},
                 content_type="application/merge-patch+json",
             )
-            poll(
+            wait_for(
                 lambda: (
                     (
                         api.request("GET", resource_path(*FOOS, "default", "alpha")).get("status")
@@ -272,15 +272,17 @@ def lifecycle(docs, tmp_path) -> list[RequestRecord]:
                     for e in events
                 )
 
-            poll(lambda: repeated("ErrResourceExists", "collider"), message="a repeated warning")
-            poll(lambda: repeated("Synced", "alpha"), message="a repeated Synced event")
+            wait_for(
+                lambda: repeated("ErrResourceExists", "collider"), message="a repeated warning"
+            )
+            wait_for(lambda: repeated("Synced", "alpha"), message="a repeated Synced event")
 
             proc.send(signal.SIGTERM)  # drain, flush events, release the Lease
             assert proc.wait_exit() == 0
             assert proc.has_log("released leader lease")
         finally:
             proc.close()
-        poll(
+        wait_for(
             lambda: sum(r.verb == "watch" for r in sim.request_log) == watches.hits,
             message="every watch stream to end and be logged",
         )

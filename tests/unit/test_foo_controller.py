@@ -21,7 +21,7 @@ from controller.foo_controller import (
 )
 from informer.lister import NotFoundError
 from informer.store import DeletedFinalStateUnknown
-from tests.polling import wait_for
+from tests.helpers import wait_for
 from workqueue import FakeClock, RateLimitingQueue, sample_controller_rate_limiter
 
 FOO_PATH = "/apis/samplecontroller.k8s.io/v1alpha1/namespaces/default/foos/test/status"
@@ -269,14 +269,14 @@ def test_process_next_work_item_forgets_on_success_and_backs_off_on_error():
     assert f.queue.num_requeues("default/test") == 1
     assert len(f.queue) == 0  # waiting out its backoff (5 ms), not queued yet
     f.clock.step(0.006)
-    assert wait_for(lambda: len(f.queue) == 1)
+    wait_for(lambda: len(f.queue) == 1, message="the key back in the queue")
     assert f.controller.process_next_work_item()
     assert f.queue.num_requeues("default/test") == 2
 
     # fix the collision: the next success forgets the failures
     f.dep_informer.lister().objects.clear()
     f.clock.step(0.011)
-    assert wait_for(lambda: len(f.queue) == 1)
+    wait_for(lambda: len(f.queue) == 1, message="the key back in the queue")
     assert f.controller.process_next_work_item()
     assert f.queue.num_requeues("default/test") == 0
     f.queue.shut_down()
@@ -393,7 +393,7 @@ def test_run_drains_and_returns_on_stop():
     t = threading.Thread(target=f.controller.run, args=(2, stop), kwargs={"drain_timeout": 5})
     t.start()
     f.queue.add("default/test")
-    assert wait_for(lambda: len(f.rest.actions) >= 2)
+    wait_for(lambda: len(f.rest.actions) >= 2, message="the sync's writes")
     stop.set()
     t.join(5)
     assert not t.is_alive()

@@ -6,7 +6,7 @@ import threading
 import time
 
 from client.errors import APIError, TransportError
-from tests.polling import wait_for
+from tests.helpers import wait_for
 from tools.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventCorrelator, EventRecorder
 
 FOO = {
@@ -172,7 +172,7 @@ def test_recorder_retries_transient_errors_and_gives_up_on_bad_requests():
     rec = EventRecorder(rest, component="c", host="h", retry_interval=0.01)
     rec.start()
     rec.event(FOO, EVENT_TYPE_WARNING, "ErrResourceExists", "m")
-    assert wait_for(lambda: rest.written.is_set())
+    wait_for(lambda: rest.written.is_set(), message="the event written after the retries")
     assert [c[0] for c in rest.calls] == ["POST", "POST", "POST"]
 
     rest2 = FakeRest(failures=[APIError(422, "Invalid", "bad")])
@@ -189,7 +189,7 @@ def test_recorder_gives_up_after_max_tries():
     rec = EventRecorder(rest, component="c", host="h", retry_interval=0.001, max_tries=3)
     rec.start()
     rec.event(FOO, EVENT_TYPE_NORMAL, "R", "m")
-    assert wait_for(lambda: len(rest.calls) >= 3)
+    wait_for(lambda: len(rest.calls) >= 3, message="three tries")
     assert rec.shutdown(timeout=5)
     assert len(rest.calls) == 3
 
@@ -234,7 +234,7 @@ def test_patch_of_vanished_event_creates_a_new_one():
     rec = EventRecorder(rest, component="c", host="h")
     rec.start()
     rec.event(FOO, EVENT_TYPE_NORMAL, "Synced", "ok")
-    assert wait_for(lambda: len(rest.calls) == 1)
+    wait_for(lambda: len(rest.calls) == 1, message="the first event written")
     rest.failures = [APIError(404, "NotFound", "gone")]
     rec.event(FOO, EVENT_TYPE_NORMAL, "Synced", "ok")
     assert rec.shutdown(timeout=5)
