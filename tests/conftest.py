@@ -9,6 +9,8 @@ are ``KubeSim``'s own and override the defaults (``crds=[]`` for a server withou
     @pytest.mark.kubesim(crds=[FOO_CRD], bookmark_interval=0.1)
     def test_bookmarks(sim): ...
 
+The closest marker wins: a test's marker replaces its module's, it does not add to it.
+
 ``shared_sim`` is the same server built once per module, for modules whose tests keep out of
 each other's way (a namespace each, or read-only requests). ``kubesim_factory`` starts further
 servers with explicit options, for a test that needs more than one.

@@ -26,9 +26,8 @@ import pytest
 
 from client.errors import APIError
 from client.rest import resource_path
-from kubesim import KubeSim
 from tests.helpers import wait_for
-from tests.integration.controller_harness import CRD, DEPLOYMENTS, foo
+from tests.integration.controller_harness import DEPLOYMENTS, foo
 from tests.integration.test_faults import (  # noqa: F401 - escaped is a fixture
     FaultHarness,
     escaped,
@@ -38,10 +37,7 @@ from tests.integration.test_faults import (  # noqa: F401 - escaped is a fixture
 NS = "default"
 
 
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[CRD], deployment_status_delay=0.05) as s:
-        yield s
+pytestmark = pytest.mark.kubesim(deployment_status_delay=0.05)
 
 
 @pytest.fixture

@@ -9,17 +9,12 @@ from controller.__main__ import main
 from kubesim import KubeSim
 from tests.helpers import wait_for
 from tests.integration.controller_harness import (
-    CRD,
     DEPLOYMENTS,
     ControllerHarness,
     foo,
 )
 
-
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[CRD], deployment_status_delay=0.05) as s:
-        yield s
+pytestmark = pytest.mark.kubesim(deployment_status_delay=0.05)
 
 
 @pytest.fixture
@@ -240,10 +235,10 @@ def test_empty_deployment_name_is_reported_once_without_retry_loop(sim):
         h.shutdown()
 
 
-def test_exits_with_a_clear_reason_when_the_crd_is_missing(tmp_path, capsys):
-    with KubeSim() as bare:
-        kubeconfig = bare.write_kubeconfig(tmp_path / "kubeconfig")
-        code = main(["--kubeconfig", kubeconfig, "--workers", "1"])
+def test_exits_with_a_clear_reason_when_the_crd_is_missing(tmp_path, capsys, kubesim_factory):
+    bare = kubesim_factory()
+    kubeconfig = bare.write_kubeconfig(tmp_path / "kubeconfig")
+    code = main(["--kubeconfig", kubeconfig, "--workers", "1"])
     assert code == 1
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "the Foo CRD (foos.samplecontroller.k8s.io) is not installed" in err

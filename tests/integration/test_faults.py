@@ -48,7 +48,7 @@ from client.rest import resource_path
 from controller.__main__ import run
 from kubesim import KubeSim
 from tests.helpers import wait_for
-from tests.integration.controller_harness import CRD, FOOS, ControllerHarness, foo
+from tests.integration.controller_harness import FOOS, ControllerHarness, foo
 
 NAMESPACE = "default"
 FOO_KEY = ("samplecontroller.k8s.io", "foos")  # kubesim storage keys: (group, plural)
@@ -366,10 +366,7 @@ class Case:
     compress_backoff: bool = True
 
 
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[CRD], deployment_status_delay=0.05) as s:
-        yield s
+pytestmark = pytest.mark.kubesim(deployment_status_delay=0.05)
 
 
 def run_case(

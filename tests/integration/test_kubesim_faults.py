@@ -10,14 +10,9 @@ import pytest
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
-from kubesim import KubeSim
 from tests.integration.test_kubesim_api import FOO_CRD, GROUP, PLURAL, VERSION, foo, raw
 
-
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[FOO_CRD]) as s:
-        yield s
+pytestmark = pytest.mark.kubesim(crds=[FOO_CRD])
 
 
 @pytest.fixture

@@ -6,15 +6,10 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from kubesim import KubeSim
 from tests.helpers import wait_for
 from tests.integration.test_kubesim_api import FOO_CRD, GROUP, PLURAL, VERSION, deployment, foo
 
-
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[FOO_CRD]) as s:
-        yield s
+pytestmark = pytest.mark.kubesim(crds=[FOO_CRD])
 
 
 @pytest.fixture

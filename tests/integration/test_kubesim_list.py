@@ -8,14 +8,9 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from kubesim import KubeSim
 from tests.integration.test_kubesim_api import FOO_CRD, GROUP, PLURAL, VERSION, deployment, foo, raw
 
-
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[FOO_CRD], history_size=50) as s:
-        yield s
+pytestmark = pytest.mark.kubesim(crds=[FOO_CRD], history_size=50)
 
 
 @pytest.fixture

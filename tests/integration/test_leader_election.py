@@ -33,7 +33,6 @@ from tests.helpers import wait_for
 from tests.integration.controller_harness import foo
 
 from .controller_process import (
-    CRD,
     FAST_LEADER_ELECTION,
     LEASE_DURATION,
     LEASES,
@@ -123,10 +122,7 @@ def assert_never_two_holders(history: LeaseHistory, sim: KubeSim) -> None:
     wait_for(lambda: (c := counts())[0] == c[1], timeout=5, message="logged writes == history")
 
 
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[CRD], deployment_status_delay=0.1) as s:
-        yield s
+pytestmark = pytest.mark.kubesim(deployment_status_delay=0.1)
 
 
 @pytest.fixture

@@ -13,17 +13,12 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from client.rest import RESTClient, resource_path
-from kubesim import KubeSim
 from tests.helpers import wait_for
 from tests.integration.controller_harness import foo
 
-from .controller_process import CRD, FAST_LEADER_ELECTION, ROOT
+from .controller_process import FAST_LEADER_ELECTION, ROOT
 
-
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[CRD], deployment_status_delay=0.1) as s:
-        yield s
+pytestmark = pytest.mark.kubesim(deployment_status_delay=0.1)
 
 
 def test_readyz_fails_until_caches_sync_then_passes(sim, proc_factory):

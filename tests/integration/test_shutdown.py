@@ -10,15 +10,12 @@ from __future__ import annotations
 import signal
 import time
 
-import pytest
-
 from client.rest import RESTClient, resource_path
 from kubesim import KubeSim
 from tests.helpers import wait_for
 from tests.integration.controller_harness import foo
 
 from .controller_process import (
-    CRD,
     FAST_LEADER_ELECTION,
     USER_AGENT,
     ControllerProcess,
@@ -26,12 +23,6 @@ from .controller_process import (
 )
 
 FOOS = ("samplecontroller.k8s.io", "v1alpha1", "foos")
-
-
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[CRD]) as s:
-        yield s
 
 
 def start_slow_reconcile(sim: KubeSim, proc: ControllerProcess, seconds: float):
