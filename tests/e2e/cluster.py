@@ -35,6 +35,7 @@ from kubernetes import client
 from client.config import load_client_configuration
 from client.errors import APIError, TransportError, is_not_found
 from client.rest import RESTClient, resource_path
+from controller.foo_controller import FOO_GVR
 from tests import helpers
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,8 +44,6 @@ MANIFESTS = ROOT / "manifests"
 # the objects that give the controller its identity and permissions, in apply order
 RBAC_FILES = ("namespace.yaml", "service-account.yaml", "rbac.yaml")
 
-FOOS = ("samplecontroller.k8s.io", "v1alpha1", "foos")
-DEPLOYMENTS = ("apps", "v1", "deployments")
 EVENTS = ("", "v1", "events")
 LEASES = ("coordination.k8s.io", "v1", "leases")
 NAMESPACES = ("", "v1", "namespaces")
@@ -150,7 +149,7 @@ class Cluster:
             crd = yaml.safe_load(f)
         # The CRD stays after the run: removing it would delete every Foo in the cluster.
         self.apply(crd, remember=False)
-        group, version, plural = FOOS
+        group, version, plural = FOO_GVR
         wait_for(
             lambda: (
                 plural

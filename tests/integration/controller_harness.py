@@ -16,12 +16,11 @@ from prometheus_client import CollectorRegistry
 from client.errors import APIError
 from client.rest import RESTClient, resource_path
 from controller.__main__ import build_parser, run
+from controller.foo_controller import DEPLOYMENT_GVR, FOO_GVR
 from kubesim import KubeSim
 
 ROOT = Path(__file__).resolve().parents[2]
 CRD = ROOT / "crds" / "foo-crd.yaml"
-FOOS = ("samplecontroller.k8s.io", "v1alpha1", "foos")
-DEPLOYMENTS = ("apps", "v1", "deployments")
 
 
 def foo(
@@ -77,24 +76,24 @@ class ControllerHarness:
 
     def create_foo(self, body: dict) -> dict:
         ns = body["metadata"].get("namespace", "default")
-        return self.client.request("POST", resource_path(*FOOS, ns), body=body)
+        return self.client.request("POST", resource_path(*FOO_GVR, ns), body=body)
 
     def get_foo(self, name: str, ns: str = "default") -> dict:
-        return self.client.request("GET", resource_path(*FOOS, ns, name))
+        return self.client.request("GET", resource_path(*FOO_GVR, ns, name))
 
     def patch_foo(self, name: str, patch: dict, ns: str = "default") -> dict:
         return self.client.request(
             "PATCH",
-            resource_path(*FOOS, ns, name),
+            resource_path(*FOO_GVR, ns, name),
             body=patch,
             content_type="application/merge-patch+json",
         )
 
     def delete_foo(self, name: str, ns: str = "default") -> dict:
-        return self.client.request("DELETE", resource_path(*FOOS, ns, name))
+        return self.client.request("DELETE", resource_path(*FOO_GVR, ns, name))
 
     def get_deployment(self, name: str, ns: str = "default") -> dict:
-        return self.client.request("GET", resource_path(*DEPLOYMENTS, ns, name))
+        return self.client.request("GET", resource_path(*DEPLOYMENT_GVR, ns, name))
 
     def deployment_or_none(self, name: str, ns: str = "default") -> dict | None:
         try:

@@ -6,10 +6,10 @@ import pytest
 
 from client.rest import resource_path
 from controller.__main__ import main
+from controller.foo_controller import DEPLOYMENT_GVR
 from kubesim import KubeSim
 from tests.helpers import wait_for
 from tests.integration.controller_harness import (
-    DEPLOYMENTS,
     ControllerHarness,
     foo,
 )
@@ -65,7 +65,7 @@ def test_lifecycle_create_scale_repair_delete(harness):
     d = h.get_deployment("example-foo")
     h.client.request(
         "PATCH",
-        resource_path(*DEPLOYMENTS, "default", "example-foo"),
+        resource_path(*DEPLOYMENT_GVR, "default", "example-foo"),
         body={"spec": {"replicas": 7}},
         content_type="application/merge-patch+json",
     )
@@ -74,7 +74,7 @@ def test_lifecycle_create_scale_repair_delete(harness):
     )
 
     # out-of-band: the Deployment deleted by hand is recreated
-    h.client.request("DELETE", resource_path(*DEPLOYMENTS, "default", "example-foo"))
+    h.client.request("DELETE", resource_path(*DEPLOYMENT_GVR, "default", "example-foo"))
     recreated = wait_for(
         lambda: (
             (x := h.deployment_or_none("example-foo"))
@@ -103,7 +103,7 @@ def test_collision_with_a_deployment_we_do_not_own(harness):
     h = harness
     foreign = h.client.request(
         "POST",
-        resource_path(*DEPLOYMENTS, "default"),
+        resource_path(*DEPLOYMENT_GVR, "default"),
         body={
             "apiVersion": "apps/v1",
             "kind": "Deployment",

@@ -46,9 +46,10 @@ import informer.reflector
 from client.errors import APIError, TransportError
 from client.rest import resource_path
 from controller.__main__ import run
+from controller.foo_controller import FOO_GVR
 from kubesim import KubeSim
 from tests.helpers import wait_for
-from tests.integration.controller_harness import FOOS, ControllerHarness, foo
+from tests.integration.controller_harness import ControllerHarness, foo
 
 NAMESPACE = "default"
 FOO_KEY = ("samplecontroller.k8s.io", "foos")  # kubesim storage keys: (group, plural)
@@ -345,7 +346,7 @@ def metric(h: ControllerHarness, metric_name: str, **labels: str) -> float:
 
 def informer_metric(h: ControllerHarness, name: str, resource: str) -> float:
     labels = (
-        {"name": "samplecontroller", "group": FOOS[0], "version": FOOS[1], "resource": "foos"}
+        {"name": "samplecontroller", "group": FOO_GVR[0], "version": FOO_GVR[1], "resource": "foos"}
         if resource == "foos"
         else {"name": "kube", "group": "apps", "version": "v1", "resource": "deployments"}
     )

@@ -18,13 +18,14 @@ from kubernetes import client
 
 from client.rest import RESTClient
 from client.wait import ExponentialBackoff
+from controller.foo_controller import FOO_GVR
 from informer import SharedIndexInformer, wait_for_cache_sync
 from informer.listwatch import ListWatch
 from informer.testing import RunningInformer
 from tests.helpers import wait_for
 
 CRD = Path(__file__).resolve().parents[2] / "crds" / "foo-crd.yaml"
-GROUP, VERSION, PLURAL = "samplecontroller.k8s.io", "v1alpha1", "foos"
+GROUP, VERSION, PLURAL = FOO_GVR
 NS = "default"
 
 

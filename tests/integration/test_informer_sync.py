@@ -12,6 +12,7 @@ from kubernetes import client
 
 from client.rest import RESTClient
 from client.wait import ExponentialBackoff
+from controller.foo_controller import DEPLOYMENT_GVR, FOO_GVR
 from informer import (
     ResourceEventHandlerFuncs,
     SharedIndexInformer,
@@ -23,7 +24,7 @@ from informer.testing import RunningInformer
 from tests.helpers import wait_for
 
 CRD = Path(__file__).resolve().parents[2] / "crds" / "foo-crd.yaml"
-GROUP, VERSION, PLURAL = "samplecontroller.k8s.io", "v1alpha1", "foos"
+GROUP, VERSION, PLURAL = FOO_GVR
 
 
 @pytest.fixture(params=["real", "delta"])
@@ -261,7 +262,7 @@ def test_factory_against_kubesim(shared_sim, ns):
     seed_foos(shared_sim, ns, 3)
     factory = SharedInformerFactory(shared_sim.api_client, 0.0, namespace=ns)
     foos = factory.for_resource(GROUP, VERSION, PLURAL)
-    deployments = factory.for_resource("apps", "v1", "deployments")
+    deployments = factory.for_resource(*DEPLOYMENT_GVR)
     stop = threading.Event()
     try:
         factory.start(stop)

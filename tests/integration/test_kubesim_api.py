@@ -18,9 +18,10 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from controller.foo_controller import FOO_GVR
 from tests.helpers import wait_for
 
-GROUP, VERSION, PLURAL = "samplecontroller.k8s.io", "v1alpha1", "foos"
+GROUP, VERSION, PLURAL = FOO_GVR
 
 FOO_CRD = {
     "apiVersion": "apiextensions.k8s.io/v1",

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import pytest
 
 from client.rest import RESTClient, resource_path
+from controller.foo_controller import FOO_GVR
 from kubesim import KubeSim
 from tests.helpers import wait_for
 from tests.integration.controller_harness import foo
@@ -187,7 +188,7 @@ def test_exactly_one_leads_and_the_standby_takes_over_after_sigkill(sim, replica
     api = RESTClient(sim.new_api_client())
     api.request(
         "POST",
-        resource_path("samplecontroller.k8s.io", "v1alpha1", "foos", "default"),
+        resource_path(*FOO_GVR, "default"),
         body=foo("after-failover"),
     )
     wait_for(
@@ -237,7 +238,7 @@ def test_standby_waits_while_the_stopping_leader_drains_longer_than_a_lease(sim,
     rule = sim.faults.add_latency(drain, verbs=["create"], resources=["deployments"])
     RESTClient(sim.new_api_client()).request(
         "POST",
-        resource_path("samplecontroller.k8s.io", "v1alpha1", "foos", "default"),
+        resource_path(*FOO_GVR, "default"),
         body=foo("long-drain"),
     )
     wait_for(lambda: rule.hits >= 1, message="the slow Deployment create to be in flight")

@@ -13,6 +13,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from client.rest import RESTClient, resource_path
+from controller.foo_controller import FOO_GVR
 from tests.helpers import wait_for
 from tests.integration.controller_harness import foo
 
@@ -72,7 +73,7 @@ def test_metrics_endpoint_serves_every_family(sim, proc_factory):
     api = RESTClient(sim.new_api_client())
     api.request(
         "POST",
-        resource_path("samplecontroller.k8s.io", "v1alpha1", "foos", "default"),
+        resource_path(*FOO_GVR, "default"),
         body=foo("metered"),
     )
     wait_for(

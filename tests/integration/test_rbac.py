@@ -26,6 +26,7 @@ import pytest
 import yaml
 
 from client.rest import RESTClient, resource_path
+from controller.foo_controller import DEPLOYMENT_GVR, FOO_GVR
 from kubesim import RequestRecord
 from tests.helpers import wait_for
 from tests.integration.controller_harness import foo
@@ -39,8 +40,6 @@ from .controller_process import (
 
 MANIFESTS = ROOT / "manifests"
 pytestmark = pytest.mark.kubesim(deployment_status_delay=0.1)
-FOOS = ("samplecontroller.k8s.io", "v1alpha1", "foos")
-DEPLOYMENTS = ("apps", "v1", "deployments")
 
 # The default ClusterRole system:discovery, bound to system:authenticated: GET of these
 # non-resource URLs ("/x/*" is a prefix match), kubernetes plugin/pkg/auth/authorizer/rbac/
@@ -213,11 +212,12 @@ def lifecycle(docs, tmp_path, sim) -> list[RequestRecord]:
         wait_for(lambda: proc.get("health-probes", "/readyz")[0] == 200, message="ready")
 
         # create -> Deployment created, status written, Synced event
-        api.request("POST", resource_path(*FOOS, "default"), body=foo("alpha"))
+        api.request("POST", resource_path(*FOO_GVR, "default"), body=foo("alpha"))
         wait_for(
             lambda: (
                 (
-                    api.request("GET", resource_path(*FOOS, "default", "alpha")).get("status") or {}
+                    api.request("GET", resource_path(*FOO_GVR, "default", "alpha")).get("status")
+                    or {}
                 ).get("availableReplicas")
                 == 1
             ),
@@ -226,14 +226,15 @@ def lifecycle(docs, tmp_path, sim) -> list[RequestRecord]:
         # scale -> Deployment updated, status written again, the same event patched
         api.request(
             "PATCH",
-            resource_path(*FOOS, "default", "alpha"),
+            resource_path(*FOO_GVR, "default", "alpha"),
             body={"spec": {"replicas": 2}},
             content_type="application/merge-patch+json",
         )
         wait_for(
             lambda: (
                 (
-                    api.request("GET", resource_path(*FOOS, "default", "alpha")).get("status") or {}
+                    api.request("GET", resource_path(*FOO_GVR, "default", "alpha")).get("status")
+                    or {}
                 ).get("availableReplicas")
                 == 2
             ),
@@ -242,7 +243,7 @@ def lifecycle(docs, tmp_path, sim) -> list[RequestRecord]:
         # a Deployment owned by someone else -> repeated warnings, patched
         api.request(
             "POST",
-            resource_path(*DEPLOYMENTS, "default"),
+            resource_path(*DEPLOYMENT_GVR, "default"),
             body={
                 "metadata": {"name": "taken"},
                 "spec": {
@@ -256,7 +257,7 @@ def lifecycle(docs, tmp_path, sim) -> list[RequestRecord]:
         )
         api.request(
             "POST",
-            resource_path(*FOOS, "default"),
+            resource_path(*FOO_GVR, "default"),
             body=foo("collider", deployment_name="taken"),
         )
 

@@ -11,6 +11,7 @@ import signal
 import time
 
 from client.rest import RESTClient, resource_path
+from controller.foo_controller import FOO_GVR
 from kubesim import KubeSim
 from tests.helpers import wait_for
 from tests.integration.controller_harness import foo
@@ -22,15 +23,13 @@ from .controller_process import (
     lease_spec,
 )
 
-FOOS = ("samplecontroller.k8s.io", "v1alpha1", "foos")
-
 
 def start_slow_reconcile(sim: KubeSim, proc: ControllerProcess, seconds: float):
     """Create a Foo whose Deployment create takes `seconds`; return once it is in flight."""
     rule = sim.faults.add_latency(seconds, verbs=["create"], resources=["deployments"])
     wait_for(lambda: proc.get("health-probes", "/readyz")[0] == 200, message="controller ready")
     RESTClient(sim.new_api_client()).request(
-        "POST", resource_path(*FOOS, "default"), body=foo("slow")
+        "POST", resource_path(*FOO_GVR, "default"), body=foo("slow")
     )
     wait_for(lambda: rule.hits >= 1, message="the Deployment create to reach the server")
     return rule

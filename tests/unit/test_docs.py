@@ -45,6 +45,7 @@ import pytest
 
 from client.rest import RESTClient, resource_path
 from controller.__main__ import build_parser, run
+from controller.foo_controller import FOO_GVR
 from controller.logs import TextFormatter
 from kubesim import KubeSim
 
@@ -52,7 +53,6 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 DOC_NAMES = ["architecture.md", "walkthrough.md", "client-go-map.md", "exercises.md"]
 OUR_PACKAGES = ("workqueue", "client", "informer", "tools", "controller", "kubesim")
-FOOS = ("samplecontroller.k8s.io", "v1alpha1", "foos")
 SESSION_KUBECONFIG = (
     "/tmp/kubesim.kubeconfig"  # the path the walkthrough uses; swapped for a temp file
 )
@@ -308,7 +308,7 @@ def settle(api: RESTClient, timeout: float = 15.0) -> None:
     """Wait until every Foo's status says its Deployment is complete and current."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        foos = api.request("GET", resource_path(*FOOS, "default"))["items"]
+        foos = api.request("GET", resource_path(*FOO_GVR, "default"))["items"]
         if all(
             (f.get("status") or {}).get("observedGeneration") == f["metadata"].get("generation")
             and (f.get("status") or {}).get("availableReplicas")
@@ -418,11 +418,11 @@ def session(tmp_path_factory) -> Iterator[dict]:
                         "metadata": {"name": "example-foo"},
                         "spec": {"deploymentName": "example-foo", "replicas": 1},
                     }
-                    api.request("POST", resource_path(*FOOS, "default"), body=foo)
+                    api.request("POST", resource_path(*FOO_GVR, "default"), body=foo)
                     settle(api)
                     api.request(
                         "PATCH",
-                        resource_path(*FOOS, "default", "example-foo"),
+                        resource_path(*FOO_GVR, "default", "example-foo"),
                         body={"spec": {"replicas": 3}},
                         content_type="application/merge-patch+json",
                     )
