@@ -9,13 +9,7 @@ import time
 
 import pytest
 
-from client.errors import (
-    APIError,
-    TransportError,
-    api_error_from_status,
-    is_connection_refused,
-    is_too_large_resource_version_error,
-)
+from client.errors import APIError, TransportError
 from client.wait import ExponentialBackoff
 from informer.reflector import DEFAULT_PAGE_SIZE, Reflector, VeryShortWatchError
 from informer.store import Indexer
@@ -498,39 +492,3 @@ def test_watch_list_rejected_falls_back(harnesses):
     h.wait_watching()
     assert len(lw.list_calls) == 1 and h.keys() == ["ns/a"]
     assert h.reflector._watch_list_supported is False
-
-
-# -- pieces -----------------------------------------------------------------------------------------
-
-
-def test_exponential_backoff_doubles_caps_and_resets():
-    now = [0.0]
-    b = ExponentialBackoff(clock=lambda: now[0], jitter=0.0)
-    delays = []
-    for _ in range(8):
-        delays.append(b.next_delay())
-        now[0] += 1
-    assert delays == [0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30.0, 30.0]
-    now[0] += 121  # two quiet minutes
-    assert b.next_delay() == 0.8
-
-
-def test_exponential_backoff_jitter_stretches_up_to_double():
-    b = ExponentialBackoff(rand=lambda: 0.5)
-    assert b.next_delay() == pytest.approx(1.2)
-    b2 = ExponentialBackoff(rand=lambda: 0.999999)
-    assert 1.59 < b2.next_delay() < 1.6
-
-
-def test_error_classification():
-    assert api_error_from_status({"code": 410, "reason": "Expired", "message": "old"}).code == 410
-    assert api_error_from_status(None).code == 500
-    too_large = APIError(
-        504, "Timeout", "x", {"details": {"causes": [{"reason": "ResourceVersionTooLarge"}]}}
-    )
-    assert is_too_large_resource_version_error(too_large)
-    assert not is_too_large_resource_version_error(APIError(504, "Timeout", "slow"))
-    refused = TransportError("boom")
-    refused.__cause__ = ConnectionRefusedError()
-    assert is_connection_refused(refused)
-    assert not is_connection_refused(TransportError("read timed out"))
