@@ -1,4 +1,4 @@
-"""Bad input: what users send that the controller must survive (issue 7, bad input).
+"""Bad input: what users send that the controller must survive.
 
 - Foos the CRD schema refuses (no ``deploymentName``, a name that is no DNS-1123 subdomain,
   replicas 0, 11 or "abc") are rejected with a 422 whose message and causes name the field

@@ -1,4 +1,4 @@
-"""The controller under API faults loses nothing and converges (issue 7, the fault suite).
+"""The fault suite: the controller under API faults loses nothing and converges.
 
 Each case runs one workload while kubesim misbehaves in one way: N Foos are created, a third of
 them scaled, a quarter deleted, and half of the deleted names created again (a new uid, so the
@@ -21,7 +21,7 @@ and once the fault is lifted:
   injected fault explains, and no exception escaped a thread.
 
 The default suite runs a short version of each case (tens of Foos, a few seconds each); the
-``slow`` versions use 200 Foos and the issue's exact fault rates. In the short versions the
+``slow`` versions use 200 Foos and the full fault rates. In the short versions the
 reflector's back-off (800 ms doubling to 30 s, client-go's) is compressed to 50 ms doubling to
 0.4 s, so that a dozen relists fit in seconds; the back-off itself is pinned by unit tests.
 """
