@@ -101,7 +101,7 @@ def owned_deployment(cluster: Cluster, ns: str, name: str, foo: dict) -> Callabl
     return check
 
 
-# -- lifecycle ---------------------------------------------------------------------------------------
+# -- lifecycle -------------------------------------------------------------------------------------
 
 
 def test_lifecycle(cluster, namespace, start_controller):
@@ -167,7 +167,7 @@ def test_lifecycle(cluster, namespace, start_controller):
         delete(cluster, DEPLOYMENT_GVR, namespace, "example-foo")
 
 
-# -- collision -----------------------------------------------------------------------------------------
+# -- collision -------------------------------------------------------------------------------------
 
 
 def test_collision_with_a_deployment_owned_by_someone_else(cluster, namespace, start_controller):
@@ -218,7 +218,7 @@ def test_collision_with_a_deployment_owned_by_someone_else(cluster, namespace, s
     assert "availableReplicas" not in status  # no status is claimed from someone else's Deployment
 
 
-# -- repair ----------------------------------------------------------------------------------------------
+# -- repair ----------------------------------------------------------------------------------------
 
 
 def test_out_of_band_changes_are_repaired(cluster, namespace, start_controller):
@@ -252,7 +252,7 @@ def test_out_of_band_changes_are_repaired(cluster, namespace, start_controller):
     assert f["metadata"]["generation"] == 1  # the Foo itself was never changed
 
 
-# -- leader election ------------------------------------------------------------------------------------
+# -- leader election -------------------------------------------------------------------------------
 
 LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD = 3.0, 2.0, 0.5
 FAST_LEADER_ELECTION = (
@@ -333,7 +333,7 @@ def test_leader_election_two_replicas(
         remove_lease()
 
 
-# -- RBAC -------------------------------------------------------------------------------------------------
+# -- RBAC ------------------------------------------------------------------------------------------
 
 
 def _access_review(

@@ -210,7 +210,7 @@ class ControllerProcess:
                     return sample.value
         return None
 
-    # -- lifecycle -----------------------------------------------------------------------------------
+    # -- lifecycle ---------------------------------------------------------------------------------
 
     def send(self, sig: int = signal.SIGTERM) -> None:
         self.proc.send_signal(sig)

@@ -1,4 +1,5 @@
-"""The Foo controller end to end against kubesim: lifecycle, repair, collision, events, steady state."""
+"""The Foo controller end to end against kubesim: lifecycle, repair, collision, events, steady
+state."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Informers against kubesim over HTTP: initial sync, paging, watch updates, bookmarks, handlers, stop."""
+"""Informers against kubesim over HTTP: initial sync, paging, watch updates, bookmarks, handlers,
+stop."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The real kubectl binary against kubesim: apply, get (json, printer columns, watch), patch, delete.
+"""The real kubectl binary against kubesim: apply, get (json, printer columns, watch), patch,
+delete.
 
 kubectl is the strictest client we have: discovery, /openapi/v3 (apply's field-validation
 check), server-side Table printing and chunked watch streams all have to be right for it.

@@ -51,7 +51,9 @@ def test_maximum_violation_has_one_cause_with_real_message(custom):
     assert st["details"]["causes"] == [
         {
             "reason": "FieldValueInvalid",
-            "message": "Invalid value: 20: spec.replicas in body should be less than or equal to 10",
+            "message": (
+                "Invalid value: 20: spec.replicas in body should be less than or equal to 10"
+            ),
             "field": "spec.replicas",
         }
     ]

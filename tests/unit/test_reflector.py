@@ -86,7 +86,7 @@ def harnesses():
             h.shutdown()
 
 
-# -- list -------------------------------------------------------------------------------------------
+# -- list ------------------------------------------------------------------------------------------
 
 
 def test_first_list_uses_rv_0_with_page_size_then_watches_from_list_rv(harnesses):
@@ -225,7 +225,7 @@ def test_a_watch_error_handler_that_raises_does_not_end_the_reflector(harnesses)
     assert h.thread.is_alive() and h.keys() == ["ns/a"]
 
 
-# -- watch ------------------------------------------------------------------------------------------
+# -- watch -----------------------------------------------------------------------------------------
 
 
 def test_watch_events_are_applied_and_advance_rv(harnesses):
@@ -398,7 +398,7 @@ def test_events_it_cannot_understand_are_logged_without_their_content(harnesses,
     assert "hunter" not in text
 
 
-# -- stop -------------------------------------------------------------------------------------------
+# -- stop ------------------------------------------------------------------------------------------
 
 
 def test_stop_closes_the_open_watch_promptly(harnesses):
@@ -438,7 +438,7 @@ def test_stop_during_backoff_is_prompt(harnesses):
     h.shutdown(within=1.0)
 
 
-# -- resync -----------------------------------------------------------------------------------------
+# -- resync ----------------------------------------------------------------------------------------
 
 
 def test_resync_ticks_call_store_resync_when_should_resync_says_so(harnesses):
@@ -452,7 +452,7 @@ def test_resync_ticks_call_store_resync_when_should_resync_says_so(harnesses):
     wait_for(lambda: h.store.resyncs >= 2)
 
 
-# -- WatchList --------------------------------------------------------------------------------------
+# -- WatchList -------------------------------------------------------------------------------------
 
 
 def test_watch_list_streams_initial_state_and_keeps_the_watch(harnesses):

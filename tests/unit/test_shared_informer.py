@@ -1,4 +1,5 @@
-"""informer.shared_informer: the same behaviour suite over RealFIFO and DeltaFIFO (fake ListWatch)."""
+"""informer.shared_informer: the same behaviour suite over RealFIFO and DeltaFIFO (fake
+ListWatch)."""
 
 from __future__ import annotations
 
@@ -437,7 +438,7 @@ def test_bad_fifo_kind_is_rejected():
         SharedIndexInformer(FakeListWatch(), fifo="lifo")
 
 
-# -- handler adapters --------------------------------------------------------------------------------
+# -- handler adapters ------------------------------------------------------------------------------
 
 
 def test_handler_funcs_ignore_missing_functions():
