@@ -38,9 +38,7 @@ from client.rest import RESTClient, resource_path
 from controller.foo_controller import FOO_GVR
 from tests import helpers
 
-ROOT = Path(__file__).resolve().parents[2]
-CRD_FILE = ROOT / "crds" / "foo-crd.yaml"
-MANIFESTS = ROOT / "manifests"
+MANIFESTS = helpers.ROOT / "manifests"
 # the objects that give the controller its identity and permissions, in apply order
 RBAC_FILES = ("namespace.yaml", "service-account.yaml", "rbac.yaml")
 
@@ -145,7 +143,7 @@ class Cluster:
 
     def install_crd(self) -> None:
         """Apply crds/foo-crd.yaml and wait until Foos are served (the CRD is Established)."""
-        with open(CRD_FILE) as f:
+        with open(helpers.CRD) as f:
             crd = yaml.safe_load(f)
         # The CRD stays after the run: removing it would delete every Foo in the cluster.
         self.apply(crd, remember=False)

@@ -8,7 +8,6 @@ conditions with ``tests.helpers.wait_for`` (polls with deadlines, never fixed sl
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from typing import Any
 
 from prometheus_client import CollectorRegistry
@@ -18,9 +17,6 @@ from client.rest import RESTClient, resource_path
 from controller.__main__ import build_parser, run
 from controller.foo_controller import DEPLOYMENT_GVR, FOO_GVR
 from kubesim import KubeSim
-
-ROOT = Path(__file__).resolve().parents[2]
-CRD = ROOT / "crds" / "foo-crd.yaml"
 
 
 def foo(

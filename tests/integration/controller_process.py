@@ -25,9 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from kubesim import KubeSim
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
-CRD = ROOT / "crds" / "foo-crd.yaml"
 LEASES = ("coordination.k8s.io", "leases")  # kubesim storage key of Leases
 USER_AGENT = "sample-controller-py/0.1.0"  # controller.__main__.USER_AGENT: what the process sends
 

@@ -11,7 +11,6 @@ import select
 import socket
 import threading
 import time
-from pathlib import Path
 from urllib.parse import parse_qs
 
 from kubernetes import client
@@ -24,7 +23,6 @@ from informer.listwatch import ListWatch
 from informer.testing import RunningInformer
 from tests.helpers import wait_for
 
-CRD = Path(__file__).resolve().parents[2] / "crds" / "foo-crd.yaml"
 GROUP, VERSION, PLURAL = FOO_GVR
 NS = "default"
 

@@ -6,7 +6,6 @@ Each test gets its own kubesim, because they stop, restart and break it.
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from urllib.parse import parse_qs
 
 import pytest
@@ -19,7 +18,6 @@ from informer.listwatch import ListWatch
 from informer.testing import RunningInformer
 from tests.helpers import wait_for
 
-CRD = Path(__file__).resolve().parents[2] / "crds" / "foo-crd.yaml"
 GROUP, VERSION, PLURAL = FOO_GVR
 NS = "default"
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 import time
-from pathlib import Path
 from urllib.parse import parse_qs
 
 import pytest
@@ -24,7 +23,6 @@ from informer.listwatch import ListWatch
 from informer.testing import RunningInformer
 from tests.helpers import wait_for
 
-CRD = Path(__file__).resolve().parents[2] / "crds" / "foo-crd.yaml"
 GROUP, VERSION, PLURAL = FOO_GVR
 
 

@@ -24,9 +24,7 @@ from client.rest import RESTClient
 from controller.__main__ import build_parser
 from controller.health import parse_bind_address
 from kubesim import KubeSim
-
-ROOT = Path(__file__).resolve().parents[2]
-CRD = ROOT / "crds" / "foo-crd.yaml"
+from tests.helpers import CRD, ROOT
 
 
 def _kubectl() -> str | None:

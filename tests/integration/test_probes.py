@@ -14,10 +14,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from client.rest import RESTClient, resource_path
 from controller.foo_controller import FOO_GVR
-from tests.helpers import wait_for
+from tests.helpers import ROOT, wait_for
 from tests.integration.controller_harness import foo
 
-from .controller_process import FAST_LEADER_ELECTION, ROOT
+from .controller_process import FAST_LEADER_ELECTION
 
 pytestmark = pytest.mark.kubesim(deployment_status_delay=0.1)
 

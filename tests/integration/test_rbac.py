@@ -28,12 +28,11 @@ import yaml
 from client.rest import RESTClient, resource_path
 from controller.foo_controller import DEPLOYMENT_GVR, FOO_GVR
 from kubesim import RequestRecord
-from tests.helpers import wait_for
+from tests.helpers import ROOT, wait_for
 from tests.integration.controller_harness import foo
 
 from .controller_process import (
     FAST_LEADER_ELECTION,
-    ROOT,
     USER_AGENT,
     ControllerProcess,
 )
