@@ -48,7 +48,7 @@ from client.rest import RESTClient, resource_path
 from controller.__main__ import build_parser, run
 from controller.foo_controller import FOO_GVR
 from controller.logs import TextFormatter
-from tests.helpers import ROOT
+from tests.helpers import ROOT, wait_for
 
 pytestmark = pytest.mark.kubesim(deployment_status_delay=0.2)
 
@@ -308,18 +308,19 @@ def kubectl_binary() -> str | None:
 
 def settle(api: RESTClient, timeout: float = 15.0) -> None:
     """Wait until every Foo's status says its Deployment is complete and current."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def converged() -> bool:
         foos = api.request("GET", resource_path(*FOO_GVR, "default"))["items"]
-        if all(
+        return all(
             (f.get("status") or {}).get("observedGeneration") == f["metadata"].get("generation")
             and (f.get("status") or {}).get("availableReplicas")
             == (f.get("spec") or {}).get("replicas", 1)
             for f in foos
-        ):
-            return
-        time.sleep(0.02)
-    raise AssertionError("the controller did not converge after a documented command")
+        )
+
+    wait_for(
+        converged, timeout=timeout, message="the controller to converge after a documented command"
+    )
 
 
 def controller_args_from_walkthrough() -> list[str]:

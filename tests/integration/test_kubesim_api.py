@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlparse
@@ -690,16 +689,16 @@ def test_namespace_delete_terminates_and_removes_contents(sim, core, apps):
     ns = json.loads(body)  # the Namespace itself, not a Status
     assert code == 200 and ns["kind"] == "Namespace"
     assert ns["status"]["phase"] == "Terminating" and ns["spec"]["finalizers"] == ["kubernetes"]
-    deadline = time.monotonic() + 3
-    while time.monotonic() < deadline:
+
+    def removed() -> bool:
         try:
             core.read_namespace("doomed")
         except ApiException as e:
             assert e.status == 404
-            break
-        time.sleep(0.02)
-    else:
-        pytest.fail("namespace was not removed")
+            return True
+        return False
+
+    wait_for(removed, timeout=3, message="the namespace removed")
     assert apps.list_namespaced_deployment("doomed").items == []
 
 

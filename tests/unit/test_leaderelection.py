@@ -10,6 +10,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from client.errors import TransportError
+from tests.helpers import wait_for
 from tests.unit.fake_lease_server import FakeLeaseServer
 from tools.leaderelection.leaderelection import LeaderElectionConfig, LeaderElector
 from tools.leaderelection.resourcelock import LeaseLock
@@ -270,10 +271,11 @@ def test_stopped_leader_keeps_renewing_while_its_work_drains_then_releases():
     assert started.wait(5)
     stop.set()
     writes_at_stop = len(server.writes)
-    deadline = time.monotonic() + 5
-    while len(server.writes) < writes_at_stop + 3 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert len(server.writes) >= writes_at_stop + 3, "no renewals while the work drained"
+    wait_for(
+        lambda: len(server.writes) >= writes_at_stop + 3,
+        timeout=5,
+        message="renewals while the work drains",
+    )
     assert t.is_alive() and a.is_leader()
     may_finish.set()
     t.join(5)
@@ -296,10 +298,8 @@ def test_work_returning_early_does_not_end_leadership():
     stop = threading.Event()
     t = threading.Thread(target=a.run, args=(stop,))
     t.start()
-    deadline = time.monotonic() + 5
-    while len(server.writes) < 4 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert len(server.writes) >= 4 and a.is_leader()  # still renewing (client-go's contract)
+    wait_for(lambda: len(server.writes) >= 4, timeout=5, message="renewals after the work ended")
+    assert a.is_leader()  # still renewing (client-go's contract)
     stop.set()
     t.join(5)
     assert not t.is_alive() and "holderIdentity" not in server.writes[-1]
