@@ -64,9 +64,18 @@ def foo_informer(sim, ns, fifo="real", list_watch=None, **kw):
     return SharedIndexInformer(lw, 0.0, fifo=fifo, name=f"foos-{ns}", **kw)
 
 
+def new_watches(sim, baseline):
+    """The server's open watches that were not open at ``baseline`` (a set of watchers).
+
+    Compared by identity, not by count: the server is shared by the module, and a watch of an
+    earlier test may still be closing while this one opens.
+    """
+    return [w for w in sim.storage.watchers() if w not in baseline]
+
+
 def watch_opened(sim, baseline):
-    """A predicate: the server holds more open watches than ``baseline``."""
-    return lambda: len(sim.storage.watchers()) > baseline
+    """A predicate: the server holds a watch that was not open at ``baseline``."""
+    return lambda: new_watches(sim, baseline)
 
 
 def list_queries(sim, ns):
@@ -135,7 +144,7 @@ def test_initial_sync_of_many_objects_across_pages(shared_sim, ns, fifo):
     informer = foo_informer(
         shared_sim, ns, fifo, list_watch=NoWatchCacheListWatch(rest, GROUP, VERSION, PLURAL, ns)
     )
-    baseline = len(shared_sim.storage.watchers())
+    baseline = set(shared_sim.storage.watchers())
     with RunningInformer(informer) as running:
         assert wait_for_cache_sync(running.stop, informer, timeout=10)
         names = sorted(o["metadata"]["name"] for o in informer.lister().list())
@@ -187,7 +196,7 @@ def test_bookmarks_advance_the_resource_version(shared_sim, ns):
     informer = foo_informer(shared_sim, ns)
     rec = Recorder()
     informer.add_event_handler(rec)
-    baseline = len(shared_sim.storage.watchers())
+    baseline = set(shared_sim.storage.watchers())
     with RunningInformer(informer) as running:
         assert wait_for_cache_sync(running.stop, informer, timeout=5)
         wait_for(watch_opened(shared_sim, baseline), message="watch open")
@@ -238,12 +247,11 @@ def test_two_handlers_one_slow(shared_sim, ns, fifo):
 def test_stop_is_prompt(shared_sim, ns, fifo):
     seed_foos(shared_sim, ns, 5)
     informer = foo_informer(shared_sim, ns, fifo)
-    baseline = len(shared_sim.storage.watchers())
+    baseline = set(shared_sim.storage.watchers())
     runner = RunningInformer(informer)
     with runner:
         assert wait_for_cache_sync(runner.stop, informer, timeout=5)
-        wait_for(watch_opened(shared_sim, baseline), message="watch open")
-        watchers_before = len(shared_sim.storage.watchers())
+        ours = wait_for(watch_opened(shared_sim, baseline), message="watch open")
         started = time.monotonic()
         runner.stop.set()
         runner.thread.join(1.0)
@@ -251,7 +259,7 @@ def test_stop_is_prompt(shared_sim, ns, fifo):
         assert time.monotonic() - started < 1.0
     # the server sees the watch go away too
     wait_for(
-        lambda: len(shared_sim.storage.watchers()) < watchers_before,
+        lambda: not set(ours) & set(shared_sim.storage.watchers()),
         timeout=3,
         message="server-side watch closed",
     )
