@@ -23,9 +23,8 @@ permission missing from manifests/rbac.yaml fails the scenarios.
 from __future__ import annotations
 
 import copy
-import time
+import functools
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,17 +33,15 @@ import yaml
 from kubernetes import client
 
 from client.config import load_client_configuration
-from client.errors import APIError, TransportError
+from client.errors import APIError, TransportError, is_not_found
 from client.rest import RESTClient, resource_path
+from controller.foo_controller import FOO_GVR
+from tests import helpers
 
-ROOT = Path(__file__).resolve().parents[2]
-CRD_FILE = ROOT / "crds" / "foo-crd.yaml"
-MANIFESTS = ROOT / "manifests"
+MANIFESTS = helpers.ROOT / "manifests"
 # the objects that give the controller its identity and permissions, in apply order
 RBAC_FILES = ("namespace.yaml", "service-account.yaml", "rbac.yaml")
 
-FOOS = ("samplecontroller.k8s.io", "v1alpha1", "foos")
-DEPLOYMENTS = ("apps", "v1", "deployments")
 EVENTS = ("", "v1", "events")
 LEASES = ("coordination.k8s.io", "v1", "leases")
 NAMESPACES = ("", "v1", "namespaces")
@@ -52,33 +49,18 @@ NAMESPACES = ("", "v1", "namespaces")
 USER_AGENT = "sample-controller-e2e/0.1.0"
 
 
-def wait_for(
-    predicate: Callable[[], Any],
-    timeout: float = 30.0,
-    interval: float = 0.1,
-    message: str = "condition",
-) -> Any:
-    """Poll predicate until it returns something truthy; fail with message after timeout.
+def not_yet_on_a_cluster(err: Exception) -> bool:
+    """A 404 or a dropped connection counts as "not yet" while waiting on a real cluster: it has
+    both in normal operation (an object not created yet, a load balancer in front of the API
+    server)."""
+    return is_not_found(err) or isinstance(err, TransportError)
 
-    A 404 or a dropped connection counts as "not yet": a real cluster has both in normal
-    operation (an object not created yet, a load balancer in front of the API server).
-    """
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = predicate()
-        except APIError as err:
-            if err.code != 404:
-                raise
-            last = err
-        except TransportError as err:
-            last = err
-        else:
-            if last:
-                return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {message}; last: {last!r}")
+
+# The one wait_for (tests/helpers.py) with a real cluster's pace: slower to converge than kubesim,
+# and polled less often, so the waits do not load a shared API server.
+wait_for = functools.partial(
+    helpers.wait_for, timeout=30.0, interval=0.1, not_yet=not_yet_on_a_cluster
+)
 
 
 # -- manifests ----------------------------------------------------------------------------------
@@ -161,11 +143,11 @@ class Cluster:
 
     def install_crd(self) -> None:
         """Apply crds/foo-crd.yaml and wait until Foos are served (the CRD is Established)."""
-        with open(CRD_FILE) as f:
+        with open(helpers.CRD) as f:
             crd = yaml.safe_load(f)
         # The CRD stays after the run: removing it would delete every Foo in the cluster.
         self.apply(crd, remember=False)
-        group, version, plural = FOOS
+        group, version, plural = FOO_GVR
         wait_for(
             lambda: (
                 plural

@@ -166,7 +166,7 @@ def credentials(cluster: Cluster) -> ControllerCredentials:
     return ControllerCredentials(kubeconfig, identity, sa_ns, f"{sa_ns}/{sa_name}")
 
 
-# -- per test ---------------------------------------------------------------------------------------
+# -- per test --------------------------------------------------------------------------------------
 
 
 @pytest.fixture

@@ -25,7 +25,8 @@ import pytest
 
 from client.errors import APIError
 from client.rest import resource_path
-from tests.e2e.cluster import DEPLOYMENTS, FOOS, LEASES, Cluster, load_manifests, wait_for
+from controller.foo_controller import DEPLOYMENT_GVR, FOO_GVR
+from tests.e2e.cluster import LEASES, Cluster, load_manifests, wait_for
 from tests.e2e.conftest import ControllerCredentials
 from tests.e2e.controllers import ControllerProcess
 
@@ -47,7 +48,7 @@ def foo_body(name: str, deployment_name: str | None = None, replicas: int | None
 
 
 def create_foo(cluster: Cluster, ns: str, body: dict) -> dict:
-    return cluster.admin.request("POST", resource_path(*FOOS, ns), body=body)
+    return cluster.admin.request("POST", resource_path(*FOO_GVR, ns), body=body)
 
 
 def patch(cluster: Cluster, gvr: tuple[str, str, str], ns: str, name: str, body: dict) -> dict:
@@ -74,7 +75,7 @@ def foo_status_settled(cluster: Cluster, ns: str, name: str, replicas: int) -> C
     expected = replicas if cluster.has_deployment_controller else 0
 
     def check() -> dict | bool:
-        f = cluster.get(FOOS, ns, name)
+        f = cluster.get(FOO_GVR, ns, name)
         status = f.get("status") or {}
         ready = [c for c in status.get("conditions") or [] if c.get("type") == "Ready"]
         return (
@@ -89,7 +90,7 @@ def foo_status_settled(cluster: Cluster, ns: str, name: str, replicas: int) -> C
 
 def owned_deployment(cluster: Cluster, ns: str, name: str, foo: dict) -> Callable[[], dict]:
     def check() -> dict | bool:
-        d = cluster.get_or_none(DEPLOYMENTS, ns, name)
+        d = cluster.get_or_none(DEPLOYMENT_GVR, ns, name)
         refs = (d or {}).get("metadata", {}).get("ownerReferences") or []
         return (
             bool(d)
@@ -100,7 +101,7 @@ def owned_deployment(cluster: Cluster, ns: str, name: str, foo: dict) -> Callabl
     return check
 
 
-# -- lifecycle ---------------------------------------------------------------------------------------
+# -- lifecycle -------------------------------------------------------------------------------------
 
 
 def test_lifecycle(cluster, namespace, start_controller):
@@ -128,9 +129,9 @@ def test_lifecycle(cluster, namespace, start_controller):
     )
 
     # scale: the Deployment follows, the status describes generation 2
-    patch(cluster, FOOS, namespace, "example-foo", {"spec": {"replicas": 3}})
+    patch(cluster, FOO_GVR, namespace, "example-foo", {"spec": {"replicas": 3}})
     wait_for(
-        lambda: cluster.get(DEPLOYMENTS, namespace, "example-foo")["spec"]["replicas"] == 3,
+        lambda: cluster.get(DEPLOYMENT_GVR, namespace, "example-foo")["spec"]["replicas"] == 3,
         message="the Deployment scaled to 3",
     )
     f = wait_for(
@@ -147,10 +148,10 @@ def test_lifecycle(cluster, namespace, start_controller):
     assert synced[0]["type"] == "Normal" and synced[0]["message"] == "Foo synced successfully"
     assert synced[0]["involvedObject"]["uid"] == foo["metadata"]["uid"]
 
-    delete(cluster, FOOS, namespace, "example-foo")
+    delete(cluster, FOO_GVR, namespace, "example-foo")
     if cluster.has_garbage_collector:
         wait_for(
-            lambda: cluster.get_or_none(DEPLOYMENTS, namespace, "example-foo") is None,
+            lambda: cluster.get_or_none(DEPLOYMENT_GVR, namespace, "example-foo") is None,
             timeout=60,
             message="the garbage collector to delete the Deployment",
         )
@@ -158,21 +159,21 @@ def test_lifecycle(cluster, namespace, start_controller):
         # a bare API server has no garbage collector: the Deployment stays, still pointing at
         # the deleted Foo, and the controller (which has no delete handler for Foos) leaves it
         wait_for(
-            lambda: cluster.get_or_none(FOOS, namespace, "example-foo") is None,
+            lambda: cluster.get_or_none(FOO_GVR, namespace, "example-foo") is None,
             message="the Foo gone",
         )
-        left = cluster.get(DEPLOYMENTS, namespace, "example-foo")
+        left = cluster.get(DEPLOYMENT_GVR, namespace, "example-foo")
         assert left["metadata"]["ownerReferences"][0]["uid"] == foo["metadata"]["uid"]
-        delete(cluster, DEPLOYMENTS, namespace, "example-foo")
+        delete(cluster, DEPLOYMENT_GVR, namespace, "example-foo")
 
 
-# -- collision -----------------------------------------------------------------------------------------
+# -- collision -------------------------------------------------------------------------------------
 
 
 def test_collision_with_a_deployment_owned_by_someone_else(cluster, namespace, start_controller):
     foreign = cluster.admin.request(
         "POST",
-        resource_path(*DEPLOYMENTS, namespace),
+        resource_path(*DEPLOYMENT_GVR, namespace),
         params={"fieldManager": "someone-else"},
         body={
             "apiVersion": "apps/v1",
@@ -206,18 +207,18 @@ def test_collision_with_a_deployment_owned_by_someone_else(cluster, namespace, s
 
     # never touched: its spec, labels and owners are as created, and the controller's field
     # manager never wrote to it (the status may move: a cluster's deployment controller runs it)
-    after = cluster.get(DEPLOYMENTS, namespace, "taken")
+    after = cluster.get(DEPLOYMENT_GVR, namespace, "taken")
     assert after["metadata"]["uid"] == foreign["metadata"]["uid"]
     assert after["spec"]["replicas"] == 1
     assert after["metadata"].get("labels") == {"owner": "someone-else"}
     assert not after["metadata"].get("ownerReferences")
     managers = {m.get("manager") for m in after["metadata"].get("managedFields") or []}
     assert "sample-controller" not in managers
-    status = cluster.get(FOOS, namespace, "collider").get("status") or {}
+    status = cluster.get(FOO_GVR, namespace, "collider").get("status") or {}
     assert "availableReplicas" not in status  # no status is claimed from someone else's Deployment
 
 
-# -- repair ----------------------------------------------------------------------------------------------
+# -- repair ----------------------------------------------------------------------------------------
 
 
 def test_out_of_band_changes_are_repaired(cluster, namespace, start_controller):
@@ -226,14 +227,14 @@ def test_out_of_band_changes_are_repaired(cluster, namespace, start_controller):
     first = wait_for(owned_deployment(cluster, namespace, "repaired", foo), message="created")
 
     # scaled by hand: scaled back
-    patch(cluster, DEPLOYMENTS, namespace, "repaired", {"spec": {"replicas": 5}})
+    patch(cluster, DEPLOYMENT_GVR, namespace, "repaired", {"spec": {"replicas": 5}})
     wait_for(
-        lambda: cluster.get(DEPLOYMENTS, namespace, "repaired")["spec"]["replicas"] == 2,
+        lambda: cluster.get(DEPLOYMENT_GVR, namespace, "repaired")["spec"]["replicas"] == 2,
         message="the replicas repaired",
     )
 
     # deleted by hand: recreated, owned by the same Foo
-    delete(cluster, DEPLOYMENTS, namespace, "repaired")
+    delete(cluster, DEPLOYMENT_GVR, namespace, "repaired")
     again = wait_for(
         lambda: (
             (d := owned_deployment(cluster, namespace, "repaired", foo)())
@@ -251,7 +252,7 @@ def test_out_of_band_changes_are_repaired(cluster, namespace, start_controller):
     assert f["metadata"]["generation"] == 1  # the Foo itself was never changed
 
 
-# -- leader election ------------------------------------------------------------------------------------
+# -- leader election -------------------------------------------------------------------------------
 
 LEASE_DURATION, RENEW_DEADLINE, RETRY_PERIOD = 3.0, 2.0, 0.5
 FAST_LEADER_ELECTION = (
@@ -332,7 +333,7 @@ def test_leader_election_two_replicas(
         remove_lease()
 
 
-# -- RBAC -------------------------------------------------------------------------------------------------
+# -- RBAC ------------------------------------------------------------------------------------------
 
 
 def _access_review(

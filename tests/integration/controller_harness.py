@@ -1,16 +1,13 @@
 """A running controller against kubesim, for the controller's integration tests.
 
-``ControllerHarness`` starts kubesim with the Foo CRD, runs the CLI's ``run()`` in a thread with
-its own stop event and metrics registry, and offers small helpers to read objects and wait for
-conditions (polls with deadlines, never fixed sleeps).
+``ControllerHarness`` runs the CLI's ``run()`` against the test's kubesim in a thread with its own
+stop event and metrics registry, and offers small helpers to read objects. Tests wait for
+conditions with ``tests.helpers.wait_for`` (polls with deadlines, never fixed sleeps).
 """
 
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from prometheus_client import CollectorRegistry
@@ -18,35 +15,8 @@ from prometheus_client import CollectorRegistry
 from client.errors import APIError
 from client.rest import RESTClient, resource_path
 from controller.__main__ import build_parser, run
+from controller.foo_controller import DEPLOYMENT_GVR, FOO_GVR
 from kubesim import KubeSim
-
-ROOT = Path(__file__).resolve().parents[2]
-CRD = ROOT / "crds" / "foo-crd.yaml"
-FOOS = ("samplecontroller.k8s.io", "v1alpha1", "foos")
-DEPLOYMENTS = ("apps", "v1", "deployments")
-
-
-def wait_for(
-    predicate: Callable[[], Any],
-    timeout: float = 10.0,
-    interval: float = 0.02,
-    message: str = "condition",
-) -> Any:
-    """Poll predicate until it returns something truthy; fail with message after timeout."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            last = predicate()
-        except APIError as err:
-            last = err
-            if err.code != 404:
-                raise
-        else:
-            if last:
-                return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {message}; last: {last!r}")
 
 
 def foo(
@@ -102,24 +72,24 @@ class ControllerHarness:
 
     def create_foo(self, body: dict) -> dict:
         ns = body["metadata"].get("namespace", "default")
-        return self.client.request("POST", resource_path(*FOOS, ns), body=body)
+        return self.client.request("POST", resource_path(*FOO_GVR, ns), body=body)
 
     def get_foo(self, name: str, ns: str = "default") -> dict:
-        return self.client.request("GET", resource_path(*FOOS, ns, name))
+        return self.client.request("GET", resource_path(*FOO_GVR, ns, name))
 
     def patch_foo(self, name: str, patch: dict, ns: str = "default") -> dict:
         return self.client.request(
             "PATCH",
-            resource_path(*FOOS, ns, name),
+            resource_path(*FOO_GVR, ns, name),
             body=patch,
             content_type="application/merge-patch+json",
         )
 
     def delete_foo(self, name: str, ns: str = "default") -> dict:
-        return self.client.request("DELETE", resource_path(*FOOS, ns, name))
+        return self.client.request("DELETE", resource_path(*FOO_GVR, ns, name))
 
     def get_deployment(self, name: str, ns: str = "default") -> dict:
-        return self.client.request("GET", resource_path(*DEPLOYMENTS, ns, name))
+        return self.client.request("GET", resource_path(*DEPLOYMENT_GVR, ns, name))
 
     def deployment_or_none(self, name: str, ns: str = "default") -> dict | None:
         try:

@@ -25,9 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from kubesim import KubeSim
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
-CRD = ROOT / "crds" / "foo-crd.yaml"
 LEASES = ("coordination.k8s.io", "leases")  # kubesim storage key of Leases
 USER_AGENT = "sample-controller-py/0.1.0"  # controller.__main__.USER_AGENT: what the process sends
 
@@ -43,23 +42,6 @@ FAST_LEADER_ELECTION = (
     "500ms",
 )
 LEASE_DURATION, RETRY_PERIOD = 2.0, 0.5
-
-
-def poll(
-    predicate: Callable[[], Any],
-    timeout: float = 10.0,
-    interval: float = 0.02,
-    message: str = "condition",
-) -> Any:
-    """Poll predicate until it returns something truthy; fail with message after timeout."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = predicate()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {message}; last: {last!r}")
 
 
 def http_get(url: str, timeout: float = 5.0) -> tuple[int, str]:
@@ -227,7 +209,7 @@ class ControllerProcess:
                     return sample.value
         return None
 
-    # -- lifecycle -----------------------------------------------------------------------------------
+    # -- lifecycle ---------------------------------------------------------------------------------
 
     def send(self, sig: int = signal.SIGTERM) -> None:
         self.proc.send_signal(sig)

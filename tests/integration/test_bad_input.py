@@ -1,4 +1,4 @@
-"""Bad input: what users send that the controller must survive (issue 7, bad input).
+"""Bad input: what users send that the controller must survive.
 
 - Foos the CRD schema refuses (no ``deploymentName``, a name that is no DNS-1123 subdomain,
   replicas 0, 11 or "abc") are rejected with a 422 whose message and causes name the field
@@ -26,8 +26,9 @@ import pytest
 
 from client.errors import APIError
 from client.rest import resource_path
-from kubesim import KubeSim
-from tests.integration.controller_harness import CRD, DEPLOYMENTS, foo, wait_for
+from controller.foo_controller import DEPLOYMENT_GVR
+from tests.helpers import wait_for
+from tests.integration.controller_harness import foo
 from tests.integration.test_faults import (  # noqa: F401 - escaped is a fixture
     FaultHarness,
     escaped,
@@ -37,10 +38,7 @@ from tests.integration.test_faults import (  # noqa: F401 - escaped is a fixture
 NS = "default"
 
 
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[CRD], deployment_status_delay=0.05) as s:
-        yield s
+pytestmark = pytest.mark.kubesim(deployment_status_delay=0.05)
 
 
 @pytest.fixture
@@ -212,7 +210,7 @@ def test_deployment_owned_by_someone_else_is_never_touched_and_retried_with_back
 ):
     foreign = h.client.request(
         "POST",
-        resource_path(*DEPLOYMENTS, NS),
+        resource_path(*DEPLOYMENT_GVR, NS),
         body={
             "apiVersion": "apps/v1",
             "kind": "Deployment",
@@ -282,7 +280,7 @@ def test_deployment_owned_by_someone_else_is_never_touched_and_retried_with_back
     ] == []
 
     # the other owner removes its Deployment: the next retry creates ours
-    h.client.request("DELETE", resource_path(*DEPLOYMENTS, NS, "taken"))
+    h.client.request("DELETE", resource_path(*DEPLOYMENT_GVR, NS, "taken"))
     controller.workqueue.add(key)  # as the Deployment delete handler would, had it been ours
     wait_for(ready(h, "collider", 5), message="the Foo got its own Deployment")
     mine = h.get_deployment("taken")
@@ -294,7 +292,7 @@ def test_deployment_owned_by_someone_else_is_never_touched_and_retried_with_back
 def test_retries_end_when_the_colliding_foo_is_deleted(h, sim, caplog, escaped):  # noqa: F811
     h.client.request(
         "POST",
-        resource_path(*DEPLOYMENTS, NS),
+        resource_path(*DEPLOYMENT_GVR, NS),
         body={
             "apiVersion": "apps/v1",
             "kind": "Deployment",
@@ -366,7 +364,7 @@ def test_deployment_deleted_or_scaled_by_hand_is_repaired(h, caplog, escaped):  
 
     h.client.request(
         "PATCH",
-        resource_path(*DEPLOYMENTS, NS, "handled"),
+        resource_path(*DEPLOYMENT_GVR, NS, "handled"),
         body={"spec": {"replicas": 7}},
         content_type="application/merge-patch+json",
     )
@@ -375,7 +373,7 @@ def test_deployment_deleted_or_scaled_by_hand_is_repaired(h, caplog, escaped):  
         caplog, "updating deployment replicas", key=f"{NS}/handled", was="7", replicas="2"
     )
 
-    h.client.request("DELETE", resource_path(*DEPLOYMENTS, NS, "handled"))
+    h.client.request("DELETE", resource_path(*DEPLOYMENT_GVR, NS, "handled"))
     again = wait_for(
         lambda: (
             (d := h.deployment_or_none("handled"))

@@ -1,4 +1,5 @@
-"""The Foo controller end to end against kubesim: lifecycle, repair, collision, events, steady state."""
+"""The Foo controller end to end against kubesim: lifecycle, repair, collision, events, steady
+state."""
 
 from __future__ import annotations
 
@@ -6,20 +7,15 @@ import pytest
 
 from client.rest import resource_path
 from controller.__main__ import main
+from controller.foo_controller import DEPLOYMENT_GVR
 from kubesim import KubeSim
+from tests.helpers import wait_for
 from tests.integration.controller_harness import (
-    CRD,
-    DEPLOYMENTS,
     ControllerHarness,
     foo,
-    wait_for,
 )
 
-
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[CRD], deployment_status_delay=0.05) as s:
-        yield s
+pytestmark = pytest.mark.kubesim(deployment_status_delay=0.05)
 
 
 @pytest.fixture
@@ -70,7 +66,7 @@ def test_lifecycle_create_scale_repair_delete(harness):
     d = h.get_deployment("example-foo")
     h.client.request(
         "PATCH",
-        resource_path(*DEPLOYMENTS, "default", "example-foo"),
+        resource_path(*DEPLOYMENT_GVR, "default", "example-foo"),
         body={"spec": {"replicas": 7}},
         content_type="application/merge-patch+json",
     )
@@ -79,7 +75,7 @@ def test_lifecycle_create_scale_repair_delete(harness):
     )
 
     # out-of-band: the Deployment deleted by hand is recreated
-    h.client.request("DELETE", resource_path(*DEPLOYMENTS, "default", "example-foo"))
+    h.client.request("DELETE", resource_path(*DEPLOYMENT_GVR, "default", "example-foo"))
     recreated = wait_for(
         lambda: (
             (x := h.deployment_or_none("example-foo"))
@@ -108,7 +104,7 @@ def test_collision_with_a_deployment_we_do_not_own(harness):
     h = harness
     foreign = h.client.request(
         "POST",
-        resource_path(*DEPLOYMENTS, "default"),
+        resource_path(*DEPLOYMENT_GVR, "default"),
         body={
             "apiVersion": "apps/v1",
             "kind": "Deployment",
@@ -240,10 +236,10 @@ def test_empty_deployment_name_is_reported_once_without_retry_loop(sim):
         h.shutdown()
 
 
-def test_exits_with_a_clear_reason_when_the_crd_is_missing(tmp_path, capsys):
-    with KubeSim() as bare:
-        kubeconfig = bare.write_kubeconfig(tmp_path / "kubeconfig")
-        code = main(["--kubeconfig", kubeconfig, "--workers", "1"])
+def test_exits_with_a_clear_reason_when_the_crd_is_missing(tmp_path, capsys, kubesim_factory):
+    bare = kubesim_factory()
+    kubeconfig = bare.write_kubeconfig(tmp_path / "kubeconfig")
+    code = main(["--kubeconfig", kubeconfig, "--workers", "1"])
     assert code == 1
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "the Foo CRD (foos.samplecontroller.k8s.io) is not installed" in err

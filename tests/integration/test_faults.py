@@ -1,4 +1,4 @@
-"""The controller under API faults loses nothing and converges (issue 7, the fault suite).
+"""The fault suite: the controller under API faults loses nothing and converges.
 
 Each case runs one workload while kubesim misbehaves in one way: N Foos are created, a third of
 them scaled, a quarter deleted, and half of the deleted names created again (a new uid, so the
@@ -21,7 +21,7 @@ and once the fault is lifted:
   injected fault explains, and no exception escaped a thread.
 
 The default suite runs a short version of each case (tens of Foos, a few seconds each); the
-``slow`` versions use 200 Foos and the issue's exact fault rates. In the short versions the
+``slow`` versions use 200 Foos and the full fault rates. In the short versions the
 reflector's back-off (800 ms doubling to 30 s, client-go's) is compressed to 50 ms doubling to
 0.4 s, so that a dozen relists fit in seconds; the back-off itself is pinned by unit tests.
 """
@@ -46,8 +46,10 @@ import informer.reflector
 from client.errors import APIError, TransportError
 from client.rest import resource_path
 from controller.__main__ import run
+from controller.foo_controller import FOO_GVR
 from kubesim import KubeSim
-from tests.integration.controller_harness import CRD, FOOS, ControllerHarness, foo, wait_for
+from tests.helpers import wait_for
+from tests.integration.controller_harness import ControllerHarness, foo
 
 NAMESPACE = "default"
 FOO_KEY = ("samplecontroller.k8s.io", "foos")  # kubesim storage keys: (group, plural)
@@ -292,10 +294,18 @@ def cache_problems(sim: KubeSim, h: FaultHarness) -> list[str]:
 
 def until_no_problems(problems: Callable[[], list[str]], timeout: float, what: str) -> None:
     """Poll ``problems`` until it returns []; fail with the latest list after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while (found := problems()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not found, f"no {what} after {timeout}s: {len(found)} problems, e.g. {found[:8]}"
+    found: list[str] = []
+
+    def none_left() -> bool:
+        found[:] = problems()
+        return not found
+
+    wait_for(
+        none_left,
+        timeout=timeout,
+        interval=0.05,
+        message=lambda: f"{what}: {len(found)} problems left, e.g. {found[:8]}",
+    )
 
 
 # -- logs and escaped exceptions -----------------------------------------------------------------
@@ -336,7 +346,7 @@ def metric(h: ControllerHarness, metric_name: str, **labels: str) -> float:
 
 def informer_metric(h: ControllerHarness, name: str, resource: str) -> float:
     labels = (
-        {"name": "samplecontroller", "group": FOOS[0], "version": FOOS[1], "resource": "foos"}
+        {"name": "samplecontroller", "group": FOO_GVR[0], "version": FOO_GVR[1], "resource": "foos"}
         if resource == "foos"
         else {"name": "kube", "group": "apps", "version": "v1", "resource": "deployments"}
     )
@@ -357,10 +367,7 @@ class Case:
     compress_backoff: bool = True
 
 
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[CRD], deployment_status_delay=0.05) as s:
-        yield s
+pytestmark = pytest.mark.kubesim(deployment_status_delay=0.05)
 
 
 def run_case(

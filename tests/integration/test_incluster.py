@@ -27,15 +27,10 @@ from client.rest import RESTClient
 from kubesim import KubeSim
 from kubesim.tls import generate_certificate
 
-from .controller_process import CRD
-
 DISCOVERY = "/apis/samplecontroller.k8s.io/v1alpha1"
 
 
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[CRD], tls=True, token="token-one") as s:
-        yield s
+pytestmark = pytest.mark.kubesim(tls=True, token="token-one")
 
 
 @pytest.fixture

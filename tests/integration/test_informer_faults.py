@@ -11,28 +11,20 @@ import select
 import socket
 import threading
 import time
-from pathlib import Path
 from urllib.parse import parse_qs
 
-import pytest
 from kubernetes import client
 
 from client.rest import RESTClient
 from client.wait import ExponentialBackoff
+from controller.foo_controller import FOO_GVR
 from informer import SharedIndexInformer, wait_for_cache_sync
 from informer.listwatch import ListWatch
-from informer.testing import RunningInformer, wait_until
-from kubesim import KubeSim
+from informer.testing import RunningInformer
+from tests.helpers import wait_for
 
-CRD = Path(__file__).resolve().parents[2] / "crds" / "foo-crd.yaml"
-GROUP, VERSION, PLURAL = "samplecontroller.k8s.io", "v1alpha1", "foos"
+GROUP, VERSION, PLURAL = FOO_GVR
 NS = "default"
-
-
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[CRD]) as s:
-        yield s
 
 
 def create(sim, name):
@@ -76,11 +68,9 @@ def test_429_burst_on_watch_honours_retry_after_without_relisting(sim):
     with RunningInformer(informer) as running:
         assert wait_for_cache_sync(running.stop, informer, timeout=5)
         create(sim, "b")  # arrives once a watch finally gets through
-        wait_until(
-            lambda: names(informer) == ["a", "b"], timeout=5, message="watch after the burst"
-        )
+        wait_for(lambda: names(informer) == ["a", "b"], timeout=5, message="watch after the burst")
     # the server logs a watch when it ends, i.e. once the informer has stopped
-    wait_until(lambda: any(r.code == 200 for r in requests(sim, "watch")), message="watch logged")
+    wait_for(lambda: any(r.code == 200 for r in requests(sim, "watch")), message="watch logged")
     watches = requests(sim, "watch")
     throttled = [r for r in watches if r.code == 429]
     assert len(throttled) == 2
@@ -189,11 +179,11 @@ def test_hung_watch_is_detected_and_replaced(sim):
         with RunningInformer(informer) as running:
             assert wait_for_cache_sync(running.stop, informer, timeout=5)
             create(sim, "b")
-            wait_until(lambda: names(informer) == ["a", "b"], timeout=3)
+            wait_for(lambda: names(informer) == ["a", "b"], timeout=3)
             assert proxy.hang_watches() == 1  # the connection goes silent, no FIN, no RST
             hung_at = time.monotonic()
             create(sim, "c")  # kubesim sends it; the black hole swallows it
-            wait_until(lambda: names(informer) == ["a", "b", "c"], timeout=5, message="recovery")
+            wait_for(lambda: names(informer) == ["a", "b", "c"], timeout=5, message="recovery")
             # detected at the read deadline (1.5 s), not at some TCP keepalive hours later
             assert time.monotonic() - hung_at < 3.0
         lists = [r for r in requests(sim, "list")]

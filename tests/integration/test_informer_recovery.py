@@ -6,32 +6,25 @@ Each test gets its own kubesim, because they stop, restart and break it.
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from urllib.parse import parse_qs
 
 import pytest
 
 from client.rest import RESTClient
 from client.wait import ExponentialBackoff
+from controller.foo_controller import FOO_GVR
 from informer import DeletedFinalStateUnknown, SharedIndexInformer, wait_for_cache_sync
 from informer.listwatch import ListWatch
-from informer.testing import RunningInformer, wait_until
-from kubesim import KubeSim
+from informer.testing import RunningInformer
+from tests.helpers import wait_for
 
-CRD = Path(__file__).resolve().parents[2] / "crds" / "foo-crd.yaml"
-GROUP, VERSION, PLURAL = "samplecontroller.k8s.io", "v1alpha1", "foos"
+GROUP, VERSION, PLURAL = FOO_GVR
 NS = "default"
 
 
 @pytest.fixture(params=["real", "delta"])
 def fifo(request):
     return request.param
-
-
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[CRD]) as s:
-        yield s
 
 
 def foo_body(name, replicas=1):
@@ -90,7 +83,7 @@ class Recorder:
 
 
 def wait_watching(sim):
-    wait_until(lambda: len(sim.storage.watchers()) > 0, timeout=5, message="an open watch")
+    wait_for(lambda: len(sim.storage.watchers()) > 0, timeout=5, message="an open watch")
 
 
 def test_deletion_missed_during_watch_drop_and_compaction_arrives_as_tombstone(sim, fifo):
@@ -106,7 +99,7 @@ def test_deletion_missed_during_watch_drop_and_compaction_arrives_as_tombstone(s
         sim.rest.delete(info(sim), NS, "a", {}, None)  # deleted while nobody watched...
         sim.storage.compact()  # ...and the history that would have told us is gone
         sim.start()
-        wait_until(lambda: rec.of("delete"), timeout=10, message="the tombstone")
+        wait_for(lambda: rec.of("delete"), timeout=10, message="the tombstone")
         ((_, key, tombstone),) = rec.of("delete")
         assert isinstance(tombstone, DeletedFinalStateUnknown) and key == f"{NS}/a"
         assert tombstone.obj["spec"]["replicas"] == 2  # the last state the cache had
@@ -127,17 +120,17 @@ def test_server_restart_resumes_the_watch_without_relisting(sim, fifo):
         # One event on the watch first: a watch that ends within a second with no events at all
         # is treated as a server fault and answered with a relist (client-go's "very short watch").
         create(sim, "warm-up")
-        wait_until(lambda: len(rec.of("add")) == 2, timeout=5)
+        wait_for(lambda: len(rec.of("add")) == 2, timeout=5)
         synced_rv = int(informer.last_sync_resource_version())
         sim.stop()
         create(sim, "made-while-down")
         sim.start()
-        wait_until(lambda: len(rec.of("add")) == 3, timeout=10, message="the missed add")
+        wait_for(lambda: len(rec.of("add")) == 3, timeout=10, message="the missed add")
         assert rec.of("add")[2][1] == "made-while-down"
         assert int(informer.last_sync_resource_version()) > synced_rv
     assert len(requests(sim, "list")) == 1  # history was kept: watching again was enough
     # the re-watch after the restart resumed from the last synced RV (logged once it ended)
-    wait_until(
+    wait_for(
         lambda: any(int(w.get("resourceVersion", 0)) == synced_rv for w in requests(sim, "watch")),
         timeout=5,
         message=f"a watch from resourceVersion {synced_rv}",

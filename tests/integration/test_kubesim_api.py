@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import http.client
 import json
-import time
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlparse
 
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from kubesim import KubeSim
+from controller.foo_controller import FOO_GVR
+from tests.helpers import wait_for
 
-GROUP, VERSION, PLURAL = "samplecontroller.k8s.io", "v1alpha1", "foos"
+GROUP, VERSION, PLURAL = FOO_GVR
 
 FOO_CRD = {
     "apiVersion": "apiextensions.k8s.io/v1",
@@ -83,10 +85,7 @@ def foo(name: str, replicas: int = 1, labels: dict | None = None) -> dict:
     }
 
 
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[FOO_CRD]) as s:
-        yield s
+pytestmark = pytest.mark.kubesim(crds=[FOO_CRD])
 
 
 @pytest.fixture
@@ -377,27 +376,27 @@ def test_scale_subresource(apps):
     assert apps.read_namespaced_deployment("web", "default").spec.replicas == 4
 
 
-def test_deployment_status_loop_reports_replicas_ready():
-    with KubeSim(deployment_status_delay=0.05) as sim:
-        apps = client.AppsV1Api(sim.api_client)
-        apps.create_namespaced_deployment("default", deployment("web", replicas=3))
-        deadline = time.monotonic() + 3
-        while time.monotonic() < deadline:
+@pytest.mark.kubesim(crds=[], deployment_status_delay=0.05)
+def test_deployment_status_loop_reports_replicas_ready(sim, apps):
+    apps.create_namespaced_deployment("default", deployment("web", replicas=3))
+
+    def web(done: Callable[[Any], bool]) -> Callable[[], Any]:
+        def check() -> Any:
             d = apps.read_namespaced_deployment("web", "default")
-            if d.status.available_replicas == 3:
-                break
-            time.sleep(0.02)
-        assert d.status.available_replicas == 3
-        assert d.status.ready_replicas == d.status.updated_replicas == d.status.replicas == 3
-        assert d.status.observed_generation == 1
-        apps.patch_namespaced_deployment("web", "default", {"spec": {"replicas": 1}})
-        deadline = time.monotonic() + 3
-        while time.monotonic() < deadline:
-            d = apps.read_namespaced_deployment("web", "default")
-            if d.status.observed_generation == 2:
-                break
-            time.sleep(0.02)
-        assert (d.status.observed_generation, d.status.available_replicas) == (2, 1)
+            return d if done(d.status) else None
+
+        return check
+
+    d = wait_for(
+        web(lambda s: s.available_replicas == 3), timeout=3, message="3 available replicas"
+    )
+    assert d.status.ready_replicas == d.status.updated_replicas == d.status.replicas == 3
+    assert d.status.observed_generation == 1
+    apps.patch_namespaced_deployment("web", "default", {"spec": {"replicas": 1}})
+    d = wait_for(
+        web(lambda s: s.observed_generation == 2), timeout=3, message="generation 2 observed"
+    )
+    assert (d.status.observed_generation, d.status.available_replicas) == (2, 1)
 
 
 def test_deployment_status_loop_off_by_default(sim, apps):
@@ -690,16 +689,16 @@ def test_namespace_delete_terminates_and_removes_contents(sim, core, apps):
     ns = json.loads(body)  # the Namespace itself, not a Status
     assert code == 200 and ns["kind"] == "Namespace"
     assert ns["status"]["phase"] == "Terminating" and ns["spec"]["finalizers"] == ["kubernetes"]
-    deadline = time.monotonic() + 3
-    while time.monotonic() < deadline:
+
+    def removed() -> bool:
         try:
             core.read_namespace("doomed")
         except ApiException as e:
             assert e.status == 404
-            break
-        time.sleep(0.02)
-    else:
-        pytest.fail("namespace was not removed")
+            return True
+        return False
+
+    wait_for(removed, timeout=3, message="the namespace removed")
     assert apps.list_namespaced_deployment("doomed").items == []
 
 

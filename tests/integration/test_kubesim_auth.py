@@ -10,13 +10,7 @@ import urllib.request
 import pytest
 from kubernetes import client, config
 
-from kubesim import KubeSim
-
-
-@pytest.fixture(scope="module")
-def sim():
-    with KubeSim(tls=True, token="s3cret") as s:
-        yield s
+pytestmark = pytest.mark.kubesim(crds=[], tls=True, token="s3cret")
 
 
 def get(sim, path: str, token: str | None) -> tuple[int, bytes]:
@@ -31,36 +25,38 @@ def get(sim, path: str, token: str | None) -> tuple[int, bytes]:
         return e.code, e.read()
 
 
-def test_official_client_over_tls_with_token(sim):
-    assert sim.url.startswith("https://")
-    names = [n.metadata.name for n in client.CoreV1Api(sim.api_client).list_namespace().items]
+def test_official_client_over_tls_with_token(shared_sim):
+    assert shared_sim.url.startswith("https://")
+    names = [
+        n.metadata.name for n in client.CoreV1Api(shared_sim.api_client).list_namespace().items
+    ]
     assert "default" in names
 
 
-def test_kubeconfig_round_trip(sim, tmp_path):
-    path = sim.write_kubeconfig(tmp_path / "kc")
+def test_kubeconfig_round_trip(shared_sim, tmp_path):
+    path = shared_sim.write_kubeconfig(tmp_path / "kc")
     api = config.new_client_from_config(config_file=path)
     assert client.VersionApi(api).get_code().git_version.startswith("v1.")
 
 
-def test_anonymous_gets_version_and_healthz_but_403_on_resources(sim):
-    assert get(sim, "/version", None)[0] == 200
-    assert get(sim, "/healthz", None) == (200, b"ok")
-    code, body = get(sim, "/api/v1/namespaces/default/events", None)
+def test_anonymous_gets_version_and_healthz_but_403_on_resources(shared_sim):
+    assert get(shared_sim, "/version", None)[0] == 200
+    assert get(shared_sim, "/healthz", None) == (200, b"ok")
+    code, body = get(shared_sim, "/api/v1/namespaces/default/events", None)
     st = json.loads(body)
     assert code == 403 and st["reason"] == "Forbidden"
     assert 'User "system:anonymous" cannot list resource "events"' in st["message"]
-    assert get(sim, "/api", None)[0] == 403
+    assert get(shared_sim, "/api", None)[0] == 403
 
 
-def test_bad_token_is_401_everywhere(sim):
+def test_bad_token_is_401_everywhere(shared_sim):
     for path in ("/healthz", "/version", "/api/v1/namespaces"):
-        code, body = get(sim, path, "wrong")
+        code, body = get(shared_sim, path, "wrong")
         assert code == 401 and json.loads(body)["reason"] == "Unauthorized"
 
 
-def test_untrusted_certificate_is_rejected(sim):
+def test_untrusted_certificate_is_rejected(shared_sim):
     with pytest.raises(urllib.error.URLError):
         urllib.request.urlopen(
-            sim.url + "/version", context=ssl.create_default_context(), timeout=5
+            shared_sim.url + "/version", context=ssl.create_default_context(), timeout=5
         )

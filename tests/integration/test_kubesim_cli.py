@@ -17,7 +17,8 @@ def test_cli_serves_until_sigterm(tmp_path):
         "metadata: {name: bars.example.com}\n"
         "spec:\n  group: example.com\n  scope: Namespaced\n  names: {plural: bars, kind: Bar}\n"
         "  versions:\n  - name: v1\n    served: true\n    storage: true\n"
-        "    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}\n"
+        "    schema:\n"
+        "      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n"
     )
     proc = subprocess.Popen(
         [

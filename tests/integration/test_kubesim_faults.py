@@ -10,14 +10,10 @@ import pytest
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
-from kubesim import KubeSim
+from tests.helpers import wait_for
 from tests.integration.test_kubesim_api import FOO_CRD, GROUP, PLURAL, VERSION, foo, raw
 
-
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[FOO_CRD]) as s:
-        yield s
+pytestmark = pytest.mark.kubesim(crds=[FOO_CRD])
 
 
 @pytest.fixture
@@ -91,9 +87,7 @@ def test_close_watches_ends_client_watch(sim, custom):
         ended.set()
 
     threading.Thread(target=consume, name="test-watch-consumer", daemon=True).start()
-    deadline = time.monotonic() + 2
-    while not sim.storage.watchers() and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for(sim.storage.watchers, timeout=2, message="the watch registered")
     assert sim.faults.close_watches() == 1
     assert ended.wait(2)
 
@@ -129,10 +123,9 @@ def test_admin_http_api(sim):
     old_server = sim.server.httpd
     code, _, body = raw(sim, "POST", "/kubesim/faults", {"action": "restart"})
     assert code == 200
-    deadline = time.monotonic() + 3
-    while time.monotonic() < deadline and sim.server.httpd in (old_server, None):
-        time.sleep(0.01)  # the restart runs on its own thread after the answer
-    assert sim.server.httpd not in (old_server, None)
+    wait_for(  # the restart runs on its own thread after the answer
+        lambda: sim.server.httpd not in (old_server, None), timeout=3, message="a new server"
+    )
     log = json.loads(raw(sim, "GET", "/kubesim/requests")[2])["items"]
     assert any(r["code"] == 504 for r in log)
 

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from kubesim import KubeSim
+from tests.helpers import wait_for
 from tests.integration.test_kubesim_api import FOO_CRD, GROUP, PLURAL, VERSION, deployment, foo
 
-
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[FOO_CRD]) as s:
-        yield s
+pytestmark = pytest.mark.kubesim(crds=[FOO_CRD])
 
 
 @pytest.fixture
@@ -44,17 +38,18 @@ def owned_deployment(name: str, owner: dict, block: bool = True) -> dict:
 
 
 def gone(read, timeout: float = 3.0) -> bool:
-    """Poll until read() raises 404 (True) or the deadline passes (False)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    """Poll until read() raises 404 (True); fail the test if it still reads after ``timeout``."""
+
+    def not_found() -> bool:
         try:
             read()
         except ApiException as e:
             if e.status == 404:
                 return True
             raise
-        time.sleep(0.01)
-    return False
+        return False
+
+    return wait_for(not_found, timeout=timeout, message="the object to be deleted")
 
 
 def test_background_delete_removes_dependents(sim, custom, apps):
@@ -88,12 +83,12 @@ def test_dependent_with_a_live_owner_only_loses_the_dangling_reference(sim, cust
     )
     apps.create_namespaced_deployment("default", d)
     custom.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "a")
-    deadline = time.monotonic() + 3
-    while time.monotonic() < deadline:
+
+    def one_owner_left():
         refs = apps.read_namespaced_deployment("web", "default").metadata.owner_references
-        if len(refs) == 1:
-            break
-        time.sleep(0.01)
+        return refs if len(refs) == 1 else None
+
+    refs = wait_for(one_owner_left, timeout=3, message="the deleted owner's reference removed")
     assert [r.name for r in refs] == ["b"]
 
 

@@ -8,14 +8,9 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from kubesim import KubeSim
 from tests.integration.test_kubesim_api import FOO_CRD, GROUP, PLURAL, VERSION, deployment, foo, raw
 
-
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[FOO_CRD], history_size=50) as s:
-        yield s
+pytestmark = pytest.mark.kubesim(crds=[FOO_CRD], history_size=50)
 
 
 @pytest.fixture
@@ -41,9 +36,14 @@ def make_foos(custom, n: int, ns: str = "default") -> None:
 
 def test_label_selectors_equality_and_set_based(custom):
     make_foos(custom, 6)
-    ls = lambda s: names(
-        custom.list_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, label_selector=s)
-    )  # noqa: E731
+
+    def ls(selector: str) -> list[str]:
+        return names(
+            custom.list_namespaced_custom_object(
+                GROUP, VERSION, "default", PLURAL, label_selector=selector
+            )
+        )
+
     assert ls("tier=a") == ["foo-01", "foo-03", "foo-05"]
     assert ls("tier!=a") == ["foo-00", "foo-02", "foo-04"]
     assert ls("i in (1,2),tier") == ["foo-01", "foo-02"]

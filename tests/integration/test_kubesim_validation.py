@@ -9,7 +9,6 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from kubesim import KubeSim
 from tests.integration.test_kubesim_api import FOO_CRD, GROUP, PLURAL, VERSION, foo
 
 CRD = copy.deepcopy(FOO_CRD)
@@ -26,10 +25,12 @@ _spec["properties"].update(
 )
 
 
+pytestmark = pytest.mark.kubesim(crds=[CRD])
+
+
 @pytest.fixture
-def custom():
-    with KubeSim(crds=[CRD]) as sim:
-        yield client.CustomObjectsApi(sim.api_client)
+def custom(sim):
+    return client.CustomObjectsApi(sim.api_client)
 
 
 def create(custom, body):
@@ -50,7 +51,9 @@ def test_maximum_violation_has_one_cause_with_real_message(custom):
     assert st["details"]["causes"] == [
         {
             "reason": "FieldValueInvalid",
-            "message": "Invalid value: 20: spec.replicas in body should be less than or equal to 10",
+            "message": (
+                "Invalid value: 20: spec.replicas in body should be less than or equal to 10"
+            ),
             "field": "spec.replicas",
         }
     ]

@@ -11,14 +11,10 @@ from urllib.parse import urlparse
 import pytest
 from kubernetes import client, watch
 
-from kubesim import KubeSim
+from tests.helpers import wait_for
 from tests.integration.test_kubesim_api import FOO_CRD, GROUP, PLURAL, VERSION, deployment, foo
 
-
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[FOO_CRD], history_size=20) as s:
-        yield s
+pytestmark = pytest.mark.kubesim(crds=[FOO_CRD], history_size=20)
 
 
 @pytest.fixture
@@ -157,31 +153,28 @@ def test_timeout_seconds_ends_the_stream(sim):
     assert evs == [] and 0.9 <= time.monotonic() - t0 < 3
 
 
-def test_bookmarks_only_when_resource_version_advanced():
-    with KubeSim(crds=[FOO_CRD], bookmark_interval=0.1) as sim:
-        custom = client.CustomObjectsApi(sim.api_client)
-        rv = sim.resource_version
-        # bookmarks are due every 0.1 s until 2 s before the 2.6 s timeout: none while idle
-        idle = RawWatch(
-            sim, foo_path(f"resourceVersion={rv}&allowWatchBookmarks=true&timeoutSeconds=2.6")
-        ).rest()
-        assert idle == []
-        rw = RawWatch(
-            sim, foo_path(f"resourceVersion={rv}&allowWatchBookmarks=true&timeoutSeconds=10")
-        )
-        custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("a"))
-        added = rw.next()
-        assert added["type"] == "ADDED"
-        bm = rw.next()
-        rw.close()
-        assert bm == {
-            "type": "BOOKMARK",
-            "object": {
-                "kind": "Foo",
-                "apiVersion": f"{GROUP}/{VERSION}",
-                "metadata": {"resourceVersion": added["object"]["metadata"]["resourceVersion"]},
-            },
-        }
+@pytest.mark.kubesim(crds=[FOO_CRD], bookmark_interval=0.1)
+def test_bookmarks_only_when_resource_version_advanced(sim, custom):
+    rv = sim.resource_version
+    # bookmarks are due every 0.1 s until 2 s before the 2.6 s timeout: none while idle
+    idle = RawWatch(
+        sim, foo_path(f"resourceVersion={rv}&allowWatchBookmarks=true&timeoutSeconds=2.6")
+    ).rest()
+    assert idle == []
+    rw = RawWatch(sim, foo_path(f"resourceVersion={rv}&allowWatchBookmarks=true&timeoutSeconds=10"))
+    custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("a"))
+    added = rw.next()
+    assert added["type"] == "ADDED"
+    bm = rw.next()
+    rw.close()
+    assert bm == {
+        "type": "BOOKMARK",
+        "object": {
+            "kind": "Foo",
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "metadata": {"resourceVersion": added["object"]["metadata"]["resourceVersion"]},
+        },
+    }
 
 
 def test_bookmark_on_request(sim, custom):
@@ -264,17 +257,14 @@ def test_close_all_watches_ends_streams_cleanly(sim):
         done.set()
 
     threading.Thread(target=read, name="test-watch-reader", daemon=True).start()
-    deadline = time.monotonic() + 2
-    while not sim.storage.watchers() and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for(sim.storage.watchers, timeout=2, message="the watch registered")
     assert sim.storage.close_all_watchers() == 1
     assert done.wait(2) and result == []
 
 
-def test_slow_watcher_is_closed_instead_of_blocking_writers(custom):
-    with KubeSim(crds=[FOO_CRD], watch_queue_size=5) as sim:
-        custom = client.CustomObjectsApi(sim.api_client)
-        w = sim.storage.watch(("samplecontroller.k8s.io", "foos"), None, None, False)
-        for i in range(10):
-            custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo(f"f{i}"))
-        assert w.closed and "too slow" in w.close_reason
+@pytest.mark.kubesim(crds=[FOO_CRD], watch_queue_size=5)
+def test_slow_watcher_is_closed_instead_of_blocking_writers(sim, custom):
+    w = sim.storage.watch(("samplecontroller.k8s.io", "foos"), None, None, False)
+    for i in range(10):
+        custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo(f"f{i}"))
+    assert w.closed and "too slow" in w.close_reason

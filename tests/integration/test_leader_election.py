@@ -28,11 +28,12 @@ from dataclasses import dataclass
 import pytest
 
 from client.rest import RESTClient, resource_path
+from controller.foo_controller import FOO_GVR
 from kubesim import KubeSim
+from tests.helpers import wait_for
 from tests.integration.controller_harness import foo
 
 from .controller_process import (
-    CRD,
     FAST_LEADER_ELECTION,
     LEASE_DURATION,
     LEASES,
@@ -40,7 +41,6 @@ from .controller_process import (
     USER_AGENT,
     ControllerProcess,
     lease_spec,
-    poll,
 )
 
 # wait.JitterUntil(RetryPeriod, 1.2): a candidate polls every retry * (1 .. 2.2)
@@ -120,13 +120,10 @@ def assert_never_two_holders(history: LeaseHistory, sim: KubeSim) -> None:
         )
         return logged, len(history.snapshot())
 
-    poll(lambda: (c := counts())[0] == c[1], timeout=5, message="logged writes == history")
+    wait_for(lambda: (c := counts())[0] == c[1], timeout=5, message="logged writes == history")
 
 
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[CRD], deployment_status_delay=0.1) as s:
-        yield s
+pytestmark = pytest.mark.kubesim(deployment_status_delay=0.1)
 
 
 @pytest.fixture
@@ -147,7 +144,7 @@ def replicas(sim, tmp_path):
 def leader_and_standby(sim, procs, history):
     """Wait until one replica holds the Lease and the other has seen it do so."""
     by_identity = {p.identity: p for p in procs}
-    holder = poll(lambda: lease_spec(sim).get("holderIdentity"), message="a lease holder")
+    holder = wait_for(lambda: lease_spec(sim).get("holderIdentity"), message="a lease holder")
     leader = by_identity[holder]
     standby = next(p for p in procs if p is not leader)
     leader.wait_log("became leader")
@@ -160,21 +157,22 @@ def test_exactly_one_leads_and_the_standby_takes_over_after_sigkill(sim, replica
     leader, standby = leader_and_standby(sim, procs, history)
 
     # Exactly one leads, by the Lease and by each replica's own account.
-    assert poll(
-        lambda: leader.metric("leader_election_master_status", {"name": "sample-controller"}) == 1
+    wait_for(
+        lambda: leader.metric("leader_election_master_status", {"name": "sample-controller"}) == 1,
+        message="the leader's master_status gauge at 1",
     )
     assert standby.metric("leader_election_master_status", {"name": "sample-controller"}) == 0
     assert not standby.has_log("became leader")
     # Both are ready: the leader once its caches synced, the standby while it waits.
     for p in (leader, standby):
-        poll(lambda p=p: p.get("health-probes", "/readyz")[0] == 200, message=f"{p.name} ready")
+        wait_for(lambda p=p: p.get("health-probes", "/readyz")[0] == 200, message=f"{p.name} ready")
 
     leader.send(signal.SIGKILL)
     killed_at = time.monotonic()
     assert leader.wait_exit() == -signal.SIGKILL
     last_renewal = history.last_write_by(leader.identity)
 
-    takeover = poll(
+    takeover = wait_for(
         lambda: history.first_write_by(standby.identity),
         timeout=10,
         message="the standby to take the lease",
@@ -190,15 +188,16 @@ def test_exactly_one_leads_and_the_standby_takes_over_after_sigkill(sim, replica
     api = RESTClient(sim.new_api_client())
     api.request(
         "POST",
-        resource_path("samplecontroller.k8s.io", "v1alpha1", "foos", "default"),
+        resource_path(*FOO_GVR, "default"),
         body=foo("after-failover"),
     )
-    poll(
+    wait_for(
         lambda: sim.storage.get(("apps", "deployments"), "default", "after-failover"),
         message="the new leader to create the Deployment",
     )
-    assert poll(
-        lambda: standby.metric("leader_election_master_status", {"name": "sample-controller"}) == 1
+    wait_for(
+        lambda: standby.metric("leader_election_master_status", {"name": "sample-controller"}) == 1,
+        message="the new leader's master_status gauge at 1",
     )
     assert_never_two_holders(history, sim)
 
@@ -214,7 +213,7 @@ def test_sigterm_releases_the_lease_at_once_and_exits_0(sim, replicas):
     assert release.holder == "" and release.duration == 1, history.snapshot()
     assert leader.has_log("released leader lease")
 
-    takeover = poll(
+    takeover = wait_for(
         lambda: history.first_write_by(standby.identity, after=release.at),
         timeout=5,
         message="the standby to take the released lease",
@@ -234,15 +233,15 @@ def test_standby_waits_while_the_stopping_leader_drains_longer_than_a_lease(sim,
     # until its in-flight work is done, or the standby would start beside it.
     procs, history = replicas
     leader, standby = leader_and_standby(sim, procs, history)
-    poll(lambda: leader.get("health-probes", "/readyz")[0] == 200, message="leader ready")
+    wait_for(lambda: leader.get("health-probes", "/readyz")[0] == 200, message="leader ready")
     drain = LEASE_DURATION + 1.0
     rule = sim.faults.add_latency(drain, verbs=["create"], resources=["deployments"])
     RESTClient(sim.new_api_client()).request(
         "POST",
-        resource_path("samplecontroller.k8s.io", "v1alpha1", "foos", "default"),
+        resource_path(*FOO_GVR, "default"),
         body=foo("long-drain"),
     )
-    poll(lambda: rule.hits >= 1, message="the slow Deployment create to be in flight")
+    wait_for(lambda: rule.hits >= 1, message="the slow Deployment create to be in flight")
 
     leader.send(signal.SIGTERM)
     signalled = time.monotonic()
@@ -253,7 +252,7 @@ def test_standby_waits_while_the_stopping_leader_drains_longer_than_a_lease(sim,
     assert release is not None, f"the lease was not released after the drain: {writes}"
     renewals = [w for w in writes if signalled < w.at < release.at and w.holder == leader.identity]
     assert len(renewals) >= int(LEASE_DURATION / RETRY_PERIOD), writes  # renewed while draining
-    takeover = poll(
+    takeover = wait_for(
         lambda: history.first_write_by(standby.identity),
         timeout=5,
         message="the standby to take over",

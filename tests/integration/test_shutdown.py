@@ -10,38 +10,28 @@ from __future__ import annotations
 import signal
 import time
 
-import pytest
-
 from client.rest import RESTClient, resource_path
+from controller.foo_controller import FOO_GVR
 from kubesim import KubeSim
+from tests.helpers import wait_for
 from tests.integration.controller_harness import foo
 
 from .controller_process import (
-    CRD,
     FAST_LEADER_ELECTION,
     USER_AGENT,
     ControllerProcess,
     lease_spec,
-    poll,
 )
-
-FOOS = ("samplecontroller.k8s.io", "v1alpha1", "foos")
-
-
-@pytest.fixture
-def sim():
-    with KubeSim(crds=[CRD]) as s:
-        yield s
 
 
 def start_slow_reconcile(sim: KubeSim, proc: ControllerProcess, seconds: float):
     """Create a Foo whose Deployment create takes `seconds`; return once it is in flight."""
     rule = sim.faults.add_latency(seconds, verbs=["create"], resources=["deployments"])
-    poll(lambda: proc.get("health-probes", "/readyz")[0] == 200, message="controller ready")
+    wait_for(lambda: proc.get("health-probes", "/readyz")[0] == 200, message="controller ready")
     RESTClient(sim.new_api_client()).request(
-        "POST", resource_path(*FOOS, "default"), body=foo("slow")
+        "POST", resource_path(*FOO_GVR, "default"), body=foo("slow")
     )
-    poll(lambda: rule.hits >= 1, message="the Deployment create to reach the server")
+    wait_for(lambda: rule.hits >= 1, message="the Deployment create to reach the server")
     return rule
 
 

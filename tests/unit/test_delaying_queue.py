@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tests.polling import wait_for
+from tests.helpers import wait_for
 from workqueue import DelayingQueue, FakeClock
 from workqueue.delaying_queue import _REMOVED, MAX_WAIT
 
@@ -43,7 +43,7 @@ def settle(q: DelayingQueue, clock: FakeClock) -> None:
             live = [entry[0] for entry in q._waiting_heap if entry[2] is not _REMOVED]
         return deadlines[0] <= min(live, default=clock.now() + MAX_WAIT)
 
-    assert wait_for(caught_up), "the waiting thread did not catch up"
+    wait_for(caught_up, message="the waiting thread to catch up")
 
 
 def step(q: DelayingQueue, clock: FakeClock, seconds: float) -> None:
@@ -133,7 +133,10 @@ def test_waiting_thread_sleeps_at_most_max_wait(q: DelayingQueue, clock: FakeClo
     assert clock.wait_for_waiters(1)
     assert clock.waiter_deadlines() == [clock.now() + MAX_WAIT]
     q.add_after("far", 60.0)
-    assert wait_for(lambda: clock.waiter_deadlines() == [clock.now() + MAX_WAIT])
+    wait_for(
+        lambda: clock.waiter_deadlines() == [clock.now() + MAX_WAIT],
+        message="the waiting thread to park for MAX_WAIT",
+    )
     # Each heartbeat re-parks for another MAX_WAIT until the item is due.
     step(q, clock, MAX_WAIT)
     assert clock.waiter_deadlines() == [clock.now() + MAX_WAIT]
@@ -143,10 +146,14 @@ def test_waiting_thread_sleeps_at_most_max_wait(q: DelayingQueue, clock: FakeClo
 
 def test_an_earlier_item_wakes_the_waiting_thread(q: DelayingQueue, clock: FakeClock):
     q.add_after("late", 5.0)
-    assert wait_for(lambda: clock.waiter_deadlines() == [clock.now() + 5.0])
+    wait_for(
+        lambda: clock.waiter_deadlines() == [clock.now() + 5.0],
+        message="the waiting thread to park until the item is due",
+    )
     q.add_after("early", 1.0)
-    assert wait_for(lambda: clock.waiter_deadlines() == [clock.now() + 1.0]), (
-        "the waiting thread kept sleeping towards the later item"
+    wait_for(
+        lambda: clock.waiter_deadlines() == [clock.now() + 1.0],
+        message="the waiting thread to wake for the earlier item",
     )
 
 

@@ -1,4 +1,5 @@
-"""DeltaFIFO specifics: per-key delta lists, deletion dedup, requeue (client-go delta_fifo_test.go)."""
+"""DeltaFIFO specifics: per-key delta lists, deletion dedup, requeue (client-go
+delta_fifo_test.go)."""
 
 from __future__ import annotations
 

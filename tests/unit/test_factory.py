@@ -10,7 +10,8 @@ from prometheus_client import CollectorRegistry
 from client.rest import RESTClient
 from informer.factory import GroupVersionResource, SharedInformerFactory
 from informer.metrics import InformerMetricsProvider
-from informer.testing import FakeListWatch, wait_until
+from informer.testing import FakeListWatch
+from tests.helpers import wait_for
 
 
 class FakeRESTClient:
@@ -77,7 +78,7 @@ def test_start_sync_list_and_shutdown(world):
     assert [o["metadata"]["name"] for o in dep_informer.lister().list()] == ["d1"]
     assert sorted(o["metadata"]["name"] for o in foo_informer.lister().list()) == ["f1", "f2"]
     foos.add(foo("f3"))
-    wait_until(lambda: len(foo_informer.lister().list()) == 3)
+    wait_for(lambda: len(foo_informer.lister().list()) == 3)
     stop.set()
     factory.shutdown(timeout=2)
     assert all(not t.is_alive() for t in factory._threads.values())

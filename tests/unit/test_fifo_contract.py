@@ -1,4 +1,5 @@
-"""The contract both reflector queues keep (client-go ``Queue``), run against RealFIFO and DeltaFIFO."""
+"""The contract both reflector queues keep (client-go ``Queue``), run against RealFIFO and
+DeltaFIFO."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from controller.foo_controller import (
 )
 from informer.lister import NotFoundError
 from informer.store import DeletedFinalStateUnknown
-from tests.polling import wait_for
+from tests.helpers import wait_for
 from workqueue import FakeClock, RateLimitingQueue, sample_controller_rate_limiter
 
 FOO_PATH = "/apis/samplecontroller.k8s.io/v1alpha1/namespaces/default/foos/test/status"
@@ -219,8 +219,12 @@ def test_controlled_by_another_foo_with_same_name_is_not_ours():
     dep = new_deployment(foo)
     dep["metadata"]["ownerReferences"][0]["uid"] = "uid-of-a-previous-foo"
     f = Fixture(foos=[foo], deployments=[dep])
-    with pytest.raises(ResourceExistsError):
+    message = 'Resource "test" already exists and is not managed by Foo'
+    with pytest.raises(ResourceExistsError, match=message):
         f.sync()
+    # the same name is not the same Foo: the uid decides, and the Deployment is left alone
+    assert f.rest.actions == []
+    assert f.recorder.events == [("test", "Warning", "ErrResourceExists", message)]
 
 
 def test_missing_foo_is_not_an_error():
@@ -245,8 +249,14 @@ def test_empty_deployment_name_warns_once_and_does_not_retry():
 def test_status_write_conflict_is_returned_for_retry():
     foo = new_foo()
     f = Fixture(foos=[foo], errors={("PUT", FOO_PATH): APIError(409, "Conflict", "stale")})
-    with pytest.raises(APIError):
+    with pytest.raises(APIError) as raised:
         f.sync()
+    assert raised.value.code == 409  # returned as it is, so the queue retries with backoff
+    assert [(verb, path) for verb, path, _ in f.rest.actions] == [
+        ("POST", DEP_PATH),
+        ("PUT", FOO_PATH),
+    ]
+    assert f.recorder.events == []  # not synced: no Synced event
 
 
 def test_foo_deleted_during_status_write_is_done():
@@ -256,7 +266,9 @@ def test_foo_deleted_during_status_write_is_done():
     f = Fixture(
         foos=[foo], deployments=[dep], errors={("PUT", FOO_PATH): APIError(404, "NotFound", "gone")}
     )
-    f.sync()  # no exception: nothing left to report on
+    # no exception and no event: nothing is left to report on
+    assert f.sync() == [("PUT", FOO_PATH)]
+    assert f.recorder.events == []
 
 
 def test_process_next_work_item_forgets_on_success_and_backs_off_on_error():
@@ -269,14 +281,14 @@ def test_process_next_work_item_forgets_on_success_and_backs_off_on_error():
     assert f.queue.num_requeues("default/test") == 1
     assert len(f.queue) == 0  # waiting out its backoff (5 ms), not queued yet
     f.clock.step(0.006)
-    assert wait_for(lambda: len(f.queue) == 1)
+    wait_for(lambda: len(f.queue) == 1, message="the key back in the queue")
     assert f.controller.process_next_work_item()
     assert f.queue.num_requeues("default/test") == 2
 
     # fix the collision: the next success forgets the failures
     f.dep_informer.lister().objects.clear()
     f.clock.step(0.011)
-    assert wait_for(lambda: len(f.queue) == 1)
+    wait_for(lambda: len(f.queue) == 1, message="the key back in the queue")
     assert f.controller.process_next_work_item()
     assert f.queue.num_requeues("default/test") == 0
     f.queue.shut_down()
@@ -393,7 +405,7 @@ def test_run_drains_and_returns_on_stop():
     t = threading.Thread(target=f.controller.run, args=(2, stop), kwargs={"drain_timeout": 5})
     t.start()
     f.queue.add("default/test")
-    assert wait_for(lambda: len(f.rest.actions) >= 2)
+    wait_for(lambda: len(f.rest.actions) >= 2, message="the sync's writes")
     stop.set()
     t.join(5)
     assert not t.is_alive()

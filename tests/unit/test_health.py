@@ -1,5 +1,6 @@
 """controller.health: probe semantics, metrics exposition, bind addresses."""
 
+import threading
 import urllib.error
 import urllib.request
 
@@ -78,7 +79,10 @@ def test_metrics_and_404(server):
 def test_stop_of_a_server_that_never_started_returns():
     # start_endpoints may fail between constructing and starting; cleanup must not hang
     s = EndpointServer(("127.0.0.1", 0), "never-started")
-    s.stop()
+    stopper = threading.Thread(target=s.stop, name="test-stopper", daemon=True)
+    stopper.start()
+    stopper.join(5)
+    assert not stopper.is_alive(), "stop() of a server that never started hangs"
 
 
 def test_ipv6_bind_address_serves():

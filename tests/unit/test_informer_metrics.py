@@ -9,7 +9,8 @@ from prometheus_client import CollectorRegistry
 from client.wait import ExponentialBackoff
 from informer.metrics import NOOP_METRICS, InformerMetrics, InformerMetricsProvider
 from informer.shared_informer import SharedIndexInformer, wait_for_cache_sync
-from informer.testing import FakeListWatch, wait_until
+from informer.testing import FakeListWatch
+from tests.helpers import wait_for
 
 LABELS = {"name": "ctl", "group": "apps", "version": "v1", "resource": "deployments"}
 
@@ -64,14 +65,14 @@ def test_informer_reports_lists_watches_events_depth_and_rv():
         assert wait_for_cache_sync(stop, informer, timeout=2)
         lw.add({"metadata": {"name": "b", "namespace": "ns"}})
         get = registry.get_sample_value
-        wait_until(lambda: get("informer_store_resource_version", LABELS) == 2)
+        wait_for(lambda: get("informer_store_resource_version", LABELS) == 2)
         lw.miss_deletion("ns/a")
-        wait_until(lambda: get("informer_relists_total", LABELS) == 1)
+        wait_for(lambda: get("informer_relists_total", LABELS) == 1)
         assert get("informer_lists_total", LABELS) == 2
         assert get("informer_watches_total", LABELS) >= 2
         assert get("informer_watch_events_total", LABELS) >= 1
         assert get("informer_queued_items", LABELS) is not None
-        wait_until(lambda: get("informer_queued_items", LABELS) == 0)
+        wait_for(lambda: get("informer_queued_items", LABELS) == 0)
         assert get("informer_processing_latency_seconds_count", LABELS) >= 2
     finally:
         stop.set()

@@ -1,59 +1,19 @@
-"""tools.leaderelection against an in-memory Lease endpoint with resourceVersion checks."""
+"""tools.leaderelection.leaderelection: the election loop against an in-memory Lease endpoint
+with resourceVersion checks (tests/unit/fake_lease_server.py)."""
 
 from __future__ import annotations
 
-import copy
-import re
 import threading
 import time
 
 import pytest
 from prometheus_client import CollectorRegistry
 
-from client.errors import APIError, TransportError
-from tools.leaderelection import LeaderElectionConfig, LeaderElector, LeaseLock, micro_time
-
-LEASE = "/apis/coordination.k8s.io/v1/namespaces/ns/leases/lock"
-
-
-class FakeLeaseServer:
-    """GET/POST/PUT of one Lease, with optimistic concurrency like the API server."""
-
-    def __init__(self):
-        self.lease = None
-        self.rv = 0
-        self.writes = []  # spec of every successful write, in order
-        self.fail = False  # every request raises TransportError while True
-        self.lock = threading.Lock()
-
-    def request(self, method, path, params=None, body=None, content_type=None, timeout=None):
-        with self.lock:
-            if self.fail:
-                raise TransportError("connection refused")
-            if method == "GET":
-                if self.lease is None:
-                    raise APIError(404, "NotFound", 'leases "lock" not found')
-                return copy.deepcopy(self.lease)
-            if method == "POST":
-                if self.lease is not None:
-                    raise APIError(409, "AlreadyExists", "exists")
-                return self._store(body)
-            if method == "PUT":
-                if (
-                    body["metadata"].get("resourceVersion")
-                    != self.lease["metadata"]["resourceVersion"]
-                ):
-                    raise APIError(409, "Conflict", "the object has been modified")
-                return self._store(body)
-            raise AssertionError(method)
-
-    def _store(self, body):
-        self.rv += 1
-        lease = copy.deepcopy(body)
-        lease["metadata"]["resourceVersion"] = str(self.rv)
-        self.lease = lease
-        self.writes.append(copy.deepcopy(lease["spec"]))
-        return copy.deepcopy(lease)
+from client.errors import TransportError
+from tests.helpers import wait_for
+from tests.unit.fake_lease_server import FakeLeaseServer
+from tools.leaderelection.leaderelection import LeaderElectionConfig, LeaderElector
+from tools.leaderelection.resourcelock import LeaseLock
 
 
 class Clock:
@@ -74,11 +34,6 @@ def elector(server, identity, clock=None, **kw):
         clock=clock or Clock(),
         wall_clock=lambda: next(wall) + 0.5,
     )
-
-
-def test_micro_time_has_six_fractional_digits():
-    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", micro_time(1_700_000_000.5))
-    assert micro_time(1_700_000_000.5) == "2023-11-14T22:13:20.500000Z"
 
 
 @pytest.mark.parametrize(
@@ -142,25 +97,6 @@ def test_renewal_keeps_acquire_time_and_transitions():
     assert second["acquireTime"] == first["acquireTime"]
     assert second["renewTime"] != first["renewTime"]
     assert second["leaseTransitions"] == 0
-
-
-def test_racing_candidates_cannot_both_win():
-    server = FakeLeaseServer()
-    lock_a = LeaseLock(server, "ns", "lock", "a")
-    lock_b = LeaseLock(server, "ns", "lock", "b")
-    server.lease = {
-        "metadata": {"name": "lock", "namespace": "ns", "resourceVersion": "0"},
-        "spec": {"holderIdentity": "old", "leaseDurationSeconds": 1},
-    }
-    # both read the same expired record...
-    lock_a.get()
-    lock_b.get()
-    from tools.leaderelection import LeaderElectionRecord
-
-    lock_a.update(LeaderElectionRecord("a", 15))
-    with pytest.raises(APIError) as err:  # ...and the second write is refused
-        lock_b.update(LeaderElectionRecord("b", 15))
-    assert err.value.code == 409
 
 
 def test_release_writes_empty_holder_and_one_second():
@@ -335,10 +271,11 @@ def test_stopped_leader_keeps_renewing_while_its_work_drains_then_releases():
     assert started.wait(5)
     stop.set()
     writes_at_stop = len(server.writes)
-    deadline = time.monotonic() + 5
-    while len(server.writes) < writes_at_stop + 3 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert len(server.writes) >= writes_at_stop + 3, "no renewals while the work drained"
+    wait_for(
+        lambda: len(server.writes) >= writes_at_stop + 3,
+        timeout=5,
+        message="renewals while the work drains",
+    )
     assert t.is_alive() and a.is_leader()
     may_finish.set()
     t.join(5)
@@ -361,10 +298,8 @@ def test_work_returning_early_does_not_end_leadership():
     stop = threading.Event()
     t = threading.Thread(target=a.run, args=(stop,))
     t.start()
-    deadline = time.monotonic() + 5
-    while len(server.writes) < 4 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert len(server.writes) >= 4 and a.is_leader()  # still renewing (client-go's contract)
+    wait_for(lambda: len(server.writes) >= 4, timeout=5, message="renewals after the work ended")
+    assert a.is_leader()  # still renewing (client-go's contract)
     stop.set()
     t.join(5)
     assert not t.is_alive() and "holderIdentity" not in server.writes[-1]

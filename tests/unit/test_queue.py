@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.polling import wait_for
+from tests.helpers import wait_for
 from workqueue import Queue
 
 
@@ -101,7 +101,7 @@ def test_unhashable_items_are_rejected():
 def test_get_blocks_until_an_item_is_added():
     q = Queue()
     thread, result = start(q.get, "test-getter")
-    assert wait_for(lambda: waiters(q) == 1), "get did not block on an empty queue"
+    wait_for(lambda: waiters(q) == 1, message="get to block on the empty queue")
     assert result == []
     q.add("a")
     thread.join(5)
@@ -111,7 +111,7 @@ def test_get_blocks_until_an_item_is_added():
 def test_shut_down_wakes_a_blocked_get():
     q = Queue()
     thread, result = start(q.get, "test-getter")
-    assert wait_for(lambda: waiters(q) == 1)
+    wait_for(lambda: waiters(q) == 1, message="get to block on the empty queue")
     q.shut_down()
     thread.join(5)
     assert result == [(None, True)]
@@ -153,7 +153,7 @@ def test_shut_down_with_drain_waits_for_every_in_flight_item():
     q.get()
     q.get()
     drainer, result = start(lambda: q.shut_down_with_drain() or "drained", "test-drainer")
-    assert wait_for(lambda: waiters(q) == 1), "shut_down_with_drain did not wait"
+    wait_for(lambda: waiters(q) == 1, message="shut_down_with_drain to wait for the item in flight")
     assert q.shutting_down()
     q.add("c")  # ignored: shutting down
     q.done("a")
@@ -170,7 +170,7 @@ def test_shut_down_with_drain_hands_out_queued_items_to_workers_while_waiting():
         q.add(item)
     q.get()
     drainer, result = start(lambda: q.shut_down_with_drain() or "drained", "test-drainer")
-    assert wait_for(lambda: waiters(q) == 1)
+    wait_for(lambda: waiters(q) == 1, message="the drain to wait")
     assert q.get() == ("b", False)
     q.done("a")
     q.done("b")
@@ -191,7 +191,7 @@ def test_shut_down_releases_a_waiting_drain():
     q.add("a")
     q.get()
     drainer, result = start(lambda: q.shut_down_with_drain() or "released", "test-drainer")
-    assert wait_for(lambda: waiters(q) == 1)
+    wait_for(lambda: waiters(q) == 1, message="the drain to wait")
     q.shut_down()
     drainer.join(5)
     assert result == ["released"]
@@ -203,7 +203,7 @@ def test_every_concurrent_drain_is_released():
     q.add("a")
     q.get()
     drainers = [start(q.shut_down_with_drain, f"test-drainer-{i}") for i in range(2)]
-    assert wait_for(lambda: waiters(q) == 2)
+    wait_for(lambda: waiters(q) == 2, message="both drains to wait")
     q.done("a")
     for thread, _ in drainers:
         thread.join(5)

@@ -7,7 +7,7 @@ from collections.abc import Hashable
 
 import pytest
 
-from tests.polling import wait_for
+from tests.helpers import wait_for
 from workqueue import (
     DelayingQueue,
     FakeClock,
@@ -30,9 +30,9 @@ def step(q: DelayingQueue, clock: FakeClock, seconds: float) -> None:
             live = [entry[0] for entry in q._waiting_heap if entry[2] is not _REMOVED]
         return deadlines[0] <= min(live, default=clock.now() + MAX_WAIT)
 
-    assert wait_for(caught_up)
+    wait_for(caught_up, message="the waiting thread to catch up")
     clock.step(seconds)
-    assert wait_for(caught_up)
+    wait_for(caught_up, message="the waiting thread to catch up")
 
 
 class RecordingLimiter:

@@ -1,4 +1,5 @@
-"""RealFIFO specifics: every event kept, in order, no per-key merging (client-go the_real_fifo_test.go)."""
+"""RealFIFO specifics: every event kept, in order, no per-key merging (client-go
+the_real_fifo_test.go)."""
 
 from __future__ import annotations
 

@@ -9,17 +9,12 @@ import time
 
 import pytest
 
-from client.errors import (
-    APIError,
-    TransportError,
-    api_error_from_status,
-    is_connection_refused,
-    is_too_large_resource_version_error,
-)
+from client.errors import APIError, TransportError
 from client.wait import ExponentialBackoff
 from informer.reflector import DEFAULT_PAGE_SIZE, Reflector, VeryShortWatchError
 from informer.store import Indexer
-from informer.testing import FakeListWatch, wait_until
+from informer.testing import FakeListWatch
+from tests.helpers import wait_for
 
 
 def foo(name, ns="ns", **spec):
@@ -70,7 +65,7 @@ class Harness:
         assert not self.thread.is_alive(), f"reflector did not stop within {within}s"
 
     def wait_watching(self, n=1):
-        wait_until(lambda: len(self.lw.open_watches()) >= n, message=f"{n} open watch(es)")
+        wait_for(lambda: len(self.lw.open_watches()) >= n, message=f"{n} open watch(es)")
 
     def keys(self):
         return sorted(self.store.list_keys())
@@ -91,7 +86,7 @@ def harnesses():
             h.shutdown()
 
 
-# -- list -------------------------------------------------------------------------------------------
+# -- list ------------------------------------------------------------------------------------------
 
 
 def test_first_list_uses_rv_0_with_page_size_then_watches_from_list_rv(harnesses):
@@ -139,7 +134,7 @@ def test_paged_first_list_collects_every_page_and_keeps_paging(harnesses):
     # a relist at a specific RV keeps paging because the server proved it pages RV=0 lists
     lw.compact()
     lw.end_watches()
-    wait_until(lambda: len(lw.list_calls) >= 6, message="relist")
+    wait_for(lambda: len(lw.list_calls) >= 6, message="relist")
     assert lw.list_calls[3] == {"resourceVersion": "1201", "limit": 500}
 
 
@@ -148,13 +143,13 @@ def test_relist_at_specific_rv_is_unpaged_when_served_by_watch_cache(harnesses):
     h = harnesses(lw).start()
     h.wait_watching()
     lw.modify(foo("a", replicas=2))
-    wait_until(lambda: h.reflector.last_sync_resource_version() == "2")
+    wait_for(lambda: h.reflector.last_sync_resource_version() == "2")
     lw.compact()
     lw.end_watches()  # the re-watch from RV 2 is still fine; force a 410 with history loss:
     lw.add(foo("b"))
     lw.compact()
     lw.end_watches()
-    wait_until(lambda: len(lw.list_calls) >= 2, message="relist")
+    wait_for(lambda: len(lw.list_calls) >= 2, message="relist")
     assert lw.list_calls[1]["resourceVersion"] not in ("", "0")
     assert "limit" not in lw.list_calls[1]
 
@@ -230,7 +225,7 @@ def test_a_watch_error_handler_that_raises_does_not_end_the_reflector(harnesses)
     assert h.thread.is_alive() and h.keys() == ["ns/a"]
 
 
-# -- watch ------------------------------------------------------------------------------------------
+# -- watch -----------------------------------------------------------------------------------------
 
 
 def test_watch_events_are_applied_and_advance_rv(harnesses):
@@ -240,7 +235,7 @@ def test_watch_events_are_applied_and_advance_rv(harnesses):
     lw.add(foo("b"))
     lw.modify(foo("a", replicas=3))
     lw.delete("ns/b")
-    wait_until(lambda: h.reflector.last_sync_resource_version() == "4")
+    wait_for(lambda: h.reflector.last_sync_resource_version() == "4")
     assert h.keys() == ["ns/a"]
     assert h.store.get_by_key("ns/a")["spec"] == {"replicas": 3}
 
@@ -251,10 +246,10 @@ def test_bookmark_only_advances_rv(harnesses):
     h.wait_watching()
     lw.delete_silently("ns/a")  # RV moves on without an event
     lw.bookmark()
-    wait_until(lambda: h.reflector.last_sync_resource_version() == "2")
+    wait_for(lambda: h.reflector.last_sync_resource_version() == "2")
     assert h.keys() == ["ns/a"]  # a bookmark carries no data
     lw.end_watches()
-    wait_until(lambda: len(lw.watch_calls) == 2)
+    wait_for(lambda: len(lw.watch_calls) == 2)
     assert lw.watch_calls[1]["resourceVersion"] == "2"  # resumes past the bookmark
 
 
@@ -263,9 +258,9 @@ def test_clean_watch_end_rewatches_without_relisting(harnesses):
     h = harnesses(lw).start()
     h.wait_watching()
     lw.add(foo("b"))
-    wait_until(lambda: len(h.keys()) == 2)
+    wait_for(lambda: len(h.keys()) == 2)
     lw.end_watches()
-    wait_until(lambda: len(lw.watch_calls) == 2)
+    wait_for(lambda: len(lw.watch_calls) == 2)
     assert lw.watch_calls[1]["resourceVersion"] == "2"
     assert len(lw.list_calls) == 1 and h.errors == []
 
@@ -275,9 +270,9 @@ def test_expired_watch_relists_and_tombstones_reach_the_store(harnesses):
     h = harnesses(lw).start()
     h.wait_watching()
     lw.add(foo("c"))
-    wait_until(lambda: "ns/c" in h.keys())
+    wait_for(lambda: "ns/c" in h.keys())
     lw.miss_deletion("ns/a")  # deleted while the watch was down, and the history is gone
-    wait_until(lambda: h.keys() == ["ns/b", "ns/c"], message="relist after 410")
+    wait_for(lambda: h.keys() == ["ns/b", "ns/c"], message="relist after 410")
     assert len(h.errors) == 1 and h.errors[0].code == 410
     assert len(lw.list_calls) == 2
 
@@ -289,7 +284,7 @@ def test_error_event_other_than_expired_relists(harnesses):
     lw.open_watches()[0].push(
         "ERROR", {"kind": "Status", "code": 500, "reason": "InternalError", "message": "x"}
     )
-    wait_until(lambda: len(lw.list_calls) == 2, message="relist")
+    wait_for(lambda: len(lw.list_calls) == 2, message="relist")
     assert isinstance(h.errors[0], APIError) and h.errors[0].code == 500
 
 
@@ -297,7 +292,7 @@ def test_429_on_watch_honours_retry_after_without_relisting(harnesses):
     lw = FakeListWatch([foo("a")])
     lw.fail_next_watch(APIError(429, "TooManyRequests", "slow down", None, retry_after=0.3))
     h = harnesses(lw).start()
-    wait_until(lambda: len(lw.list_calls) == 1)
+    wait_for(lambda: len(lw.list_calls) == 1)
     started = time.monotonic()
     h.wait_watching()
     assert time.monotonic() - started >= 0.25
@@ -314,7 +309,7 @@ def test_429_error_event_rewatches_without_relisting(harnesses):
         "ADDED", {"metadata": {"name": "x", "namespace": "ns", "resourceVersion": "9"}}
     )
     lw.open_watches()[0].push("ERROR", status)
-    wait_until(lambda: len(lw.watch_calls) == 2, timeout=3)
+    wait_for(lambda: len(lw.watch_calls) == 2, timeout=3)
     assert len(lw.list_calls) == 1
 
 
@@ -353,7 +348,7 @@ def test_very_short_watch_is_an_error(harnesses):
 
     lw.watch = watch
     h = harnesses(lw).start()
-    wait_until(lambda: len(lw.list_calls) == 2, message="relist after very short watch")
+    wait_for(lambda: len(lw.list_calls) == 2, message="relist after very short watch")
     assert isinstance(h.errors[0], VeryShortWatchError)
 
 
@@ -362,11 +357,11 @@ def test_stalled_watch_is_torn_down_and_rewatched(harnesses):
     h = harnesses(lw, watch_stall_timeout=lambda timeout_seconds: 0.2).start()
     h.wait_watching()
     lw.add(foo("first"))
-    wait_until(lambda: "ns/first" in h.keys())
+    wait_for(lambda: "ns/first" in h.keys())
     lw.stall_watches(new_ones_too=False)  # the connection goes silent: no bytes, no FIN
     lw.add(foo("b"))
-    wait_until(lambda: len(lw.watch_calls) == 2, timeout=2, message="re-watch after stall")
-    wait_until(lambda: "ns/b" in h.keys())  # the re-watch replays what the stall hid
+    wait_for(lambda: len(lw.watch_calls) == 2, timeout=2, message="re-watch after stall")
+    wait_for(lambda: "ns/b" in h.keys())  # the re-watch replays what the stall hid
     assert len(lw.list_calls) == 1
 
 
@@ -376,7 +371,7 @@ def test_store_errors_do_not_end_the_watch(harnesses):
     h.wait_watching()
     lw.open_watches()[0].push("ADDED", {"metadata": {"namespace": "ns", "resourceVersion": "50"}})
     lw.add(foo("b"))
-    wait_until(lambda: "ns/b" in h.keys())
+    wait_for(lambda: "ns/b" in h.keys())
     assert len(lw.watch_calls) == 1
 
 
@@ -397,13 +392,13 @@ def test_events_it_cannot_understand_are_logged_without_their_content(harnesses,
     )
     watch.push("ADDED", ["hunter3"])
     lw.add(foo("b"))
-    wait_until(lambda: "ns/b" in h.keys())
+    wait_for(lambda: "ns/b" in h.keys())
     text = "\n".join(r.getMessage() for r in caplog.records)
     assert "WEIRD" in text and "ns/s" in text and "ADDED" in text
     assert "hunter" not in text
 
 
-# -- stop -------------------------------------------------------------------------------------------
+# -- stop ------------------------------------------------------------------------------------------
 
 
 def test_stop_closes_the_open_watch_promptly(harnesses):
@@ -428,7 +423,7 @@ def test_stop_does_not_wait_for_a_hung_list(harnesses):
 
     lw.list = hung_list
     h = harnesses(lw).start()
-    wait_until(lambda: any(t.name == "test-list" for t in threading.enumerate()))
+    wait_for(lambda: any(t.name == "test-list" for t in threading.enumerate()))
     started = time.monotonic()
     h.shutdown(within=1.0)
     assert time.monotonic() - started < 1.0
@@ -439,11 +434,11 @@ def test_stop_during_backoff_is_prompt(harnesses):
     lw = FakeListWatch()
     lw.fail_next_list(APIError(500, "InternalError", "x"))
     h = harnesses(lw, backoff=ExponentialBackoff(initial=30, jitter=0)).start()
-    wait_until(lambda: len(h.errors) == 1)
+    wait_for(lambda: len(h.errors) == 1)
     h.shutdown(within=1.0)
 
 
-# -- resync -----------------------------------------------------------------------------------------
+# -- resync ----------------------------------------------------------------------------------------
 
 
 def test_resync_ticks_call_store_resync_when_should_resync_says_so(harnesses):
@@ -454,16 +449,16 @@ def test_resync_ticks_call_store_resync_when_should_resync_says_so(harnesses):
     time.sleep(0.1)  # several ticks pass while should_resync says no
     assert h.store.resyncs == 0
     allow.set()
-    wait_until(lambda: h.store.resyncs >= 2)
+    wait_for(lambda: h.store.resyncs >= 2)
 
 
-# -- WatchList --------------------------------------------------------------------------------------
+# -- WatchList -------------------------------------------------------------------------------------
 
 
 def test_watch_list_streams_initial_state_and_keeps_the_watch(harnesses):
     lw = FakeListWatch([foo("a"), foo("b")])
     h = harnesses(lw, use_watch_list=True).start()
-    wait_until(lambda: h.store.replaces == [(2, "2")], message="replace at the bookmark")
+    wait_for(lambda: h.store.replaces == [(2, "2")], message="replace at the bookmark")
     assert lw.list_calls == []
     options = lw.watch_calls[0]
     assert options["sendInitialEvents"] is True
@@ -471,7 +466,7 @@ def test_watch_list_streams_initial_state_and_keeps_the_watch(harnesses):
     assert options["allowWatchBookmarks"] is True
     assert options["resourceVersion"] == ""
     lw.add(foo("c"))  # arrives on the same stream
-    wait_until(lambda: "ns/c" in h.keys())
+    wait_for(lambda: "ns/c" in h.keys())
     assert len(lw.watch_calls) == 1
     assert h.reflector.last_sync_resource_version() == "3"
 
@@ -479,14 +474,14 @@ def test_watch_list_streams_initial_state_and_keeps_the_watch(harnesses):
 def test_watch_list_ignored_by_server_falls_back_to_list_and_watch(harnesses):
     lw = FakeListWatch([foo("a")], supports_watch_list=False)
     h = harnesses(lw, use_watch_list=True, watch_list_bookmark_timeout=0.1).start()
-    wait_until(lambda: len(lw.list_calls) == 1, message="fallback list")
+    wait_for(lambda: len(lw.list_calls) == 1, message="fallback list")
     h.wait_watching()
     assert h.keys() == ["ns/a"]
     assert h.reflector._watch_list_supported is False
     lw.add(foo("z"))
-    wait_until(lambda: "ns/z" in h.keys())
+    wait_for(lambda: "ns/z" in h.keys())
     lw.miss_deletion("ns/a")  # forces a new cycle, which must not try WatchList again
-    wait_until(lambda: len(lw.list_calls) == 2)
+    wait_for(lambda: len(lw.list_calls) == 2)
     assert sum(1 for c in lw.watch_calls if c.get("sendInitialEvents")) == 1
 
 
@@ -497,39 +492,3 @@ def test_watch_list_rejected_falls_back(harnesses):
     h.wait_watching()
     assert len(lw.list_calls) == 1 and h.keys() == ["ns/a"]
     assert h.reflector._watch_list_supported is False
-
-
-# -- pieces -----------------------------------------------------------------------------------------
-
-
-def test_exponential_backoff_doubles_caps_and_resets():
-    now = [0.0]
-    b = ExponentialBackoff(clock=lambda: now[0], jitter=0.0)
-    delays = []
-    for _ in range(8):
-        delays.append(b.next_delay())
-        now[0] += 1
-    assert delays == [0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30.0, 30.0]
-    now[0] += 121  # two quiet minutes
-    assert b.next_delay() == 0.8
-
-
-def test_exponential_backoff_jitter_stretches_up_to_double():
-    b = ExponentialBackoff(rand=lambda: 0.5)
-    assert b.next_delay() == pytest.approx(1.2)
-    b2 = ExponentialBackoff(rand=lambda: 0.999999)
-    assert 1.59 < b2.next_delay() < 1.6
-
-
-def test_error_classification():
-    assert api_error_from_status({"code": 410, "reason": "Expired", "message": "old"}).code == 410
-    assert api_error_from_status(None).code == 500
-    too_large = APIError(
-        504, "Timeout", "x", {"details": {"causes": [{"reason": "ResourceVersionTooLarge"}]}}
-    )
-    assert is_too_large_resource_version_error(too_large)
-    assert not is_too_large_resource_version_error(APIError(504, "Timeout", "slow"))
-    refused = TransportError("boom")
-    refused.__cause__ = ConnectionRefusedError()
-    assert is_connection_refused(refused)
-    assert not is_connection_refused(TransportError("read timed out"))

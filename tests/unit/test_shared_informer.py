@@ -1,4 +1,5 @@
-"""informer.shared_informer: the same behaviour suite over RealFIFO and DeltaFIFO (fake ListWatch)."""
+"""informer.shared_informer: the same behaviour suite over RealFIFO and DeltaFIFO (fake
+ListWatch)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from informer.shared_informer import (
     wait_for_cache_sync,
 )
 from informer.store import DeletedFinalStateUnknown
-from informer.testing import FakeListWatch, wait_until
+from informer.testing import FakeListWatch
+from tests.helpers import wait_for
 
 
 def foo(name, ns="ns", labels=None, **spec):
@@ -118,7 +120,7 @@ def test_watch_events_become_add_update_delete(fifo, running):
     lw.add(foo("b"))
     lw.modify(foo("a", replicas=2))
     lw.delete("ns/b")
-    wait_until(lambda: len(rec.snapshot()) == 4)
+    wait_for(lambda: len(rec.snapshot()) == 4)
     # Per object, events keep their order (DeltaFIFO may serve b's two deltas before a's update).
     events = rec.snapshot()
     assert [e[0] for e in events if e[1] == "a"] == ["add", "update"]
@@ -137,9 +139,9 @@ def test_missed_deletion_arrives_as_tombstone_after_relist(fifo, running):
     stop, _ = running(informer)
     assert wait_for_cache_sync(stop, informer, timeout=2)
     lw.modify(foo("a", replicas=5))
-    wait_until(lambda: len(rec.snapshot()) == 3)
+    wait_for(lambda: len(rec.snapshot()) == 3)
     lw.miss_deletion("ns/a")
-    wait_until(lambda: any(k == "delete" for k, _, _ in rec.snapshot()), message="tombstone")
+    wait_for(lambda: any(k == "delete" for k, _, _ in rec.snapshot()), message="tombstone")
     deletes = [e for e in rec.snapshot() if e[0] == "delete"]
     assert len(deletes) == 1
     tombstone = deletes[0][2]
@@ -164,9 +166,9 @@ def test_relist_replays_unchanged_objects_as_same_rv_updates(fifo, running):
     stop, _ = running(informer)
     assert wait_for_cache_sync(stop, informer, timeout=2)
     lw.add(foo("c"))
-    wait_until(lambda: len(rec.snapshot()) == 3)
+    wait_for(lambda: len(rec.snapshot()) == 3)
     lw.miss_deletion("ns/c")  # forces a relist in which a and b are unchanged
-    wait_until(lambda: len(rec.snapshot()) == 6)
+    wait_for(lambda: len(rec.snapshot()) == 6)
     assert sorted(rec.kinds()[3:]) == [
         ("delete", "tombstone:ns/c"),
         ("update", "a"),
@@ -188,7 +190,7 @@ def test_resync_replays_cache_only_to_handlers_that_asked(fifo, running, monkeyp
     informer.add_event_handler(quiet, resync_period=0)
     stop, _ = running(informer)
     assert wait_for_cache_sync(stop, informer, timeout=2)
-    wait_until(lambda: len(resyncing.snapshot()) >= 3, message="two resyncs")
+    wait_for(lambda: len(resyncing.snapshot()) >= 3, message="two resyncs")
     assert resyncing.snapshot()[1] == ("update", "a", True)  # a resync: old is new
     assert quiet.snapshot() == [("add", "a", True)]
 
@@ -206,7 +208,7 @@ def test_late_handler_with_shorter_resync_gets_the_check_period(running):
     reg_before = informer.add_event_handler(Recorder(), resync_period=10.0)
     assert informer._resync_check_period == 10.0  # lowered before start
     running(informer)
-    wait_until(informer.has_synced)
+    wait_for(informer.has_synced)
     reg_after = informer.add_event_handler(Recorder(), resync_period=5.0)
     assert reg_after.resync_period == 10.0
     assert reg_before.resync_period == 10.0
@@ -228,9 +230,9 @@ def test_handler_exception_is_logged_with_key_and_not_fatal(fifo, running, caplo
     )
     caplog.set_level(logging.ERROR, logger="informer.shared_informer")
     stop, _ = running(informer)
-    wait_until(lambda: len(rec.snapshot()) == 1)
+    wait_for(lambda: len(rec.snapshot()) == 1)
     lw.modify(foo("bad", x=1))
-    wait_until(lambda: len(rec.snapshot()) == 2)  # the listener survived
+    wait_for(lambda: len(rec.snapshot()) == 2)  # the listener survived
     assert any("ns/bad" in r.getMessage() and r.exc_info for r in caplog.records)
 
 
@@ -272,11 +274,11 @@ def test_slow_handler_does_not_block_others(fifo, running):
     assert wait_for_cache_sync(stop, informer, timeout=2)
     for i in range(50):
         lw.add(foo(f"n{i}"))
-    wait_until(lambda: len(fast.snapshot()) == 51, message="fast handler got everything")
+    wait_for(lambda: len(fast.snapshot()) == 51, message="fast handler got everything")
     assert slow_seen == [] and slow_reg.pending() >= 49  # buffered, not dropped, not blocking
     assert informer.has_synced() and not slow_reg.has_synced()  # its initial add is still in flight
     release.set()
-    wait_until(lambda: len(slow_seen) == 51)
+    wait_for(lambda: len(slow_seen) == 51)
     assert slow_seen == ["a"] + [f"n{i}" for i in range(50)]  # in order
     assert slow_reg.has_synced()
 
@@ -299,7 +301,7 @@ def test_handler_added_after_start_gets_synthetic_adds(fifo, running):
     assert wait_for_cache_sync(stop, reg, timeout=2)
     assert sorted(late.snapshot()) == [("add", "a", True), ("add", "b", True)]
     lw.add(foo("c"))
-    wait_until(lambda: len(late.snapshot()) == 3)
+    wait_for(lambda: len(late.snapshot()) == 3)
     assert late.snapshot()[-1] == ("add", "c", False)
 
 
@@ -321,7 +323,7 @@ def test_transform_runs_before_objects_enter_the_store(fifo, running):
     stop, _ = running(informer)
     assert wait_for_cache_sync(stop, informer, timeout=2)
     lw.modify(obj)
-    wait_until(lambda: len(seen) == 2)
+    wait_for(lambda: len(seen) == 2)
     assert all("managedFields" not in o["metadata"] for o in seen)
     assert "managedFields" not in informer.get_store().get_by_key("ns/a")["metadata"]
     with pytest.raises(RuntimeError):
@@ -350,11 +352,11 @@ def test_remove_event_handler_stops_delivery(fifo, running):
     informer.add_event_handler(kept)
     reg = informer.add_event_handler(removed)
     stop, _ = running(informer)
-    wait_until(lambda: len(removed.snapshot()) == 1)
+    wait_for(lambda: len(removed.snapshot()) == 1)
     informer.remove_event_handler(reg)
     assert reg not in informer.handler_registrations()
     lw.add(foo("b"))
-    wait_until(lambda: len(kept.snapshot()) == 2)
+    wait_for(lambda: len(kept.snapshot()) == 2)
     assert removed.snapshot() == [("add", "a", True)]
 
 
@@ -392,7 +394,7 @@ def test_handler_added_while_the_listeners_stop_is_refused(running):
     try:
         assert busy.wait(2)
         stop.set()
-        wait_until(lambda: first._stopped)
+        wait_for(lambda: first._stopped)
         with pytest.raises(RuntimeError):
             informer.add_event_handler(Recorder())
     finally:
@@ -436,7 +438,7 @@ def test_bad_fifo_kind_is_rejected():
         SharedIndexInformer(FakeListWatch(), fifo="lifo")
 
 
-# -- handler adapters --------------------------------------------------------------------------------
+# -- handler adapters ------------------------------------------------------------------------------
 
 
 def test_handler_funcs_ignore_missing_functions():

@@ -10,7 +10,7 @@ from collections.abc import Hashable
 import pytest
 from prometheus_client import CollectorRegistry
 
-from tests.polling import wait_for
+from tests.helpers import wait_for
 from workqueue import (
     DelayingQueue,
     FakeClock,
@@ -148,14 +148,22 @@ def test_unfinished_work_gauges_update_on_the_500ms_tick(
         assert clock.waiter_deadlines() == [start + 0.5]
         assert value(registry, "workqueue_unfinished_work_seconds") == 0
         clock.step(0.25)  # the tick: a has run 0.5 s, b 0.25 s
-        assert wait_for(lambda: value(registry, "workqueue_unfinished_work_seconds") == 0.75)
+        wait_for(
+            lambda: value(registry, "workqueue_unfinished_work_seconds") == 0.75,
+            message="the tick to update the unfinished-work gauge",
+        )
         assert value(registry, "workqueue_longest_running_processor_seconds") == 0.5
-        assert wait_for(lambda: clock.waiter_deadlines() == [start + 1.0])
+        wait_for(
+            lambda: clock.waiter_deadlines() == [start + 1.0], message="the next tick scheduled"
+        )
 
         q.done("a")
         q.done("b")
         clock.step(0.5)
-        assert wait_for(lambda: value(registry, "workqueue_unfinished_work_seconds") == 0)
+        wait_for(
+            lambda: value(registry, "workqueue_unfinished_work_seconds") == 0,
+            message="the gauge back at zero",
+        )
         assert value(registry, "workqueue_longest_running_processor_seconds") == 0
     finally:
         q.shut_down()

