@@ -19,7 +19,7 @@ import itertools
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 from client.errors import APIError, TransportError
@@ -33,22 +33,7 @@ __all__ = [
     "Runnable",
     "RunningInformer",
     "expired_status",
-    "wait_until",
 ]
-
-
-def wait_until(
-    predicate: Callable[[], object],
-    timeout: float = 2.0,
-    interval: float = 0.005,
-    message: str = "",
-) -> None:
-    """Poll ``predicate`` until true; raise AssertionError after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {message or predicate}")
-        time.sleep(interval)
 
 
 def expired_status(message: str = "too old resource version") -> Status:
