@@ -40,7 +40,8 @@ from kubernetes import client
 from client.config import load_client_configuration
 from client.errors import APIError
 from client.rest import RESTClient, resource_path
-from controller.__main__ import USER_AGENT, build_parser, check_api, run
+from controller.cli import parse_options
+from controller.manager import USER_AGENT, Components, check_api, run
 
 ROOT = Path(__file__).resolve().parents[1]
 FOOS = ("samplecontroller.k8s.io", "v1alpha1", "foos")
@@ -263,11 +264,11 @@ def main(argv: list[str] | None = None) -> int:
         say("setup", "installed crds/foo-crd.yaml (foos.samplecontroller.k8s.io)")
 
         headline("starting the controller: sample-controller --kubeconfig " + kubeconfig)
-        args = build_parser().parse_args(["--kubeconfig", kubeconfig, "--resync-period", "30s"])
+        options = parse_options(["--kubeconfig", kubeconfig, "--resync-period", "30s"])
         rest = RESTClient(
             client.ApiClient(load_client_configuration(kubeconfig)),
-            qps=args.kube_api_qps,
-            burst=args.kube_api_burst,
+            qps=options.kube_api_qps,
+            burst=options.kube_api_burst,
             user_agent=USER_AGENT,
         )
         check_api(rest, sim.url)
@@ -275,15 +276,16 @@ def main(argv: list[str] | None = None) -> int:
         from prometheus_client import CollectorRegistry
 
         holder: dict[str, Any] = {}
+        started: list[Components] = []
         runner = threading.Thread(
             target=lambda: holder.update(
                 code=run(
-                    args,
+                    options,
                     rest,
                     stop,
                     registry=CollectorRegistry(),
                     ready=ready,
-                    on_start=holder.update,
+                    on_start=started.append,
                 )
             ),
             name="controller",
@@ -292,9 +294,9 @@ def main(argv: list[str] | None = None) -> int:
         runner.start()
         if not ready.wait(15):
             raise SystemExit("demo: controller caches did not sync")
-        queue_tap(holder["controller"])
-        watch_tap(holder["foo_informer"], "Foo")
-        watch_tap(holder["deployment_informer"], "Deployment")
+        queue_tap(started[0].controller)
+        watch_tap(started[0].foo_informer, "Foo")
+        watch_tap(started[0].deployment_informer, "Deployment")
         RequestTap(sim, stop).start()
         say("setup", "caches synced, 2 workers running")
 

@@ -52,6 +52,7 @@ from controller.interfaces import (
     HandlerRegistration,
 )
 from controller.metrics import ReconcileMetrics
+from controller.trace import TRACE_LOGGER
 from informer.lister import NotFoundError
 from informer.shared_informer import ResourceEventHandlerFuncs, wait_for_cache_sync
 from informer.store import (
@@ -77,11 +78,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-# The path of every key, one line per step (``--trace``; docs/walkthrough.md follows it). Silent
-# unless the CLI lowers the level to INFO; when silent a line costs one level check.
-TRACE_LOGGER = "controller.trace"
+# The path of every key, one line per step (``--trace``, ``controller.trace``; docs/walkthrough.md
+# follows it). Silent unless ``install_trace`` lowers the level; silent, a line costs one check.
 trace = logging.getLogger(TRACE_LOGGER)
-trace.setLevel(logging.WARNING)
 
 CONTROLLER_AGENT_NAME = "sample-controller"
 FIELD_MANAGER = "sample-controller"  # every write says who made it (managedFields)

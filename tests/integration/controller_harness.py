@@ -1,8 +1,8 @@
 """A running controller against kubesim, for the controller's integration tests.
 
-``ControllerHarness`` starts kubesim with the Foo CRD, runs the CLI's ``run()`` in a thread with
-its own stop event and metrics registry, and offers small helpers to read objects and wait for
-conditions (polls with deadlines, never fixed sleeps).
+``ControllerHarness`` starts kubesim with the Foo CRD, runs ``controller.manager.run`` in a
+thread with its own stop event and metrics registry, and offers small helpers to read objects
+and wait for conditions (polls with deadlines, never fixed sleeps).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from prometheus_client import CollectorRegistry
 
 from client.errors import APIError
 from client.rest import RESTClient, resource_path
-from controller.__main__ import build_parser, run
+from controller.cli import parse_options
+from controller.manager import run
 from kubesim import KubeSim
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,14 +78,14 @@ class ControllerHarness:
         self.registry = CollectorRegistry()
         self.stop = threading.Event()
         self.ready = threading.Event()
-        self.args = build_parser().parse_args(["--kube-api-qps", "0", *flags])
+        self.options = parse_options(["--kube-api-qps", "0", *flags])
         self._rest = RESTClient(sim.new_api_client(), user_agent="sample-controller-py/test")
         self.exit_code: int | None = None
         self.thread = threading.Thread(target=self._run, name="controller-under-test", daemon=True)
 
     def _run(self) -> None:
         self.exit_code = run(
-            self.args, self._rest, self.stop, registry=self.registry, ready=self.ready
+            self.options, self._rest, self.stop, registry=self.registry, ready=self.ready
         )
 
     def start(self) -> ControllerHarness:

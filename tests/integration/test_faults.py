@@ -45,7 +45,7 @@ import client.wait
 import informer.reflector
 from client.errors import APIError, TransportError
 from client.rest import resource_path
-from controller.__main__ import run
+from controller.manager import Components, run
 from kubesim import KubeSim
 from tests.integration.controller_harness import CRD, FOOS, ControllerHarness, foo, wait_for
 
@@ -81,17 +81,20 @@ class FaultHarness(ControllerHarness):
 
     def __init__(self, sim: KubeSim, *flags: str) -> None:
         super().__init__(sim, *flags)
-        self.parts: dict[str, Any] = {}  # foo_informer, deployment_informer, controller
+        self.parts: Components | None = None  # foo_informer, deployment_informer, controller
 
     def _run(self) -> None:
         self.exit_code = run(
-            self.args,
+            self.options,
             self._rest,
             self.stop,
             registry=self.registry,
             ready=self.ready,
-            on_start=self.parts.update,
+            on_start=self._started,
         )
+
+    def _started(self, parts: Components) -> None:
+        self.parts = parts
 
 
 class Chaos:
@@ -278,7 +281,7 @@ def cache_problems(sim: KubeSim, h: FaultHarness) -> list[str]:
             f"{o['metadata']['namespace']}/{o['metadata']['name']}": o["metadata"][
                 "resourceVersion"
             ]
-            for o in h.parts[informer_name].lister().list()
+            for o in getattr(h.parts, informer_name).lister().list()
         }
         stale = sorted(set(cache) - set(server))
         missing = sorted(set(server) - set(cache))
@@ -400,7 +403,7 @@ def run_case(
         )
         assert unexpected_log_records(caplog.records, case.allowed) == []
         assert escaped == []
-        assert h.parts["controller"].workers_alive() == case.workers
+        assert h.parts.controller.workers_alive() == case.workers
         return h
     finally:
         if chaos is not None:

@@ -44,8 +44,9 @@ from typing import Any
 import pytest
 
 from client.rest import RESTClient, resource_path
-from controller.__main__ import build_parser, run
+from controller.cli import parse_options
 from controller.logs import TextFormatter
+from controller.manager import run
 from kubesim import KubeSim
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -246,7 +247,7 @@ def check_static(cmd: str) -> str | None:
             return None
         if module == "controller":
             try:
-                build_parser().parse_args(args)
+                parse_options(args)
             except SystemExit:
                 return f"sample-controller does not accept {args}"
             return None
@@ -358,11 +359,11 @@ def session(tmp_path_factory) -> Iterator[dict]:
             tempfile.TemporaryDirectory(prefix="test-docs-") as tmp,
         ):
             kubeconfig = str(sim.write_kubeconfig(Path(tmp) / "kubeconfig"))
-            args = build_parser().parse_args(controller_args_from_walkthrough())
+            options = parse_options(controller_args_from_walkthrough())
             rest = RESTClient(
                 sim.new_api_client(),
-                qps=args.kube_api_qps,
-                burst=args.kube_api_burst,
+                qps=options.kube_api_qps,
+                burst=options.kube_api_burst,
                 user_agent="sample-controller-py/test-docs",
             )
             api = RESTClient(sim.new_api_client())
@@ -371,7 +372,7 @@ def session(tmp_path_factory) -> Iterator[dict]:
 
             thread = threading.Thread(
                 target=run,
-                args=(args, rest, stop),
+                args=(options, rest, stop),
                 kwargs={"registry": CollectorRegistry(), "ready": ready},
                 name="controller-under-doc-test",
                 daemon=True,
