@@ -6,8 +6,10 @@ logged where they happen: the Foo controller logs ``enqueue``, ``owner lookup``,
 and ``status write`` on this logger; ``install_trace`` adds the first step, the informer's
 notification, as one more handler on the controller's own shared informer.
 
-The logger stays at WARNING until ``install_trace`` lowers it, so a silent trace costs one
-level check per step.
+This is the one trace printer. ``sample-controller --trace`` shows its records through the
+process's log formatter; the demo (``python -m demo``) runs the controller with the same flag
+and renders the same records as its ``watch`` lines. The logger stays at WARNING until
+``install_trace`` lowers it, so a silent trace costs one level check per step.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ changed flag or a reworded log line that leaves a doc behind fails the suite:
   must exist, and every `kubectl` command runs against kubesim with the controller running as
   the walkthrough starts it, transcripts compared line by line;
 - blocks marked `<!-- checked against: make demo -->` or `<!-- checked against: --trace -->`
-  hold log lines that must appear in a real `python -m controller.demo` run or in the trace
+  hold log lines that must appear in a real `python -m demo` run or in the trace
   of that kubectl session (timestamps, resourceVersions, durations and ports masked);
 - the Mermaid diagram, docs/architecture.dot and the committed docs/architecture.svg must show
   the same components and flows.
@@ -338,7 +338,7 @@ def session(tmp_path_factory) -> Iterator[dict]:
     demo_log = tmp_path_factory.mktemp("demo") / "demo.txt"
     with open(demo_log, "w") as sink:
         demo = subprocess.Popen(
-            [sys.executable, "-m", "controller.demo"],
+            [sys.executable, "-m", "demo"],
             cwd=ROOT,
             stdout=sink,
             stderr=subprocess.STDOUT,
