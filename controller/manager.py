@@ -22,7 +22,6 @@ import logging
 import os
 import signal
 import socket
-import sys
 import threading
 import uuid
 from collections.abc import Callable, Mapping
@@ -392,7 +391,6 @@ class Manager:
             servers = self.start_endpoints()
         except OSError as err:  # the port is taken, or the address is not ours
             log.error("cannot serve endpoints", extra={"error": str(err)})
-            print(f"sample-controller: cannot serve endpoints: {err}", file=sys.stderr)
             return 1
         try:
             if not self.options.leader_elect:
@@ -454,8 +452,8 @@ class Manager:
 def run_process(options: Options) -> int:
     """``sample-controller`` once its flags are parsed; returns the exit status.
 
-    A start-up problem (no kubeconfig, server unreachable, CRD missing) ends the process with
-    status 1 before anything is started.
+    A start-up problem (no kubeconfig, server unreachable, CRD missing) is logged once, as one
+    line, and ends the process with status 1 before anything is started.
     """
     configure_logging(options.log_format, options.verbosity)
     tune_gc()
@@ -464,7 +462,6 @@ def run_process(options: Options) -> int:
         check_api(rest, host)
     except (ConfigError, StartupError, ValueError) as err:
         log.error("cannot start", extra={"error": str(err)})
-        print(f"sample-controller: {err}", file=sys.stderr)
         return 1
     stop = threading.Event()
     install_signal_handlers(stop)
