@@ -1,6 +1,11 @@
 """controller.manager.Manager: what /healthz and /readyz conclude from the controller's state."""
 
+import dataclasses
+import socket
 import threading
+
+import pytest
+from prometheus_client import CollectorRegistry
 
 from controller.manager import STUCK_SYNC_SECONDS, Components, Manager
 from controller.options import Options
@@ -69,3 +74,23 @@ def test_readiness_needs_synced_caches_and_fails_once_stopping():
     assert probe(p.readyz_checks()) == (True, [])
     p.stop.set()
     assert probe(p.readyz_checks()) == (False, ["[-]shutdown failed: shutting down"])
+
+
+def test_endpoints_that_cannot_all_bind_leave_none_running():
+    # the probe port is taken: start_endpoints fails, and /metrics, already bound, is let go
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        with socket.socket() as free:
+            free.bind(("127.0.0.1", 0))
+            metrics_port = free.getsockname()[1]
+        options = dataclasses.replace(
+            Options(),
+            metrics_bind_address=("127.0.0.1", metrics_port),
+            health_probe_bind_address=("127.0.0.1", busy),
+        )
+        with pytest.raises(OSError):
+            Manager(options, rest=None, registry=CollectorRegistry()).start_endpoints()
+    with socket.socket() as again:
+        again.bind(("127.0.0.1", metrics_port))  # free again: the metrics server was closed
