@@ -28,7 +28,7 @@ lint: venv
 
 ## demo: the controller against the embedded API server (kubesim), narrated; no cluster needed
 demo: venv
-	$(PY) -m controller.demo
+	$(PY) -m demo
 
 ## install-crd: apply the Foo CRD to the cluster of the current kubeconfig
 install-crd: venv

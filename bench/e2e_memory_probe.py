@@ -2,7 +2,7 @@
 
     python -m bench.e2e_memory_probe --kubeconfig PATH --expect 10000 [--strip] [--tracemalloc]
 
-Runs the real controller (``controller.__main__.run``, the function the CLI runs) against a
+Runs the real controller (``controller.manager.run``, the function the CLI runs) against a
 kubesim that holds ``--expect`` converged Foos and as many Deployments, waits until both caches
 hold every object and the workers are idle, and prints one JSON line:
 
@@ -30,8 +30,9 @@ import tracemalloc
 from kubernetes import client, config
 from prometheus_client import CollectorRegistry
 
-import controller.__main__ as cli
+import controller.manager as manager
 from client.rest import RESTClient, resource_path
+from controller.cli import parse_options
 from informer.transforms import transform_strip_managed_fields
 
 FOO_GVR = ("samplecontroller.k8s.io", "v1alpha1", "foos")
@@ -95,8 +96,8 @@ def main() -> int:
 
     cfg = client.Configuration()
     config.load_kube_config(a.kubeconfig, client_configuration=cfg)
-    rest = RESTClient(client.ApiClient(cfg), user_agent=cli.USER_AGENT)
-    args = cli.build_parser().parse_args(
+    rest = RESTClient(client.ApiClient(cfg), user_agent=manager.USER_AGENT)
+    options = parse_options(
         [
             "--kubeconfig",
             a.kubeconfig,
@@ -109,8 +110,8 @@ def main() -> int:
             "--strip-managed-fields" if a.strip else "--no-strip-managed-fields",
         ]
     )
-    cli.tune_gc()  # what main() does before run()
-    parts: dict = {}
+    manager.tune_gc()  # what run_process() does before run()
+    built: list[manager.Components] = []  # what run() built, from its on_start
     stop, ready = threading.Event(), threading.Event()
     gc.collect()
     if a.tracemalloc:
@@ -118,16 +119,17 @@ def main() -> int:
     traced0, rss0 = tracemalloc.get_traced_memory()[0], rss()
     started = time.monotonic()
     runner = threading.Thread(
-        target=cli.run,
-        args=(args, rest, stop),
-        kwargs={"registry": CollectorRegistry(), "ready": ready, "on_start": parts.update},
+        target=manager.run,
+        args=(options, rest, stop),
+        kwargs={"registry": CollectorRegistry(), "ready": ready, "on_start": built.append},
         name="controller",
     )
     runner.start()
     if not ready.wait(600):
         raise SystemExit("caches did not sync")
-    foos, deps = parts["foo_informer"].get_store(), parts["deployment_informer"].get_store()
-    queue = parts["controller"].workqueue
+    parts = built[0]
+    foos, deps = parts.foo_informer.get_store(), parts.deployment_informer.get_store()
+    queue = parts.controller.workqueue
     # Synced, then idle: every Foo was reconciled once (no writes: they are converged).
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:

@@ -21,7 +21,7 @@ import os
 from collections.abc import Mapping
 
 from kubernetes import client, config
-from kubernetes.config import incluster_config
+from kubernetes.config import incluster_config, kube_config
 from kubernetes.config.config_exception import ConfigException
 
 __all__ = ["ConfigError", "load_client_configuration"]
@@ -67,10 +67,15 @@ def load_client_configuration(
                 "neither --kubeconfig nor --master was specified; using the default "
                 "kubeconfig loading rules"
             )
+    missing = _missing_kubeconfig(kubeconfig)
+    if missing is not None and (kubeconfig or not master):
+        # said plainly: the official loader calls a missing file "Invalid kube-config file"
+        raise ConfigError(missing)
     try:
-        config.load_kube_config(
-            config_file=kubeconfig or None, client_configuration=cfg, persist_config=False
-        )
+        if missing is None:
+            config.load_kube_config(
+                config_file=kubeconfig or None, client_configuration=cfg, persist_config=False
+            )
     except (ConfigException, OSError, TypeError) as err:
         if not master:
             source = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
@@ -81,3 +86,26 @@ def load_client_configuration(
     if master:
         cfg.host = master.rstrip("/")
     return cfg
+
+
+def _missing_kubeconfig(kubeconfig: str) -> str | None:
+    """Why no kubeconfig file can be read, naming the path(s), or None when one exists.
+
+    Without ``--kubeconfig`` the default rules apply as the official loader applies them:
+    ``$KUBECONFIG`` (a list of paths, the first existing one wins) as read at import, else
+    ``~/.kube/config``.
+    """
+    if kubeconfig:
+        if os.path.exists(os.path.expanduser(kubeconfig)):
+            return None
+        return f"kubeconfig {kubeconfig} does not exist"
+    location = kube_config.KUBE_CONFIG_DEFAULT_LOCATION  # $KUBECONFIG or ~/.kube/config
+    paths = [p for p in location.split(kube_config.ENV_KUBECONFIG_PATH_SEPARATOR) if p]
+    if any(os.path.exists(os.path.expanduser(p)) for p in paths):
+        return None
+    if os.environ.get("KUBECONFIG"):
+        return f"kubeconfig {location} (from $KUBECONFIG) does not exist"
+    return (
+        f"no kubeconfig: {location} does not exist, and there is no --kubeconfig, --master or "
+        "usable in-cluster environment"
+    )

@@ -31,12 +31,28 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from client.errors import APIError, is_not_found
 from client.rest import RESTClient, resource_path
+from controller.apis import (
+    Condition,
+    Deployment,
+    DeploymentSpec,
+    Foo,
+    FooStatus,
+    OwnerReference,
+)
+from controller.interfaces import (
+    DeploymentInformer,
+    EventRecorderInterface,
+    FooInformer,
+    HandlerRegistration,
+)
 from controller.metrics import ReconcileMetrics
+from controller.trace import TRACE_LOGGER
 from informer.lister import NotFoundError
 from informer.shared_informer import ResourceEventHandlerFuncs, wait_for_cache_sync
 from informer.store import (
@@ -62,11 +78,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-# The path of every key, one line per step (``--trace``; docs/walkthrough.md follows it). Silent
-# unless the CLI lowers the level to INFO; when silent a line costs one level check.
-TRACE_LOGGER = "controller.trace"
+# The path of every key, one line per step (``--trace``, ``controller.trace``; docs/walkthrough.md
+# follows it). Silent unless ``install_trace`` lowers the level; silent, a line costs one check.
 trace = logging.getLogger(TRACE_LOGGER)
-trace.setLevel(logging.WARNING)
 
 CONTROLLER_AGENT_NAME = "sample-controller"
 FIELD_MANAGER = "sample-controller"  # every write says who made it (managedFields)
@@ -103,9 +117,9 @@ class Controller:
     def __init__(
         self,
         rest: RESTClient,
-        foo_informer: Any,
-        deployment_informer: Any,
-        recorder: Any,
+        foo_informer: FooInformer,
+        deployment_informer: DeploymentInformer,
+        recorder: EventRecorderInterface,
         queue: RateLimitingQueue | None = None,
         metrics: ReconcileMetrics | None = None,
     ) -> None:
@@ -123,7 +137,7 @@ class Controller:
         )
         self.metrics = metrics  # reconcile counters; None in unit tests
         # handler registrations: synced once their informer is and our handlers have had its list
-        self._registrations: list[Any] = []
+        self._registrations: list[HandlerRegistration] = []
         self._in_flight: dict[str, float] = {}  # key -> monotonic start, while a worker syncs it
         self._in_flight_lock = threading.Lock()
         self._workers: list[threading.Thread] = []  # started by run()
@@ -150,7 +164,7 @@ class Controller:
 
     # -- handlers -----------------------------------------------------------------------------
 
-    def _on_deployment_update(self, old: dict, new: dict) -> None:
+    def _on_deployment_update(self, old: Deployment, new: Deployment) -> None:
         # Periodic resync sends an update for every Deployment. Two versions of the same
         # Deployment always differ in resourceVersion, so equal ones mean nothing changed.
         if old["metadata"].get("resourceVersion") == new["metadata"].get("resourceVersion"):
@@ -374,7 +388,7 @@ class Controller:
         if wrote:
             self.recorder.event(foo, EVENT_TYPE_NORMAL, SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED)
 
-    def _create_deployment(self, foo: dict) -> dict:
+    def _create_deployment(self, foo: Foo) -> Deployment:
         namespace = foo["metadata"]["namespace"]
         log.info(
             "creating deployment",
@@ -383,26 +397,28 @@ class Controller:
                 "deployment": foo["spec"]["deploymentName"],
             },
         )
-        return self.rest.request(
+        created = self.rest.request(
             "POST",
             resource_path(*DEPLOYMENT_GVR, namespace),
             params={"fieldManager": FIELD_MANAGER},
             body=new_deployment(foo),
         )
+        return cast(Deployment, created)
 
-    def _update_deployment_replicas(self, deployment: dict, replicas: int) -> dict:
+    def _update_deployment_replicas(self, deployment: Deployment, replicas: int) -> Deployment:
         # Cached objects are shared: build a new object around a new spec, never assign into
         # the cached one. resourceVersion stays, so a concurrent change gets us a 409.
         updated = {**deployment, "spec": {**deployment["spec"], "replicas": replicas}}
         meta = deployment["metadata"]
-        return self.rest.request(
+        written = self.rest.request(
             "PUT",
             resource_path(*DEPLOYMENT_GVR, meta["namespace"], meta["name"]),
             params={"fieldManager": FIELD_MANAGER},
             body=updated,
         )
+        return cast(Deployment, written)
 
-    def _update_foo_status(self, foo: dict, status: dict) -> bool:
+    def _update_foo_status(self, foo: Foo, status: FooStatus) -> bool:
         """Write status through the status subresource when it differs; True when written."""
         current = foo.get("status") or {}
         status = _keep_transition_times(current, status)
@@ -448,7 +464,7 @@ class Controller:
         return True
 
 
-def controller_of(obj: dict) -> dict | None:
+def controller_of(obj: Foo | Deployment) -> OwnerReference | None:
     """The ownerReference with controller=true (metav1.GetControllerOf)."""
     for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
         if ref.get("controller"):
@@ -456,16 +472,16 @@ def controller_of(obj: dict) -> dict | None:
     return None
 
 
-def is_controlled_by(obj: dict, owner: dict) -> bool:
+def is_controlled_by(obj: Deployment, owner: Foo) -> bool:
     """metav1.IsControlledBy: the controller ownerReference points at this very owner (uid)."""
     ref = controller_of(obj)
     return ref is not None and ref.get("uid") == owner["metadata"].get("uid")
 
 
-def new_deployment(foo: dict) -> dict:
+def new_deployment(foo: Foo) -> Deployment:
     """The Deployment a Foo asks for (sample-controller's newDeployment)."""
     labels = {"app": "nginx", "controller": foo["metadata"]["name"]}
-    spec: dict[str, Any] = {
+    spec: DeploymentSpec = {
         "selector": {"matchLabels": dict(labels)},
         "template": {
             "metadata": {"labels": dict(labels)},
@@ -496,12 +512,14 @@ def new_deployment(foo: dict) -> dict:
     }
 
 
-def desired_status(foo: dict, deployment: dict | None, invalid: str | None = None) -> dict:
+def desired_status(
+    foo: Foo, deployment: Deployment | None, invalid: str | None = None
+) -> FooStatus:
     """The status a Foo should show, given its Deployment as last seen.
 
     Keeps the fields we do not own (anything another writer added) and replaces ours.
     """
-    status = dict(foo.get("status") or {})
+    status = FooStatus(**(foo.get("status") or {}))
     generation = (foo.get("metadata") or {}).get("generation")
     if generation is not None:
         status["observedGeneration"] = generation
@@ -531,8 +549,8 @@ def desired_status(foo: dict, deployment: dict | None, invalid: str | None = Non
     return status
 
 
-def _condition(status: str, reason: str, message: str, generation: int | None) -> dict:
-    cond = {
+def _condition(status: str, reason: str, message: str, generation: int | None) -> Condition:
+    cond: Condition = {
         "type": READY,
         "status": status,
         "reason": reason,
@@ -544,18 +562,20 @@ def _condition(status: str, reason: str, message: str, generation: int | None) -
     return cond
 
 
-def _keep_transition_times(current: dict, desired: dict) -> dict:
+def _keep_transition_times(current: FooStatus, desired: FooStatus) -> FooStatus:
     """lastTransitionTime changes only when a condition's status does (API conventions)."""
     old = {c.get("type"): c for c in current.get("conditions") or []}
     conditions = []
     for cond in desired.get("conditions") or []:
         prev = old.get(cond.get("type"))
         if prev is not None and prev.get("status") == cond.get("status"):
-            cond = {**cond, "lastTransitionTime": prev.get("lastTransitionTime")}
+            # a condition another writer made may have no time: it is kept as found
+            kept = cast(str, prev.get("lastTransitionTime"))
+            cond = {**cond, "lastTransitionTime": kept}
         conditions.append(cond)
     return {**desired, "conditions": conditions}
 
 
-def _name_of(obj: dict) -> str:
+def _name_of(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     return f"{meta.get('namespace', '')}/{meta.get('name', '')}"

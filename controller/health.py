@@ -1,4 +1,5 @@
-"""The operator's endpoints: ``/metrics`` for Prometheus, ``/healthz`` and ``/readyz`` for the kubelet.
+"""The operator's endpoints: ``/metrics`` for Prometheus, ``/healthz`` and ``/readyz`` for the
+kubelet.
 
 controller-runtime twins: the metrics server (``--metrics-bind-address``, default ``:8080``) and
 the health probe server (``--health-probe-bind-address``, default ``:8081``) with named checks
@@ -35,12 +36,15 @@ Check = Callable[[], str | None]  # returns None when healthy, else the reason i
 
 
 def parse_bind_address(value: str) -> tuple[str, int] | None:
-    """``":8080"`` -> ("", 8080) (all interfaces), ``"127.0.0.1:0"`` -> ephemeral, ``"0"`` -> None."""
+    """``":8080"`` -> ("", 8080) (all interfaces), ``"127.0.0.1:0"`` -> any free port,
+    ``"0"`` -> None (off). ValueError when it is none of these, or the port is above 65535."""
     if value in ("0", ""):
         return None
     host, sep, port = value.rpartition(":")
     if not sep or not port.isdigit():
         raise ValueError(f"bind address {value!r} is not host:port, :port or 0")
+    if int(port) > 65535:  # else the bind fails later, with an OverflowError
+        raise ValueError(f"bind address {value!r}: the port must be 0-65535")
     return host.strip("[]"), int(port)
 
 

@@ -5,35 +5,99 @@
 
 Prints the server URL on the first line of stdout (then flushes), so a parent process can read
 it, and writes a kubeconfig for the server when --kubeconfig is given.
+
+Anything that keeps it from serving (a bad flag, a CRD file that is missing or not a valid CRD,
+a port in use, a kubeconfig that cannot be written) ends it before it prints the URL, with one
+line on stderr naming the flag and the problem, and exit status 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import sys
 import threading
+from pathlib import Path
+from typing import Any, NoReturn
 
+from .errors import ApiError
 from .sim import KubeSim
 
+PROG = "kubesim"
 
-def _listen(value: str) -> tuple[str, int]:
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors on one line (no usage block): the flag and the problem."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def listen(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     if not sep or not port.isdigit():
-        raise argparse.ArgumentTypeError("expected HOST:PORT, e.g. 127.0.0.1:0")
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, e.g. 127.0.0.1:0 (got {value!r})")
+    if int(port) > 65535:
+        raise argparse.ArgumentTypeError(f"the port must be 0-65535 (got {port})")
     return host or "127.0.0.1", int(port)
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="kubesim", description="A small Kubernetes API server for tests and demos."
-    )
+def crd_file(value: str) -> list[dict[str, Any]]:
+    """The CRDs in a YAML/JSON file, read now so that a missing or malformed file is a flag
+    error, not a traceback from deep inside the server's start."""
+    import yaml
+
+    try:
+        text = Path(value).read_text()
+    except OSError as err:
+        raise argparse.ArgumentTypeError(f"cannot read {value}: {err.strerror or err}") from None
+    try:
+        docs = [d for d in yaml.safe_load_all(text) if d]
+    except yaml.YAMLError as err:
+        problem = str(err).splitlines()[0]
+        raise argparse.ArgumentTypeError(f"{value} is not YAML: {problem}") from None
+    for i, doc in enumerate(docs):
+        if not isinstance(doc, dict) or doc.get("kind") != "CustomResourceDefinition":
+            raise argparse.ArgumentTypeError(
+                f"{value}: document {i + 1} is not a CustomResourceDefinition"
+            )
+        if not isinstance(doc.get("metadata"), dict) or not doc["metadata"].get("name"):
+            raise argparse.ArgumentTypeError(f"{value}: document {i + 1} has no metadata.name")
+    if not docs:
+        raise argparse.ArgumentTypeError(f"{value} holds no CustomResourceDefinition")
+    return docs
+
+
+def seconds(value: str) -> float:
+    delay = float(value)
+    if not math.isfinite(delay) or delay < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more seconds (got {value})")
+    return delay
+
+
+def at_least_one(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
+    return number
+
+
+def token(value: str) -> str:
+    if not value:
+        raise argparse.ArgumentTypeError("must not be empty (omit it to turn authentication off)")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, description="A small Kubernetes API server for tests and demos.")
     p.add_argument(
-        "--listen", type=_listen, default=("127.0.0.1", 0), help="HOST:PORT (port 0: any free port)"
+        "--listen", type=listen, default=("127.0.0.1", 0), help="HOST:PORT (port 0: any free port)"
     )
     p.add_argument("--kubeconfig", help="write a kubeconfig for this server to PATH")
     p.add_argument(
         "--crd",
+        type=crd_file,
         action="append",
         default=[],
         metavar="FILE",
@@ -41,35 +105,58 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument(
         "--deployment-status-delay",
-        type=float,
+        type=seconds,
         default=None,
         metavar="SECONDS",
-        help="mark Deployments' replicas ready/available this long after a spec change (default: off)",
+        help="mark Deployments' replicas ready/available this long after a spec change "
+        "(default: off)",
     )
     p.add_argument("--tls", action="store_true", help="serve HTTPS with a self-signed certificate")
-    p.add_argument("--token", help="require this bearer token")
+    p.add_argument("--token", type=token, help="require this bearer token")
     p.add_argument(
-        "--history-size", type=int, default=10_000, help="watch events retained (older RVs get 410)"
+        "--history-size",
+        type=at_least_one,
+        default=10_000,
+        help="watch events retained (older RVs get 410)",
     )
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+
+    def fail(message: str) -> NoReturn:
+        parser.exit(2, f"{PROG}: error: {message}\n")
 
     host, port = args.listen
-    sim = KubeSim(
-        host,
-        port,
-        crds=args.crd,
-        deployment_status_delay=args.deployment_status_delay,
-        tls=args.tls,
-        token=args.token,
-        history_size=args.history_size,
-    )
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    sim.start()
     try:
+        sim = KubeSim(
+            host,
+            port,
+            crds=[doc for docs in args.crd for doc in docs],
+            deployment_status_delay=args.deployment_status_delay,
+            tls=args.tls,
+            token=args.token,
+            history_size=args.history_size,
+        )
+    except ApiError as err:  # the server's own validation refused a CRD
+        fail(f"argument --crd: {err}")
+    try:
+        try:
+            sim.start()
+        except OSError as err:  # the port is taken, or the address is not ours
+            fail(f"argument --listen: cannot listen on {host}:{port}: {err.strerror or err}")
         if args.kubeconfig:
-            sim.write_kubeconfig(args.kubeconfig)
+            try:
+                sim.write_kubeconfig(args.kubeconfig)
+            except OSError as err:
+                fail(
+                    f"argument --kubeconfig: cannot write {args.kubeconfig}: {err.strerror or err}"
+                )
+        stop = threading.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: stop.set())
         print(sim.url, flush=True)
         while not stop.wait(0.5):
             pass

@@ -1,9 +1,9 @@
 """The controller under test, started from a kubeconfig: in this process, or as a real process.
 
-- ``InProcessController`` runs the CLI's ``serve()`` on a thread with its own stop event and
-  metrics registry, as ``python -m controller`` would after its start-up checks (which it runs
-  too: ``check_api`` fails fast when the credentials cannot even see the Foo API). Scenarios that
-  only need a working controller use it: it starts in well under a second.
+- ``InProcessController`` runs ``controller.manager.Manager.start`` on a thread with its own
+  stop event and metrics registry, as ``python -m controller`` would after its start-up checks
+  (which it runs too: ``check_api`` fails fast when the credentials cannot even see the Foo
+  API). Scenarios that only need a working controller use it: it starts in well under a second.
 - ``ControllerProcess`` is ``python -m controller`` itself (the integration suite's runner, from
   ``tests/integration/controller_process.py``), for what only a process has: being killed
   (SIGKILL: no lease release) or stopped by SIGTERM, and an exit code. It logs JSON lines; a
@@ -24,7 +24,8 @@ from prometheus_client import CollectorRegistry
 
 from client.config import load_client_configuration
 from client.rest import RESTClient
-from controller.__main__ import Process, build_parser, check_api, serve
+from controller.cli import parse_options
+from controller.manager import Manager, check_api
 from tests.e2e.cluster import wait_for
 from tests.integration.controller_process import ControllerProcess as _Process
 
@@ -41,37 +42,35 @@ USER_AGENT = "sample-controller-py/e2e"
 
 
 class InProcessController:
-    """``serve()`` on a named thread; ``start()`` returns once the caches have synced."""
+    """``Manager.start`` on a named thread; ``start()`` returns once the caches have synced."""
 
     def __init__(self, kubeconfig: str, *flags: str, name: str = "controller") -> None:
-        self.args = build_parser().parse_args(["--kubeconfig", kubeconfig, *COMMON_FLAGS, *flags])
+        self.options = parse_options(["--kubeconfig", kubeconfig, *COMMON_FLAGS, *flags])
         cfg = load_client_configuration(kubeconfig, "")
         self.rest = RESTClient(
             client.ApiClient(cfg),
-            qps=self.args.kube_api_qps,
-            burst=self.args.kube_api_burst,
+            qps=self.options.kube_api_qps,
+            burst=self.options.kube_api_burst,
             user_agent=USER_AGENT,
         )
         self.host = cfg.host  # for check_api's messages
         self.registry = CollectorRegistry()  # this instance's metrics only
-        self.process = Process(self.args.leader_elect)  # what serve() exposes: the controller
+        self.manager = Manager(self.options, self.rest, self.registry)  # exposes the controller
         self.stop = threading.Event()  # set by shutdown()
-        self.exit_code: int | None = None  # serve()'s result, once it returned
-        self.error: BaseException | None = None  # what serve() raised, if it did
+        self.exit_code: int | None = None  # Manager.start's result, once it returned
+        self.error: BaseException | None = None  # what Manager.start raised, if it did
         self.thread = threading.Thread(target=self._serve, name=f"{name}-under-test", daemon=True)
 
     def _serve(self) -> None:
         try:
-            self.exit_code = serve(
-                self.args, self.rest, self.stop, registry=self.registry, process=self.process
-            )
+            self.exit_code = self.manager.start(self.stop)
         except BaseException as err:  # noqa: BLE001 - reported by start()/shutdown()
             self.error = err
             raise
 
     @property
     def controller(self) -> Any:
-        return self.process.parts.get("controller")
+        return self.manager.controller
 
     def start(self, timeout: float = 60.0) -> InProcessController:
         check_api(self.rest, self.host)

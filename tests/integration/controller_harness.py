@@ -1,7 +1,7 @@
 """A running controller against kubesim, for the controller's integration tests.
 
-``ControllerHarness`` runs the CLI's ``run()`` against the test's kubesim in a thread with its own
-stop event and metrics registry, and offers small helpers to read objects. Tests wait for
+``ControllerHarness`` runs ``controller.manager.run`` against the test's kubesim in a thread with
+its own stop event and metrics registry, and offers small helpers to read objects. Tests wait for
 conditions with ``tests.helpers.wait_for`` (polls with deadlines, never fixed sleeps).
 """
 
@@ -14,8 +14,9 @@ from prometheus_client import CollectorRegistry
 
 from client.errors import APIError
 from client.rest import RESTClient, resource_path
-from controller.__main__ import build_parser, run
+from controller.cli import parse_options
 from controller.foo_controller import DEPLOYMENT_GVR, FOO_GVR
+from controller.manager import run
 from kubesim import KubeSim
 
 
@@ -47,14 +48,14 @@ class ControllerHarness:
         self.registry = CollectorRegistry()
         self.stop = threading.Event()
         self.ready = threading.Event()
-        self.args = build_parser().parse_args(["--kube-api-qps", "0", *flags])
+        self.options = parse_options(["--kube-api-qps", "0", *flags])
         self._rest = RESTClient(sim.new_api_client(), user_agent="sample-controller-py/test")
         self.exit_code: int | None = None
         self.thread = threading.Thread(target=self._run, name="controller-under-test", daemon=True)
 
     def _run(self) -> None:
         self.exit_code = run(
-            self.args, self._rest, self.stop, registry=self.registry, ready=self.ready
+            self.options, self._rest, self.stop, registry=self.registry, ready=self.ready
         )
 
     def start(self) -> ControllerHarness:

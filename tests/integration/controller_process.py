@@ -28,7 +28,7 @@ from kubesim import KubeSim
 from tests.helpers import ROOT
 
 LEASES = ("coordination.k8s.io", "leases")  # kubesim storage key of Leases
-USER_AGENT = "sample-controller-py/0.1.0"  # controller.__main__.USER_AGENT: what the process sends
+USER_AGENT = "sample-controller-py/0.1.0"  # controller.manager.USER_AGENT: what the process sends
 
 # Leader election timings small enough for tests, with client-go's ordering
 # (lease > renew deadline > 1.2 x retry period).

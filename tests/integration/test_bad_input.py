@@ -233,7 +233,7 @@ def test_deployment_owned_by_someone_else_is_never_touched_and_retried_with_back
         message="the foreign Deployment's status",
     )
     created = h.create_foo(foo("collider", deployment_name="taken", replicas=5))
-    controller = h.parts["controller"]
+    controller = h.parts.controller
     key = f"{NS}/collider"
 
     # retried with a doubling backoff: 5 ms, 10 ms, 20 ms ... (sample-controller's limiter)
@@ -307,7 +307,7 @@ def test_retries_end_when_the_colliding_foo_is_deleted(h, sim, caplog, escaped):
         },
     )
     h.create_foo(foo("quitter", deployment_name="taken2"))
-    controller = h.parts["controller"]
+    controller = h.parts.controller
     key = f"{NS}/quitter"
     wait_for(lambda: controller.workqueue.num_requeues(key) >= 3, message="retries")
     h.delete_foo("quitter")
@@ -325,7 +325,7 @@ def test_foo_deleted_during_its_reconcile(h, sim, caplog, escaped):  # noqa: F81
     # the Foo goes; the Deployment is then created for an owner that no longer exists.
     slow = sim.faults.add_latency(0.5, verbs=["create"], resources=["deployments"])
     created = h.create_foo(foo("fleeting", replicas=2))
-    controller = h.parts["controller"]
+    controller = h.parts.controller
     wait_for(lambda: controller.longest_running_sync() > 0.05, message="the sync in flight")
     h.delete_foo("fleeting")
     wait_for(
@@ -337,7 +337,7 @@ def test_foo_deleted_during_its_reconcile(h, sim, caplog, escaped):  # noqa: F81
     wait_for(lambda: h.deployment_or_none("fleeting") is None, message="no orphan Deployment")
     wait_for(lambda: (h.metric("workqueue_depth", {"name": "foo"}) or 0) == 0, message="idle")
     assert h.deployment_or_none("fleeting") is None
-    assert h.parts["deployment_informer"].lister().list() == []
+    assert h.parts.deployment_informer.lister().list() == []
     created_logs = messages(caplog, "creating deployment", key=f"{NS}/fleeting")
     assert len(created_logs) == 1
     # the status write met a 404 and was dropped quietly: a success, not an error to retry
@@ -413,7 +413,7 @@ def test_foo_with_a_1mib_annotation_flows_through(h, sim, caplog, escaped):  # n
     body["metadata"]["annotations"] = {"example.com/blob": big}
     h.create_foo(body)
     wait_for(ready(h, "big", 3), message="the big Foo converged")
-    cached = h.parts["foo_informer"].lister().get(NS, "big")
+    cached = h.parts.foo_informer.lister().get(NS, "big")
     assert cached["metadata"]["annotations"]["example.com/blob"] == big
     assert h.get_deployment("big")["spec"]["replicas"] == 3
     # and after a relist (the list path, not the watch), it is still whole
@@ -421,7 +421,7 @@ def test_foo_with_a_1mib_annotation_flows_through(h, sim, caplog, escaped):  # n
     sim.faults.close_watches()
     h.patch_foo("big", {"spec": {"replicas": 4}})
     wait_for(ready(h, "big", 4), message="scaled after the relist")
-    assert h.parts["foo_informer"].lister().get(NS, "big")["metadata"]["annotations"] == {
+    assert h.parts.foo_informer.lister().get(NS, "big")["metadata"]["annotations"] == {
         "example.com/blob": big
     }
     clean_logs(caplog, escaped)
@@ -439,6 +439,6 @@ def test_unknown_fields_are_pruned(h, caplog, escaped):  # noqa: F811
     assert patched["spec"] == {"deploymentName": "odd", "replicas": 3}
     f = wait_for(ready(h, "odd", 3), message="converged")
     assert set(f["status"]) == {"availableReplicas", "observedGeneration", "conditions"}
-    cached = h.parts["foo_informer"].lister().get(NS, "odd")
+    cached = h.parts.foo_informer.lister().get(NS, "odd")
     assert "bogus" not in cached["spec"] and "extra" not in cached
     clean_logs(caplog, escaped)

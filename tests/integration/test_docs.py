@@ -13,7 +13,7 @@ changed flag or a reworded log line that leaves a doc behind fails the suite:
   must exist, and every `kubectl` command runs against kubesim with the controller running as
   the walkthrough starts it, transcripts compared line by line;
 - blocks marked `<!-- checked against: make demo -->` or `<!-- checked against: --trace -->`
-  hold log lines that must appear in a real `python -m controller.demo` run or in the trace
+  hold log lines that must appear in a real `python -m demo` run or in the trace
   of those kubectl commands (timestamps, resourceVersions, durations and ports masked);
 - the Mermaid diagram, docs/architecture.dot and the committed docs/architecture.svg must show
   the same components and flows.
@@ -45,9 +45,10 @@ from typing import Any
 import pytest
 
 from client.rest import RESTClient, resource_path
-from controller.__main__ import build_parser, run
+from controller.cli import parse_options
 from controller.foo_controller import FOO_GVR
 from controller.logs import TextFormatter
+from controller.manager import run
 from tests.helpers import ROOT, wait_for
 
 pytestmark = pytest.mark.kubesim(deployment_status_delay=0.2)
@@ -248,7 +249,7 @@ def check_static(cmd: str) -> str | None:
             return None
         if module == "controller":
             try:
-                build_parser().parse_args(args)
+                parse_options(args)
             except SystemExit:
                 return f"sample-controller does not accept {args}"
             return None
@@ -340,7 +341,7 @@ def live_run(shared_sim, tmp_path_factory) -> Iterator[dict]:
     demo_log = tmp_path_factory.mktemp("demo") / "demo.txt"
     with open(demo_log, "w") as sink:
         demo = subprocess.Popen(
-            [sys.executable, "-m", "controller.demo"],
+            [sys.executable, "-m", "demo"],
             cwd=ROOT,
             stdout=sink,
             stderr=subprocess.STDOUT,
@@ -359,11 +360,11 @@ def live_run(shared_sim, tmp_path_factory) -> Iterator[dict]:
         sim = shared_sim
         with tempfile.TemporaryDirectory(prefix="test-docs-") as tmp:
             kubeconfig = str(sim.write_kubeconfig(Path(tmp) / "kubeconfig"))
-            args = build_parser().parse_args(controller_args_from_walkthrough())
+            options = parse_options(controller_args_from_walkthrough())
             rest = RESTClient(
                 sim.new_api_client(),
-                qps=args.kube_api_qps,
-                burst=args.kube_api_burst,
+                qps=options.kube_api_qps,
+                burst=options.kube_api_burst,
                 user_agent="sample-controller-py/test-docs",
             )
             api = RESTClient(sim.new_api_client())
@@ -372,7 +373,7 @@ def live_run(shared_sim, tmp_path_factory) -> Iterator[dict]:
 
             thread = threading.Thread(
                 target=run,
-                args=(args, rest, stop),
+                args=(options, rest, stop),
                 kwargs={"registry": CollectorRegistry(), "ready": ready},
                 name="controller-under-doc-test",
                 daemon=True,

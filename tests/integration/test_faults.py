@@ -45,8 +45,8 @@ import client.wait
 import informer.reflector
 from client.errors import APIError, TransportError
 from client.rest import resource_path
-from controller.__main__ import run
 from controller.foo_controller import FOO_GVR
+from controller.manager import Components, run
 from kubesim import KubeSim
 from tests.helpers import wait_for
 from tests.integration.controller_harness import ControllerHarness, foo
@@ -83,17 +83,20 @@ class FaultHarness(ControllerHarness):
 
     def __init__(self, sim: KubeSim, *flags: str) -> None:
         super().__init__(sim, *flags)
-        self.parts: dict[str, Any] = {}  # foo_informer, deployment_informer, controller
+        self.parts: Components | None = None  # foo_informer, deployment_informer, controller
 
     def _run(self) -> None:
         self.exit_code = run(
-            self.args,
+            self.options,
             self._rest,
             self.stop,
             registry=self.registry,
             ready=self.ready,
-            on_start=self.parts.update,
+            on_start=self._started,
         )
+
+    def _started(self, parts: Components) -> None:
+        self.parts = parts
 
 
 class Chaos:
@@ -280,7 +283,7 @@ def cache_problems(sim: KubeSim, h: FaultHarness) -> list[str]:
             f"{o['metadata']['namespace']}/{o['metadata']['name']}": o["metadata"][
                 "resourceVersion"
             ]
-            for o in h.parts[informer_name].lister().list()
+            for o in getattr(h.parts, informer_name).lister().list()
         }
         stale = sorted(set(cache) - set(server))
         missing = sorted(set(server) - set(cache))
@@ -407,7 +410,7 @@ def run_case(
         )
         assert unexpected_log_records(caplog.records, case.allowed) == []
         assert escaped == []
-        assert h.parts["controller"].workers_alive() == case.workers
+        assert h.parts.controller.workers_alive() == case.workers
         return h
     finally:
         if chaos is not None:

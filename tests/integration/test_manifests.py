@@ -21,8 +21,7 @@ import pytest
 import yaml
 
 from client.rest import RESTClient
-from controller.__main__ import build_parser
-from controller.health import parse_bind_address
+from controller.cli import build_parser, parse_options
 from kubesim import KubeSim
 from tests.helpers import CRD, ROOT
 
@@ -98,11 +97,12 @@ def test_deployment_is_hardened_and_wired_to_the_cli(rendered):
     )
 
     # The args are the CLI's: parse them with its own parser.
-    args = build_parser().parse_args(c["args"])
-    assert args.leader_elect
+    options = parse_options(c["args"])
+    assert options.leader_elect
     ports = {p["name"]: p["containerPort"] for p in c["ports"]}
-    assert ports["metrics"] == parse_bind_address(args.metrics_bind_address)[1] == 8080
-    probe_port = parse_bind_address(args.health_probe_bind_address)[1]
+    assert options.metrics_bind_address is not None and options.health_probe_bind_address
+    assert ports["metrics"] == options.metrics_bind_address[1] == 8080
+    probe_port = options.health_probe_bind_address[1]
     assert probe_port == 8081
 
     def port_of(probe: dict) -> int:
@@ -114,12 +114,12 @@ def test_deployment_is_hardened_and_wired_to_the_cli(rendered):
     assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"
     assert port_of(c["readinessProbe"]) == probe_port
     # The kubelet's SIGKILL comes after our whole graceful shutdown.
-    assert pod["terminationGracePeriodSeconds"] > args.graceful_shutdown_timeout
+    assert pod["terminationGracePeriodSeconds"] > options.graceful_shutdown_timeout
 
     # Lease namespace from the downward API (--leader-elect-namespace defaults to it).
     [env] = [e for e in c["env"] if e["name"] == "POD_NAMESPACE"]
     assert env["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.namespace"
-    assert not args.leader_elect_namespace
+    assert not options.leader_elect_namespace
 
     # Restricted Pod Security Standard.
     psc, csc = pod["securityContext"], c["securityContext"]
@@ -163,7 +163,7 @@ def test_bindings_point_at_the_service_account(rendered):
         assert binding["roleRef"]["name"] == one(rendered, role_kind)["metadata"]["name"]
     # the lease Role's resourceNames follow the CLI's default lease name
     role = one(rendered, "Role")
-    default_lease = build_parser().parse_args([]).leader_elect_lease_name
+    default_lease = parse_options([]).leader_elect_lease_name
     named = [r for r in role["rules"] if r.get("resourceNames")]
     assert named and all(r["resourceNames"] == [default_lease] for r in named)
 

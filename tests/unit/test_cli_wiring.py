@@ -1,8 +1,9 @@
-"""controller.__main__.run wires the flags into the informers (no API server needed)."""
+"""controller.manager.run wires the flags into the informers (no API server needed)."""
 
 import threading
 
-import controller.__main__ as cli
+import controller.manager as manager
+from controller.cli import parse_options
 from informer.transforms import transform_strip_managed_fields
 
 
@@ -33,13 +34,13 @@ class FakeInformer:
 
 def run_with(monkeypatch, *flags):
     RecordingFactory.made = []
-    monkeypatch.setattr(cli, "SharedInformerFactory", RecordingFactory)
-    args = cli.build_parser().parse_args(["--resync-period", "1m30s", *flags])
+    monkeypatch.setattr(manager, "SharedInformerFactory", RecordingFactory)
+    options = parse_options(["--resync-period", "1m30s", *flags])
     stop = threading.Event()
     stop.set()  # run returns at once: the caches never sync
     from prometheus_client import CollectorRegistry
 
-    assert cli.run(args, rest=None, stop=stop, registry=CollectorRegistry()) == 0
+    assert manager.run(options, rest=None, stop=stop, registry=CollectorRegistry()) == 0
     return [f.kwargs for f in RecordingFactory.made]
 
 

@@ -1,8 +1,8 @@
-"""``make demo``: the controller at work against the embedded API server, narrated.
+"""The story ``make demo`` tells: the controller against kubesim, step by step.
 
 No cluster needed: it starts kubesim (with its stand-in for the deployment controller, which
 marks replicas available after a moment), installs the Foo CRD, starts the controller exactly as
-``sample-controller --kubeconfig`` would, and then walks through what a user does:
+``sample-controller --kubeconfig <file> --trace`` would, and then walks through what a user does:
 
 1. create ``manifests/example-foo.yaml`` and watch the Deployment and the status appear;
 2. scale the Foo;
@@ -10,7 +10,7 @@ marks replicas available after a moment), installs the Foo CRD, starts the contr
 4. create a Foo whose Deployment name is taken by someone else's Deployment;
 5. delete the Foo and watch the garbage collector remove its Deployment.
 
-Each step prints the path a change takes, in plain lines:
+Each step prints the path a change takes, in plain lines (``demo.narration`` makes them):
 
     watch    Foo default/example-foo ADDED (rv 12)            the informer saw a change
     queue    add default/example-foo                          a handler enqueued its key
@@ -30,188 +30,33 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
 from kubernetes import client
+from prometheus_client import CollectorRegistry
 
 from client.config import load_client_configuration
 from client.errors import APIError
 from client.rest import RESTClient, resource_path
-from controller.__main__ import USER_AGENT, build_parser, check_api, run
+from controller.cli import parse_options
+from controller.manager import USER_AGENT, Components, check_api, run
+from demo.narration import (
+    DEPLOYMENTS,
+    FOOS,
+    Narrator,
+    RequestTap,
+    elapsed,
+    headline,
+    print_lines,
+    print_tables,
+    say,
+    table,
+    tap_queue,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
-FOOS = ("samplecontroller.k8s.io", "v1alpha1", "foos")
-DEPLOYMENTS = ("apps", "v1", "deployments")
-
-_start = time.monotonic()
-_print_lock = threading.Lock()
-
-
-def say(kind: str, text: str) -> None:
-    with _print_lock:
-        print(f"  {time.monotonic() - _start:6.2f}s  {kind:<7} {text}", flush=True)
-
-
-def headline(text: str) -> None:
-    with _print_lock:
-        print(f"\n== {text}", flush=True)
-
-
-class Narrator(logging.Handler):
-    """Turns the controller's structured log records into the demo's ``sync`` lines (no
-    client-go twin: part of the demo)."""
-
-    INTERESTING = {
-        "creating deployment": lambda r: f"{r.key}: creating deployment {r.deployment}",
-        "updating deployment replicas": lambda r: (
-            f"{r.key}: deployment {r.deployment} has {r.was} replicas, want {r.replicas}: updating"
-        ),
-        "successfully synced": lambda r: f"{r.key}: synced in {float(r.duration) * 1000:.2f} ms",
-        "error syncing, requeuing": lambda r: (
-            f"{r.key}: error, retry #{r.requeues} with backoff: {r.error}"
-        ),
-        "foo no longer exists": lambda r: f"{r.key}: Foo is gone, nothing to do",
-    }
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.getMessage() == "event":
-            say(
-                "event",
-                f"{record.type} {record.reason} on {record.kind} {record.object}: "
-                f"{record.event_message}",
-            )
-            return
-        render = self.INTERESTING.get(record.getMessage())
-        if render is not None:
-            try:
-                say("sync", render(record))
-            except AttributeError:
-                pass
-
-
-class RequestTap(threading.Thread):
-    """Prints each write the controller makes, from kubesim's request log (no client-go twin:
-    part of the demo)."""
-
-    def __init__(self, sim: Any, stop: threading.Event) -> None:
-        super().__init__(name="demo-request-tap", daemon=True)
-        self.sim, self.stop, self.seen = sim, stop, 0
-
-    def run(self) -> None:
-        while not self.stop.wait(0.02):
-            log = self.sim.request_log
-            for r in log[self.seen :]:
-                if r.user_agent == USER_AGENT and r.verb in ("create", "update", "patch", "delete"):
-                    target = f"{r.namespace}/{r.name}" if r.name else r.namespace
-                    say("api", f"{r.verb.upper():<6} {r.resource} {target} -> {r.code}")
-            self.seen = len(log)
-
-
-def watch_tap(informer: Any, kind: str) -> None:
-    """A second handler on the controller's own shared informer: sharing in action."""
-    from informer.shared_informer import ResourceEventHandlerFuncs
-
-    def show(verb: str) -> Callable[..., None]:
-        def handler(*objs: Any) -> None:
-            obj = objs[-1]
-            obj = getattr(obj, "obj", obj)  # a tombstone carries the last known object
-            meta = obj.get("metadata", {}) if isinstance(obj, dict) else {}
-            if (
-                verb == "MODIFIED"
-                and len(objs) == 2
-                and (objs[0]["metadata"].get("resourceVersion") == meta.get("resourceVersion"))
-            ):
-                return  # a resync, not a change
-            say(
-                "watch",
-                f"{kind} {meta.get('namespace')}/{meta.get('name')} {verb} "
-                f"(rv {meta.get('resourceVersion')})",
-            )
-
-        return handler
-
-    informer.add_event_handler(
-        ResourceEventHandlerFuncs(
-            add_func=show("ADDED"), update_func=show("MODIFIED"), delete_func=show("DELETED")
-        )
-    )
-
-
-def queue_tap(controller: Any) -> None:
-    """Show each key the event handlers put on the workqueue."""
-    add = controller.workqueue.add
-
-    def narrated_add(key: str) -> None:
-        say("queue", f"add {key}")
-        add(key)
-
-    controller.workqueue.add = narrated_add  # handlers call self.workqueue.add(key)
-
-
-def age(timestamp: str | None) -> str:
-    if not timestamp:
-        return "<unknown>"
-    created = datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    seconds = int((datetime.now(UTC) - created).total_seconds())
-    return f"{seconds}s" if seconds < 120 else f"{seconds // 60}m"
-
-
-def table(rows: list[list[str]]) -> str:
-    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join(
-        "    " + "   ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-        for r in rows
-    )
-
-
-def print_tables(api: RESTClient) -> None:
-    foos = api.request("GET", resource_path(*FOOS, "default"))["items"]
-    rows = [["NAME", "DEPLOYMENT", "DESIRED", "AVAILABLE", "READY", "AGE"]]
-    for f in foos:
-        status = f.get("status") or {}
-        ready = next(
-            (c["status"] for c in status.get("conditions") or [] if c["type"] == "Ready"), ""
-        )
-        rows.append(
-            [
-                f["metadata"]["name"],
-                f["spec"].get("deploymentName", ""),
-                f["spec"].get("replicas", ""),
-                status.get("availableReplicas", ""),
-                ready,
-                age(f["metadata"].get("creationTimestamp")),
-            ]
-        )
-    deps = api.request("GET", resource_path(*DEPLOYMENTS, "default"))["items"]
-    drows = [["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "OWNER", "AGE"]]
-    for d in deps:
-        st = d.get("status") or {}
-        owner = next(
-            (
-                f"Foo/{o['name']}"
-                for o in d["metadata"].get("ownerReferences") or []
-                if o.get("controller")
-            ),
-            "<none>",
-        )
-        drows.append(
-            [
-                d["metadata"]["name"],
-                f"{st.get('readyReplicas', 0)}/{d['spec'].get('replicas', 1)}",
-                st.get("updatedReplicas", 0),
-                st.get("availableReplicas", 0),
-                owner,
-                age(d["metadata"].get("creationTimestamp")),
-            ]
-        )
-    with _print_lock:
-        print("\n  $ kubectl get foos")
-        print(table(rows) if len(rows) > 1 else "    No resources found in default namespace.")
-        print("  $ kubectl get deployments")
-        print(table(drows) if len(drows) > 1 else "    No resources found in default namespace.")
 
 
 def wait_for(what: str, predicate: Callable[[], Any], timeout: float = 15.0) -> Any:
@@ -230,9 +75,7 @@ def wait_for(what: str, predicate: Callable[[], Any], timeout: float = 15.0) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m controller.demo", description=__doc__.split("\n")[0]
-    )
+    parser = argparse.ArgumentParser(prog="python -m demo", description=__doc__.split("\n")[0])
     parser.add_argument(
         "--status-delay",
         type=float,
@@ -263,27 +106,27 @@ def main(argv: list[str] | None = None) -> int:
         say("setup", "installed crds/foo-crd.yaml (foos.samplecontroller.k8s.io)")
 
         headline("starting the controller: sample-controller --kubeconfig " + kubeconfig)
-        args = build_parser().parse_args(["--kubeconfig", kubeconfig, "--resync-period", "30s"])
+        # --trace: its "informer" records are the watch lines (see demo.narration)
+        options = parse_options(["--kubeconfig", kubeconfig, "--resync-period", "30s", "--trace"])
         rest = RESTClient(
             client.ApiClient(load_client_configuration(kubeconfig)),
-            qps=args.kube_api_qps,
-            burst=args.kube_api_burst,
+            qps=options.kube_api_qps,
+            burst=options.kube_api_burst,
             user_agent=USER_AGENT,
         )
         check_api(rest, sim.url)
         stop, ready = threading.Event(), threading.Event()
-        from prometheus_client import CollectorRegistry
-
-        holder: dict[str, Any] = {}
+        started: list[Components] = []
+        exit_codes: list[int] = []
         runner = threading.Thread(
-            target=lambda: holder.update(
-                code=run(
-                    args,
+            target=lambda: exit_codes.append(
+                run(
+                    options,
                     rest,
                     stop,
                     registry=CollectorRegistry(),
                     ready=ready,
-                    on_start=holder.update,
+                    on_start=started.append,
                 )
             ),
             name="controller",
@@ -292,9 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         runner.start()
         if not ready.wait(15):
             raise SystemExit("demo: controller caches did not sync")
-        queue_tap(holder["controller"])
-        watch_tap(holder["foo_informer"], "Foo")
-        watch_tap(holder["deployment_informer"], "Deployment")
+        tap_queue(started[0].controller)
         RequestTap(sim, stop).start()
         say("setup", "caches synced, 2 workers running")
 
@@ -423,20 +264,15 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(
                 [e["type"], e["reason"], f"foo/{io['name']}", e.get("count", 1), e["message"]]
             )
-        with _print_lock:  # watch lines from other threads must not land inside the table
-            print(table(rows))
+        print_lines(table(rows))  # in one piece: no watch line lands inside the table
 
         headline("shutting down (as on SIGTERM: drain the queue, flush events)")
         stop.set()
         runner.join(35)
-        if runner.is_alive() or holder.get("code") != 0:
+        if runner.is_alive() or exit_codes != [0]:
             print("demo: controller did not stop cleanly", file=sys.stderr)
             return 1
-        say(
-            "done",
-            f"controller exited {holder['code']}; demo finished in "
-            f"{time.monotonic() - _start:.1f}s",
-        )
+        say("done", f"controller exited {exit_codes[0]}; demo finished in {elapsed():.1f}s")
     return 0
 
 

@@ -1,0 +1,342 @@
+"""The command line: sample-controller's flags, checked, and turned into ``Options``.
+
+sample-controller twin: the ``flag`` definitions of main.go (``-kubeconfig``, ``-master``),
+with controller-runtime's and component-base's flags beside them (``--metrics-bind-address``,
+``--health-probe-bind-address``, ``--leader-elect*``, ``--kube-api-qps``/``burst``, ``-v``).
+
+Flags fail fast. A value the process could not run with, or a combination of values that
+cannot work together, ends the process before it does anything, with exit status 2 and one
+line that names the flag and the rule::
+
+    sample-controller: error: argument --workers: must be at least 1 (got 0)
+
+The rules are client-go's where it has them: ``NewLeaderElector``'s ordering of lease duration,
+renew deadline and retry period, the clientset's "burst is required to be greater than 0 when
+QPS is above 0", and apimachinery's DNS-1123 names for namespaces and the Lease. Whether the
+kubeconfig exists or the server answers is not a flag's syntax: the manager reports those at
+start-up (exit status 1), as sample-controller does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import fields
+from typing import NoReturn, TypeVar
+
+from client.labels import SelectorParseError, parse_selector
+from controller.durations import format_duration, parse_duration
+from controller.health import parse_bind_address
+from controller.options import BindAddress, Options
+from tools.leaderelection.leaderelection import JITTER_FACTOR
+
+__all__ = ["build_parser", "options_from_args", "parse_options"]
+
+PROG = "sample-controller"
+
+T = TypeVar("T")
+
+# apimachinery's validation.IsDNS1123Label / IsDNS1123Subdomain
+_DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_LABEL_RE = re.compile(rf"^{_DNS1123_LABEL}$")
+_DNS1123_SUBDOMAIN_RE = re.compile(rf"^{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*$")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with errors on one line: the flag and the rule, no usage block (the usage is
+    one ``--help`` away, and a log collector keeps one line together)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+# -- values: each type function checks one flag's value on its own ---------------------------
+
+
+def _checked(
+    convert: Callable[[str], T], rule: Callable[[T], bool], says: str
+) -> Callable[[str], T]:
+    """An argparse type: ``convert`` the text, then require ``rule`` ("must ``says``")."""
+
+    def parse(text: str) -> T:
+        value = convert(text)
+        if not rule(value):
+            raise argparse.ArgumentTypeError(f"must {says} (got {text})")
+        return value
+
+    parse.__name__ = convert.__name__  # argparse names the type in "invalid <type> value"
+    return parse
+
+
+def duration(text: str) -> float:
+    """A Go duration (``30s``, ``1m30s``, ``500ms``) in seconds."""
+    try:
+        return parse_duration(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def number(text: str) -> float:
+    """A finite float (``nan`` and ``inf`` are not a rate)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number (got {text})")
+    return value
+
+
+def selector(text: str) -> str:
+    """A label selector, checked by parsing it; kept as text for the LIST requests."""
+    try:
+        parse_selector(text)
+    except SelectorParseError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text
+
+
+def bind_address(text: str) -> BindAddress | None:
+    """``host:port``, ``:port`` or ``0`` (off), with the port in 0-65535."""
+    try:
+        return parse_bind_address(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def dns_label(text: str) -> str:
+    """A namespace name, or empty (apimachinery ``IsDNS1123Label``)."""
+    if text and (len(text) > 63 or not _DNS1123_LABEL_RE.match(text)):
+        raise argparse.ArgumentTypeError(
+            f"must be a namespace name (at most 63 lowercase letters, digits and '-', "
+            f"starting and ending with a letter or digit), got {text!r}"
+        )
+    return text
+
+
+def dns_subdomain(text: str) -> str:
+    """An object name such as a Lease's (apimachinery ``IsDNS1123Subdomain``)."""
+    if not text or len(text) > 253 or not _DNS1123_SUBDOMAIN_RE.match(text):
+        raise argparse.ArgumentTypeError(
+            f"must be an object name (lowercase letters, digits, '-' and '.', at most 253, "
+            f"starting and ending with a letter or digit), got {text!r}"
+        )
+    return text
+
+
+at_least_one = _checked(int, lambda v: v >= 1, "be at least 1")
+not_negative_int = _checked(int, lambda v: v >= 0, "not be negative")
+not_negative_number = _checked(number, lambda v: v >= 0, "not be negative")
+not_negative_duration = _checked(duration, lambda v: v >= 0, "not be negative")
+positive_duration = _checked(duration, lambda v: v > 0, "be greater than zero")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Every flag with its default and help; the values are checked one by one here, the
+    combinations in ``parse_options``."""
+    p = _Parser(
+        prog=PROG,
+        description="Keeps a Deployment for every Foo (samplecontroller.k8s.io/v1alpha1).",
+    )
+    p.add_argument(
+        "--kubeconfig",
+        "-kubeconfig",
+        default="",
+        help="Path to a kubeconfig. Only required if out-of-cluster.",
+    )
+    p.add_argument(
+        "--master",
+        "-master",
+        default="",
+        help="The address of the Kubernetes API server. Overrides any value in "
+        "kubeconfig. Only required if out-of-cluster.",
+    )
+    p.add_argument(
+        "--namespace",
+        default="",
+        type=dns_label,
+        help="Only watch Foos and Deployments in this namespace (default: all).",
+    )
+    p.add_argument(
+        "--foo-selector",
+        default="",
+        type=selector,
+        help="Label selector for the Foos this instance handles, to shard Foos "
+        "across several controllers (e.g. 'shard=a').",
+    )
+    p.add_argument("--workers", type=at_least_one, default=2, help="Worker threads (default 2).")
+    p.add_argument(
+        "--resync-period",
+        type=not_negative_duration,
+        default=30.0,
+        metavar="DURATION",
+        help="Informer resync period, Go syntax (default 30s).",
+    )
+    p.add_argument(
+        "--fifo",
+        choices=("real", "delta"),
+        default="real",
+        help="Informer queue: client-go's RealFIFO (default) or the classic DeltaFIFO.",
+    )
+    p.add_argument(
+        "--kube-api-qps",
+        type=not_negative_number,
+        default=20.0,
+        help="Client-side requests per second to the API server; 0 disables the "
+        "limit (default 20).",
+    )
+    p.add_argument(
+        "--kube-api-burst",
+        type=not_negative_int,
+        default=30,
+        help="Client-side burst of requests (default 30).",
+    )
+    p.add_argument(
+        "--strip-managed-fields",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="Drop metadata.managedFields before objects are cached: the controller "
+        "never reads them and they are most of a cached object's memory "
+        "(default on).",
+    )
+    p.add_argument(
+        "--graceful-shutdown-timeout",
+        type=not_negative_duration,
+        default=30.0,
+        metavar="DURATION",
+        help="How long in-flight work may take after SIGTERM (default 30s).",
+    )
+    p.add_argument(
+        "--metrics-bind-address",
+        type=bind_address,
+        default=":8080",
+        help="Address of the /metrics endpoint, host:port or :port; 0 disables it (default :8080).",
+    )
+    p.add_argument(
+        "--health-probe-bind-address",
+        type=bind_address,
+        default=":8081",
+        help="Address of /healthz and /readyz; 0 disables them (default :8081).",
+    )
+    p.add_argument(
+        "--leader-elect",
+        action="store_true",
+        help="Run only while holding a Lease, so several replicas can run with one "
+        "active (off by default for local runs; on in manifests/).",
+    )
+    p.add_argument(
+        "--leader-elect-lease-name",
+        type=dns_subdomain,
+        default="sample-controller",
+        help="Name of the Lease (default sample-controller).",
+    )
+    p.add_argument(
+        "--leader-elect-namespace",
+        type=dns_label,
+        default="",
+        help="Namespace of the Lease (default: the pod's namespace, else default).",
+    )
+    p.add_argument(
+        "--leader-elect-lease-duration",
+        type=positive_duration,
+        default=15.0,
+        metavar="DURATION",
+        help="How long a lease holds without renewal (default 15s).",
+    )
+    p.add_argument(
+        "--leader-elect-renew-deadline",
+        type=positive_duration,
+        default=10.0,
+        metavar="DURATION",
+        help="How long the leader retries renewing before giving up (default 10s).",
+    )
+    p.add_argument(
+        "--leader-elect-retry-period",
+        type=positive_duration,
+        default=2.0,
+        metavar="DURATION",
+        help="Time between leader election attempts (default 2s).",
+    )
+    p.add_argument("--log-format", choices=("text", "json"), default="text")
+    p.add_argument(
+        "--trace",
+        action="store_true",
+        help="Log the path of every change, one line per step: informer "
+        "notification, owner lookup, enqueue, dequeue, writes, result "
+        "(for learning; see docs/walkthrough.md).",
+    )
+    p.add_argument(
+        "-v",
+        "--v",
+        dest="verbosity",
+        type=not_negative_int,
+        default=0,
+        help="Log verbosity: 0 default, 4 debug (every event and key).",
+    )
+    return p
+
+
+# -- combinations: rules between flags, checked once every value is valid on its own ----------
+
+
+def combination_errors(options: Options) -> list[str]:
+    """What is wrong between flags, one sentence each (empty when they fit together)."""
+    o = options
+    errors = []
+    # client-go NewLeaderElector: the leader must give up renewing before the lease runs out
+    # (else two leaders), and must be able to retry at least once within the deadline. Checked
+    # without --leader-elect too: the values are wrong either way, and turning leader election
+    # on later must not be the moment they fail.
+    if o.leader_elect_lease_duration <= o.leader_elect_renew_deadline:
+        errors.append(
+            f"--leader-elect-lease-duration ({format_duration(o.leader_elect_lease_duration)}) "
+            f"must be greater than --leader-elect-renew-deadline "
+            f"({format_duration(o.leader_elect_renew_deadline)})"
+        )
+    elif o.leader_elect_renew_deadline <= JITTER_FACTOR * o.leader_elect_retry_period:
+        errors.append(
+            f"--leader-elect-renew-deadline ({format_duration(o.leader_elect_renew_deadline)}) "
+            f"must be greater than {JITTER_FACTOR:g} x --leader-elect-retry-period "
+            f"({format_duration(o.leader_elect_retry_period)})"
+        )
+    # client-go's clientset: a token bucket of size 0 would never let a request through.
+    if o.kube_api_qps > 0 and o.kube_api_burst < 1:
+        errors.append(
+            f"--kube-api-burst must be at least 1 when --kube-api-qps is above 0 "
+            f"(got burst {o.kube_api_burst}, qps {o.kube_api_qps:g})"
+        )
+    metrics, probes = o.metrics_bind_address, o.health_probe_bind_address
+    if metrics is not None and probes is not None and _same_listener(metrics, probes):
+        errors.append(
+            "--metrics-bind-address and --health-probe-bind-address must differ "
+            f"(both {_render(metrics)}): two servers cannot listen on one port"
+        )
+    return errors
+
+
+def _same_listener(a: BindAddress, b: BindAddress) -> bool:
+    """Two addresses that cannot both be bound: one port (not 0: any free port), and hosts
+    that overlap (equal, or one of them every interface)."""
+    (host_a, port_a), (host_b, port_b) = a, b
+    wildcard = ("", "0.0.0.0", "::")
+    return port_a == port_b != 0 and (host_a == host_b or host_a in wildcard or host_b in wildcard)
+
+
+def _render(address: BindAddress) -> str:
+    host, port = address
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def options_from_args(args: argparse.Namespace) -> Options:
+    """The typed ``Options`` of parsed flags (each flag's ``dest`` is the field's name)."""
+    return Options(**{f.name: getattr(args, f.name) for f in fields(Options)})
+
+
+def parse_options(argv: Sequence[str] | None = None) -> Options:
+    """Parse and check ``argv`` (default ``sys.argv[1:]``); on any invalid value or
+    combination, print one line and exit with status 2 (``SystemExit``), as argparse does."""
+    parser = build_parser()
+    options = options_from_args(parser.parse_args(argv))
+    errors = combination_errors(options)
+    if errors:
+        parser.error(errors[0])  # one line; the next one shows once this one is fixed
+    return options

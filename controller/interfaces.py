@@ -1,0 +1,73 @@
+"""What the Foo controller takes: an informer per resource, its lister, an event recorder.
+
+sample-controller twin: the interfaces ``NewController`` is declared with, which a Go reader
+finds in the generated typed packages controller.go imports (``informers.FooInformer``,
+``appsinformers.DeploymentInformer``, ``listers.FooLister``) and in client-go's
+``record.EventRecorder``.
+
+They live here, beside the controller, and not in ``informer/`` or ``tools/record``, for two
+reasons. In Go they are generated per type for the controller's use; here the informer is one
+generic class, and the only place that knows an informer holds Foos is the controller. And a
+Python ``Protocol`` is structural, so its natural home is with the code that depends on it: it
+says the least the controller needs (add a handler, ask whether it has synced, get by
+namespace and name, record an event), which ``informer.SharedIndexInformer`` and
+``tools.record.EventRecorder`` satisfy without naming it, and which a test double satisfies in
+a few lines.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, TypeVar
+
+from controller.apis import Deployment, Foo
+from informer.shared_informer import ResourceEventHandler
+
+__all__ = [
+    "DeploymentInformer",
+    "DeploymentLister",
+    "EventRecorderInterface",
+    "FooInformer",
+    "FooLister",
+    "HandlerRegistration",
+    "TypedInformer",
+    "TypedLister",
+]
+
+T_co = TypeVar("T_co", covariant=True)
+
+
+class HandlerRegistration(Protocol):
+    """client-go ``cache.ResourceEventHandlerRegistration``: synced once the informer has
+    synced and this handler has been given every object of its initial list."""
+
+    def has_synced(self) -> bool: ...
+
+
+class TypedLister(Protocol[T_co]):
+    """A generated lister's ``Foos(namespace).Get(name)`` (client-go ``cache.GenericLister``):
+    reads the informer's cache, raises ``informer.lister.NotFoundError`` when absent."""
+
+    def get(self, namespace: str, name: str) -> T_co: ...
+
+
+class TypedInformer(Protocol[T_co]):
+    """A generated ``FooInformer``/``DeploymentInformer`` (``Informer()`` and ``Lister()``) and
+    the part of client-go's ``cache.SharedIndexInformer`` the controller calls."""
+
+    def add_event_handler(
+        self, handler: ResourceEventHandler, resync_period: float | None = None
+    ) -> HandlerRegistration: ...
+
+    def lister(self) -> TypedLister[T_co]: ...
+
+
+class EventRecorderInterface(Protocol):
+    """client-go ``record.EventRecorder``'s ``Event``: never blocks, may drop under load."""
+
+    def event(self, obj: Any, event_type: str, reason: str, message: str) -> None: ...
+
+
+FooInformer = TypedInformer[Foo]
+FooLister = TypedLister[Foo]
+DeploymentInformer = TypedInformer[Deployment]
+DeploymentLister = TypedLister[Deployment]

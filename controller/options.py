@@ -1,0 +1,101 @@
+"""What the controller process is asked to do: the flags, parsed, checked and typed.
+
+controller-runtime twin: ``manager.Options`` (with sample-controller's own flags beside it). The
+CLI (``controller.cli``) is the only place that turns text into these values: durations are
+float seconds, bind addresses are ``(host, port)`` or ``None`` for "off", and every value here
+has passed the checks the CLI makes, so the manager (``controller.manager``) never validates.
+
+``Options()`` with no arguments is the process as ``sample-controller`` runs with no flags,
+which is also what tests start from (``dataclasses.replace(Options(), workers=1)``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["BindAddress", "FifoKind", "LogFormat", "Options"]
+
+BindAddress = tuple[str, int]
+"""``(host, port)`` to listen on; host ``""`` is every interface, port 0 any free port."""
+
+FifoKind = Literal["real", "delta"]
+"""The informers' queue: client-go's ``RealFIFO`` (default) or the classic ``DeltaFIFO``."""
+
+LogFormat = Literal["text", "json"]
+"""klog-style text lines, or one JSON object per line (``controller.logs``)."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """The controller's settings, one field per flag (controller-runtime ``manager.Options``).
+
+    Frozen: the process reads them from many threads and nothing may change them once running.
+    """
+
+    kubeconfig: str = ""
+    """Path to a kubeconfig (``--kubeconfig``); empty: in-cluster, then the default rules."""
+
+    master: str = ""
+    """API server address overriding the kubeconfig's (``--master``); empty: the kubeconfig's."""
+
+    namespace: str = ""
+    """The one namespace to watch (``--namespace``); empty: all (``metav1.NamespaceAll``)."""
+
+    foo_selector: str = ""
+    """Label selector narrowing the Foo informer (``--foo-selector``), to shard Foos."""
+
+    workers: int = 2
+    """Worker threads syncing Foos in parallel (``--workers``); at least 1."""
+
+    resync_period: float = 30.0
+    """Seconds between informer resyncs (``--resync-period``); 0 turns resync off."""
+
+    fifo: FifoKind = "real"
+    """The informers' queue implementation (``--fifo``)."""
+
+    kube_api_qps: float = 20.0
+    """Client-side requests per second to the API server (``--kube-api-qps``); 0: no limit."""
+
+    kube_api_burst: int = 30
+    """Requests allowed at once above the QPS (``--kube-api-burst``)."""
+
+    strip_managed_fields: bool = True
+    """Drop ``metadata.managedFields`` before objects are cached (``--strip-managed-fields``)."""
+
+    graceful_shutdown_timeout: float = 30.0
+    """Seconds in-flight work may take after SIGTERM (``--graceful-shutdown-timeout``)."""
+
+    metrics_bind_address: BindAddress | None = ("", 8080)
+    """Where ``/metrics`` listens (``--metrics-bind-address``); None: not served."""
+
+    health_probe_bind_address: BindAddress | None = ("", 8081)
+    """Where ``/healthz`` and ``/readyz`` listen (``--health-probe-bind-address``); None: off."""
+
+    leader_elect: bool = False
+    """Work only while holding the Lease (``--leader-elect``)."""
+
+    leader_elect_lease_name: str = "sample-controller"
+    """Name of the Lease (``--leader-elect-lease-name``)."""
+
+    leader_elect_namespace: str = ""
+    """Namespace of the Lease (``--leader-elect-namespace``); empty: the pod's namespace."""
+
+    leader_elect_lease_duration: float = 15.0
+    """Seconds a Lease holds without renewal (``--leader-elect-lease-duration``)."""
+
+    leader_elect_renew_deadline: float = 10.0
+    """Seconds the leader keeps retrying to renew before it gives up
+    (``--leader-elect-renew-deadline``); below the lease duration."""
+
+    leader_elect_retry_period: float = 2.0
+    """Seconds between leader election attempts (``--leader-elect-retry-period``)."""
+
+    log_format: LogFormat = "text"
+    """How log lines are written (``--log-format``)."""
+
+    trace: bool = False
+    """Log the path of every change, one line per step (``--trace``, ``controller.trace``)."""
+
+    verbosity: int = 0
+    """Log verbosity as klog's ``-v``: 0 default, 4 debug (``-v``/``--v``)."""

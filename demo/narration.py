@@ -1,0 +1,206 @@
+"""The demo's lines: what the controller does, as the reader should see it.
+
+No client-go twin: part of the demo. Every line comes from something the controller or the
+server already reports, never from a second copy of its logic:
+
+- ``watch`` lines are the controller's own ``--trace`` records (``controller.trace``: one
+  ``"informer"`` record per notification), rendered by ``Narrator``;
+- ``sync`` and ``event`` lines are its log records (reconcile results, recorded Events);
+- ``queue`` lines come from ``tap_queue``, which sees every key added to the workqueue, also
+  the re-adds after a backoff;
+- ``api`` lines are the writes in kubesim's request log (``RequestTap``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from client.rest import RESTClient, resource_path
+from controller.foo_controller import Controller
+from controller.manager import USER_AGENT
+
+__all__ = [
+    "DEPLOYMENTS",
+    "FOOS",
+    "Narrator",
+    "RequestTap",
+    "headline",
+    "print_lines",
+    "print_tables",
+    "say",
+    "table",
+    "tap_queue",
+]
+
+FOOS = ("samplecontroller.k8s.io", "v1alpha1", "foos")
+DEPLOYMENTS = ("apps", "v1", "deployments")
+
+_start = time.monotonic()
+_print_lock = threading.Lock()  # lines from several threads must not interleave mid-line
+
+
+def elapsed() -> float:
+    """Seconds since the demo started (the first column of every line)."""
+    return time.monotonic() - _start
+
+
+def say(kind: str, text: str) -> None:
+    with _print_lock:
+        print(f"  {elapsed():6.2f}s  {kind:<7} {text}", flush=True)
+
+
+def headline(text: str) -> None:
+    with _print_lock:
+        print(f"\n== {text}", flush=True)
+
+
+def print_lines(*lines: str) -> None:
+    """Print a block (a table) in one piece: watch lines from other threads wait for it."""
+    with _print_lock:
+        for line in lines:
+            print(line)
+
+
+# The informer's notification, as kubectl --watch names event types.
+WATCH_VERBS = {"add": "ADDED", "update": "MODIFIED", "delete": "DELETED"}
+
+
+class Narrator(logging.Handler):
+    """Turns the controller's log and trace records into the demo's ``watch``, ``sync`` and
+    ``event`` lines (no client-go twin: part of the demo)."""
+
+    INTERESTING: dict[str, Callable[[Any], str]] = {
+        "creating deployment": lambda r: f"{r.key}: creating deployment {r.deployment}",
+        "updating deployment replicas": lambda r: (
+            f"{r.key}: deployment {r.deployment} has {r.was} replicas, want {r.replicas}: updating"
+        ),
+        "successfully synced": lambda r: f"{r.key}: synced in {float(r.duration) * 1000:.2f} ms",
+        "error syncing, requeuing": lambda r: (
+            f"{r.key}: error, retry #{r.requeues} with backoff: {r.error}"
+        ),
+        "foo no longer exists": lambda r: f"{r.key}: Foo is gone, nothing to do",
+    }
+
+    def emit(self, record: logging.LogRecord) -> None:
+        fields: Any = record  # the fields come from each call's extra={...}
+        message = record.getMessage()
+        if message == "informer":  # --trace: an informer notification
+            verb = WATCH_VERBS.get(fields.event)
+            if verb is not None:  # not a resync: nothing changed
+                say("watch", f"{fields.kind} {fields.object} {verb} (rv {fields.rv})")
+            return
+        if message == "event":
+            say(
+                "event",
+                f"{fields.type} {fields.reason} on {fields.kind} {fields.object}: "
+                f"{fields.event_message}",
+            )
+            return
+        render = self.INTERESTING.get(message)
+        if render is not None:
+            try:
+                say("sync", render(record))
+            except AttributeError:
+                pass
+
+
+class RequestTap(threading.Thread):
+    """Prints each write the controller makes, from kubesim's request log (no client-go twin:
+    part of the demo)."""
+
+    def __init__(self, sim: Any, stop: threading.Event) -> None:
+        super().__init__(name="demo-request-tap", daemon=True)
+        self.sim, self.stop, self.seen = sim, stop, 0
+
+    def run(self) -> None:
+        while not self.stop.wait(0.02):
+            log = self.sim.request_log
+            for r in log[self.seen :]:
+                if r.user_agent == USER_AGENT and r.verb in ("create", "update", "patch", "delete"):
+                    target = f"{r.namespace}/{r.name}" if r.name else r.namespace
+                    say("api", f"{r.verb.upper():<6} {r.resource} {target} -> {r.code}")
+            self.seen = len(log)
+
+
+def tap_queue(controller: Controller) -> None:
+    """Show each key put on the controller's workqueue: by the event handlers, and again when
+    a backoff ends (the queue re-adds the key itself, which ``--trace`` does not show)."""
+    queue: Any = controller.workqueue
+    add = queue.add
+
+    def narrated_add(key: str) -> None:
+        say("queue", f"add {key}")
+        add(key)
+
+    queue.add = narrated_add  # handlers and the delaying queue both call self.add(key)
+
+
+def age(timestamp: str | None) -> str:
+    if not timestamp:
+        return "<unknown>"
+    created = datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    seconds = int((datetime.now(UTC) - created).total_seconds())
+    return f"{seconds}s" if seconds < 120 else f"{seconds // 60}m"
+
+
+def table(rows: list[list[Any]]) -> str:
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "    " + "   ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+        for r in rows
+    )
+
+
+def print_tables(api: RESTClient) -> None:
+    """``kubectl get foos`` and ``kubectl get deployments``, as kubectl would print them."""
+    foos = api.request("GET", resource_path(*FOOS, "default"))["items"]
+    rows: list[list[Any]] = [["NAME", "DEPLOYMENT", "DESIRED", "AVAILABLE", "READY", "AGE"]]
+    for f in foos:
+        status = f.get("status") or {}
+        ready = next(
+            (c["status"] for c in status.get("conditions") or [] if c["type"] == "Ready"), ""
+        )
+        rows.append(
+            [
+                f["metadata"]["name"],
+                f["spec"].get("deploymentName", ""),
+                f["spec"].get("replicas", ""),
+                status.get("availableReplicas", ""),
+                ready,
+                age(f["metadata"].get("creationTimestamp")),
+            ]
+        )
+    deps = api.request("GET", resource_path(*DEPLOYMENTS, "default"))["items"]
+    drows: list[list[Any]] = [["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "OWNER", "AGE"]]
+    for d in deps:
+        st = d.get("status") or {}
+        owner = next(
+            (
+                f"Foo/{o['name']}"
+                for o in d["metadata"].get("ownerReferences") or []
+                if o.get("controller")
+            ),
+            "<none>",
+        )
+        drows.append(
+            [
+                d["metadata"]["name"],
+                f"{st.get('readyReplicas', 0)}/{d['spec'].get('replicas', 1)}",
+                st.get("updatedReplicas", 0),
+                st.get("availableReplicas", 0),
+                owner,
+                age(d["metadata"].get("creationTimestamp")),
+            ]
+        )
+    none = "    No resources found in default namespace."
+    print_lines(
+        "\n  $ kubectl get foos",
+        table(rows) if len(rows) > 1 else none,
+        "  $ kubectl get deployments",
+        table(drows) if len(drows) > 1 else none,
+    )

@@ -1,0 +1,236 @@
+"""controller.cli: every flag rule, one row each; a bad flag is one line and exit status 2.
+
+The table holds the flags, the flag the message must name and the rule it must state. The
+rules follow client-go where it has them (NewLeaderElector's ordering, the clientset's burst
+with QPS) and what the process needs otherwise (a worker, a port that can be bound).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from controller.cli import build_parser, parse_options
+from controller.options import Options
+
+ROOT = Path(__file__).resolve().parents[2]
+
+INVALID = [
+    # (flags, the flag named, the rule stated)
+    (["--workers", "0"], "--workers", "must be at least 1 (got 0)"),
+    (["--workers", "-3"], "--workers", "must be at least 1 (got -3)"),
+    (["--workers", "two"], "--workers", "invalid int value: 'two'"),
+    (["--resync-period=-5s"], "--resync-period", "must not be negative (got -5s)"),
+    (["--resync-period", "5"], "--resync-period", "missing unit"),
+    (["--kube-api-qps", "-1"], "--kube-api-qps", "must not be negative (got -1)"),
+    (["--kube-api-qps", "nan"], "--kube-api-qps", "must be a finite number"),
+    (["--kube-api-burst", "-1"], "--kube-api-burst", "must not be negative (got -1)"),
+    (
+        ["--kube-api-burst", "0"],
+        "--kube-api-burst",
+        "must be at least 1 when --kube-api-qps is above 0",
+    ),
+    (
+        ["--graceful-shutdown-timeout=-1s"],
+        "--graceful-shutdown-timeout",
+        "must not be negative (got -1s)",
+    ),
+    (["--metrics-bind-address", ":99999"], "--metrics-bind-address", "port must be 0-65535"),
+    (
+        ["--health-probe-bind-address", "127.0.0.1:65536"],
+        "--health-probe-bind-address",
+        "port must be 0-65535",
+    ),
+    (["--metrics-bind-address", "8080"], "--metrics-bind-address", "is not host:port, :port or 0"),
+    (
+        ["--metrics-bind-address", ":8081"],
+        "--metrics-bind-address and --health-probe-bind-address",
+        "must differ",
+    ),
+    (
+        ["--metrics-bind-address", "127.0.0.1:9000", "--health-probe-bind-address", ":9000"],
+        "--metrics-bind-address and --health-probe-bind-address",
+        "must differ",
+    ),
+    (
+        ["--leader-elect-lease-duration", "10s"],
+        "--leader-elect-lease-duration",
+        "must be greater than --leader-elect-renew-deadline (10s)",
+    ),
+    (
+        ["--leader-elect-lease-duration", "5s"],
+        "--leader-elect-lease-duration",
+        "must be greater than --leader-elect-renew-deadline (10s)",
+    ),
+    (
+        ["--leader-elect-renew-deadline", "2400ms"],
+        "--leader-elect-renew-deadline",
+        "must be greater than 1.2 x --leader-elect-retry-period (2s)",
+    ),
+    (
+        ["--leader-elect-lease-duration", "0s"],
+        "--leader-elect-lease-duration",
+        "must be greater than zero",
+    ),
+    (
+        ["--leader-elect-renew-deadline=-1s"],
+        "--leader-elect-renew-deadline",
+        "must be greater than zero",
+    ),
+    (["--leader-elect-retry-period", "0"], "--leader-elect-retry-period", "greater than zero"),
+    (["--v", "-1"], "-v/--v", "must not be negative (got -1)"),
+    (["--namespace", "Team_A"], "--namespace", "must be a namespace name"),
+    (["--namespace", "a" * 64], "--namespace", "must be a namespace name"),
+    (["--leader-elect-namespace", "x-"], "--leader-elect-namespace", "must be a namespace name"),
+    (["--leader-elect-lease-name", ""], "--leader-elect-lease-name", "must be an object name"),
+    (["--leader-elect-lease-name", "Lease"], "--leader-elect-lease-name", "must be an object name"),
+    (["--foo-selector", "a in (b"], "--foo-selector", ""),
+    (["--fifo", "lifo"], "--fifo", "invalid choice"),
+    (["--log-format", "xml"], "--log-format", "invalid choice"),
+    (["--bogus"], "unrecognized arguments", "--bogus"),
+]
+
+
+@pytest.mark.parametrize(("flags", "flag", "rule"), INVALID, ids=[" ".join(c[0]) for c in INVALID])
+def test_an_invalid_flag_is_one_line_naming_the_flag_and_the_rule(capsys, flags, flag, rule):
+    with pytest.raises(SystemExit) as exit_info:
+        parse_options(flags)
+    assert exit_info.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1, err  # no usage block, no traceback
+    assert lines[0].startswith("sample-controller: error: ")
+    assert flag in lines[0] and rule in lines[0], lines[0]
+
+
+VALID = [
+    # edge values that are allowed, and what they become
+    (["--kube-api-qps", "0", "--kube-api-burst", "0"], {"kube_api_qps": 0.0, "kube_api_burst": 0}),
+    (["--resync-period", "0"], {"resync_period": 0.0}),
+    (["--graceful-shutdown-timeout", "0s"], {"graceful_shutdown_timeout": 0.0}),
+    (["--workers", "1"], {"workers": 1}),
+    (
+        ["--metrics-bind-address", ":0", "--health-probe-bind-address", ":0"],
+        {"metrics_bind_address": ("", 0), "health_probe_bind_address": ("", 0)},
+    ),
+    (
+        [
+            "--metrics-bind-address",
+            "127.0.0.1:9000",
+            "--health-probe-bind-address",
+            "10.0.0.1:9000",
+        ],
+        {
+            "metrics_bind_address": ("127.0.0.1", 9000),
+            "health_probe_bind_address": ("10.0.0.1", 9000),
+        },
+    ),
+    (
+        ["--metrics-bind-address", "0", "--health-probe-bind-address", "0"],
+        {"metrics_bind_address": None, "health_probe_bind_address": None},
+    ),
+    (["--metrics-bind-address", "[::1]:8443"], {"metrics_bind_address": ("::1", 8443)}),
+    (
+        # the integration suite's fast leader election: 1500ms > 1.2 x 500ms
+        [
+            "--leader-elect",
+            "--leader-elect-lease-duration",
+            "2s",
+            "--leader-elect-renew-deadline",
+            "1500ms",
+            "--leader-elect-retry-period",
+            "500ms",
+        ],
+        {
+            "leader_elect": True,
+            "leader_elect_lease_duration": 2.0,
+            "leader_elect_renew_deadline": 1.5,
+            "leader_elect_retry_period": 0.5,
+        },
+    ),
+    (
+        ["--namespace", "team-a", "--leader-elect-lease-name", "a.b-c"],
+        {"namespace": "team-a", "leader_elect_lease_name": "a.b-c"},
+    ),
+    (
+        ["-kubeconfig", "/k", "-master", "https://h:6443"],
+        {"kubeconfig": "/k", "master": "https://h:6443"},
+    ),
+    (["--resync-period", "1m30s", "--fifo", "delta"], {"resync_period": 90.0, "fifo": "delta"}),
+    (["--no-strip-managed-fields", "-v", "4"], {"strip_managed_fields": False, "verbosity": 4}),
+]
+
+
+@pytest.mark.parametrize(("flags", "fields"), VALID, ids=[" ".join(c[0]) for c in VALID])
+def test_edge_values_that_are_valid_are_accepted(flags, fields):
+    assert parse_options(flags) == dataclasses.replace(Options(), **fields)
+
+
+def test_no_flags_are_the_options_defaults():
+    # the parser's defaults and the dataclass's agree, so Options() is the process as shipped
+    assert parse_options([]) == Options()
+
+
+def test_every_flag_has_its_options_field():
+    dests = {a.dest for a in build_parser()._actions if a.dest != "help"}
+    assert dests == {f.name for f in dataclasses.fields(Options)}
+
+
+def test_options_are_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Options().workers = 3  # type: ignore[misc]
+
+
+# -- the process: exit status and what reaches stderr ---------------------------------------------
+
+
+def controller(*flags: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "controller", *flags],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+
+
+def test_the_process_exits_2_with_one_line_and_no_traceback():
+    res = controller("--workers", "0")
+    assert res.returncode == 2
+    assert res.stderr.splitlines() == [
+        "sample-controller: error: argument --workers: must be at least 1 (got 0)"
+    ]
+
+
+def test_a_missing_kubeconfig_is_reported_once_as_missing(tmp_path):
+    missing = tmp_path / "nope.yaml"
+    res = controller("--kubeconfig", str(missing))
+    assert res.returncode == 1
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1, res.stderr  # logged once, not logged and printed
+    assert f"kubeconfig {missing} does not exist" in lines[0]
+    assert "Traceback" not in res.stderr
+
+
+def test_a_missing_kubeconfig_from_the_environment_names_the_variable(tmp_path):
+    missing = tmp_path / "from-env.yaml"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "KUBECONFIG": str(missing)}
+    res = controller("--log-format", "json", env=env)
+    assert res.returncode == 1
+    errors = [line for line in res.stderr.splitlines() if '"level": "error"' in line]
+    assert len(errors) == 1, res.stderr
+    assert f"kubeconfig {missing} (from $KUBECONFIG) does not exist" in errors[0]
+
+
+def test_no_kubeconfig_anywhere_says_where_it_looked(tmp_path):
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}  # no ~/.kube/config, no KUBECONFIG
+    res = controller(env=env)
+    assert res.returncode == 1
+    assert "no kubeconfig: ~/.kube/config does not exist" in res.stderr
+    assert "Invalid kube-config file" not in res.stderr
