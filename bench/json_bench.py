@@ -320,7 +320,11 @@ def timed(fn: Callable[[], object], number: int) -> float:
 
 def compare(cases: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
     """Median seconds per call of each case, the cases interleaved round by round."""
-    number = max(1, int(0.02 / max(timed(cases["json"], 3), 1e-7)))  # ~20 ms per case per round
+    for fn in cases.values():  # warm up: the allocator's arenas, the decoders' key caches
+        timed(fn, 2)
+    # ~50 ms per case per round, and at least 5 calls: one call of a large list is at the mercy
+    # of page faults and of the other processes on the machine.
+    number = max(5, int(0.05 / max(timed(cases["json"], 3), 1e-7)))
     samples: dict[str, list[float]] = {name: [] for name in cases}
     for _ in range(rounds):
         for name, fn in cases.items():
