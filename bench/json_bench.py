@@ -5,7 +5,7 @@
 
 Every figure is printed beside the stdlib ``json`` measured in the same run, on the same bytes,
 interleaved round by round (so load on a shared machine hits every codec alike); each figure is
-the median over the rounds of the time per operation.
+the median over the rounds of the thread's CPU time per operation.
 
 The payloads are what the controller decodes and encodes, as kubesim serialises them: kubesim
 runs in this process, objects are created through its HTTP API, and the raw bytes of the list
@@ -305,15 +305,17 @@ def codecs() -> dict[str, tuple[Callable[[bytes], Any], Callable[[Any], bytes]]]
 
 
 def timed(fn: Callable[[], object], number: int) -> float:
-    """Seconds per call, with the cyclic GC off while timing (as ``timeit`` does): a collection
-    that one codec's garbage triggers would otherwise be billed to whichever codec runs next."""
+    """CPU seconds of this thread per call (not wall time: on a shared machine, time spent
+    waiting for a core is not the codec's), with the cyclic GC off while timing (as ``timeit``
+    does): a collection that one codec's garbage triggers would otherwise be billed to whichever
+    codec runs next."""
     gc.collect()
     gc.disable()
     try:
-        started = time.perf_counter()
+        started = time.thread_time()
         for _ in range(number):
             fn()
-        return (time.perf_counter() - started) / number
+        return (time.thread_time() - started) / number
     finally:
         gc.enable()
 
@@ -377,9 +379,9 @@ def main(argv: list[str] | None = None) -> None:
         cells = "".join(f"{_fmt(per[n]):>11} {base / per[n]:>5.1f}x " for n in others)
         print(f"{label:38} {_size(size):>10} {cells}{_fmt(base):>12}")
     print(
-        "\nsize: bytes per list body, watch line or PUT body. Each figure: time per body or line"
-        "\n(cyclic GC off while timing, as timeit does and as the controller's tuned GC nearly is),"
-        "\nthen how many times faster than json in the same run."
+        "\nsize: bytes per list body, watch line or PUT body. Each figure: CPU time per body or"
+        "\nline (cyclic GC off while timing, as timeit does and as the controller's tuned GC nearly"
+        "\nis), then how many times faster than json in the same run."
     )
 
 
