@@ -101,7 +101,10 @@ class TokenSource(Protocol):
 
 
 class StaticTokenSource:
-    """A credential that never changes (a literal kubeconfig ``token``, basic auth, none)."""
+    """A credential that never changes (a literal kubeconfig ``token``, basic auth, none).
+
+    client-go twin: a fixed ``rest.Config.BearerToken`` behind ``transport``'s
+    ``bearerAuthRoundTripper``."""
 
     def __init__(self, value: str | None) -> None:
         self._value = value
@@ -230,7 +233,8 @@ class RefreshHookSource(_CachingSource):
 
     For credentials whose refresh logic only the official client knows (auth-provider plugins
     ``oidc`` and ``gcp``, a custom hook): the hook still decides whether to refresh, on its own
-    expiry rules; it is only asked less often.
+    expiry rules; it is only asked less often. No client-go twin: client-go's auth-provider
+    plugins (``plugin/pkg/client/auth/oidc``) are token sources themselves.
     """
 
     def __init__(
@@ -316,6 +320,9 @@ def _exec_source(loader: Any, user: Any, clock: Clock) -> ExecCredentialSource:
 
 class RequestHeaders:
     """The headers every request carries, as one dict rebuilt only when the credential changes.
+
+    client-go twin: the ``userAgentRoundTripper`` and ``bearerAuthRoundTripper`` of
+    ``transport/round_trippers.go``, whose bearer round tripper resets its token source on 401.
 
     ``get()`` returns a shared mapping: add per-request headers (``Content-Type``) to a copy.
     """

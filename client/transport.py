@@ -36,6 +36,9 @@ __all__ = ["Transport"]
 class Transport:
     """Sends one request to the API server; thread-safe (the pool and the headers are).
 
+    client-go twin: the ``http.RoundTripper`` that ``transport.New`` builds for a
+    ``rest.Config`` (TLS and proxy, then the header round trippers).
+
     ``path`` is the request target: the path plus ``?query`` when there is one.
     """
 
