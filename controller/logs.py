@@ -5,9 +5,24 @@ name, duration, result, ...), so both formats carry the same data and a log pipe
 on ``key`` without parsing prose. ``-v`` maps onto levels as klog's verbosity does for a
 controller: 0-1 INFO and up, 2-3 adds our own "narration" lines, 4+ DEBUG.
 
-No credential is ever logged: nothing here formats requests, and a last-line filter replaces
-anything that looks like a bearer token or a ServiceAccount JWT, in case a library below us
-(urllib3, the official client in debug mode) would.
+No credential is ever logged: nothing here formats requests, every piece of free text passes a
+filter (``redact``) that replaces anything that looks like a bearer token, a ServiceAccount JWT
+or a ``token=``/``password:`` value, in case a library below us (urllib3, the official client in
+debug mode) would log one, and a field named like a credential (``token``, ``bearer_token``,
+``password``, ``authorization``) is written as ``[REDACTED]`` whatever it holds.
+
+A line is cheap, because every sync writes one at ``-v 0`` ("successfully synced"):
+
+- nothing is formatted for a record the level filters out (the logger drops it before a record
+  exists, and the record's ``%`` arguments are only applied by ``getMessage`` when written);
+- redaction runs per piece, not over the whole line, and only on pieces that could hold a
+  secret: free text (messages, string values, exceptions) is always redacted, while numbers,
+  booleans and strings of the shape of keys and names (``ns/name``, lowercase DNS labels,
+  UIDs, resource versions) cannot match any secret pattern and are written as they are;
+- a message without arguments is a constant of the code, so it is redacted and quoted once
+  and remembered, and the time header is built once per second;
+- the record does not look for its caller's file and line (``logging._srcfile``) or process
+  names, which neither format prints.
 """
 
 from __future__ import annotations
@@ -17,16 +32,20 @@ import logging
 import re
 import sys
 import time
+from collections.abc import Iterator
+from itertools import islice
 from typing import Any
 
-__all__ = ["configure_logging", "redact"]
+from client import jsonutil
 
-# Attributes every LogRecord has; anything else on a record came from ``extra=``.
-_STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {
-    "message",
-    "asctime",
-    "taskName",
-}
+__all__ = ["JSONFormatter", "TextFormatter", "configure_logging", "redact"]
+
+# Attributes every LogRecord has; anything else on a record came from ``extra=`` (or a record
+# factory). LogRecord.__init__ sets the first _N_STANDARD entries of a record's __dict__, always
+# in the same order, so the fields are found in the tail without testing every attribute.
+_INIT_ATTRS = logging.LogRecord("", 0, "", 0, "", (), None).__dict__
+_N_STANDARD = len(_INIT_ATTRS)
+_STANDARD = frozenset(_INIT_ATTRS) | {"message", "asctime", "taskName"}
 
 _SECRETS = [
     (re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]+"), r"\1[REDACTED]"),
@@ -36,6 +55,14 @@ _SECRETS = [
         r"\1[REDACTED]",
     ),
 ]
+# Keys, names, namespaces, UIDs, resource versions: lowercase letters, digits, '.', '-', '/'.
+_PLAIN = re.compile(r"[a-z0-9./-]+")
+# A field named like a credential ("token", "bearer_token", "Password") is never written.
+_SECRET_KEY = re.compile(r"(?i).*(?:token|password|authorization)")  # fullmatch: a suffix
+_secret_keys: dict[str, bool] = {}  # field name -> named like a credential (names are few)
+_REDACTED = "[REDACTED]"
+_SAFE_TYPES = (int, float, bool, type(None))
+_MESSAGE_CACHE_SIZE = 1024  # distinct constant messages remembered (the code has ~100)
 
 
 def redact(text: str) -> str:
@@ -45,15 +72,61 @@ def redact(text: str) -> str:
     return text
 
 
-def _fields(record: logging.LogRecord) -> dict[str, Any]:
-    return {
-        k: v for k, v in record.__dict__.items() if k not in _STANDARD and not k.startswith("_")
-    }
+def _is_plain(s: str) -> bool:
+    """True when ``s`` cannot hold anything ``redact`` would replace (see ``_SECRETS``)."""
+    return _PLAIN.fullmatch(s) is not None
 
 
-def _value(v: Any) -> str:
-    s = str(v)
+def _is_secret_key(key: str) -> bool:
+    secret = _secret_keys.get(key)
+    if secret is None:
+        if len(_secret_keys) >= _MESSAGE_CACHE_SIZE:
+            _secret_keys.clear()
+        secret = _secret_keys[key] = _SECRET_KEY.fullmatch(key) is not None
+    return secret
+
+
+def _extra(record: logging.LogRecord) -> Iterator[tuple[str, Any]]:
+    """The record's fields (from ``extra=``), in the order they were given."""
+    for k, v in islice(record.__dict__.items(), _N_STANDARD, None):
+        if k not in _STANDARD and k[0] != "_":
+            yield k, v
+
+
+def _safe_field(key: str, value: Any) -> Any:
+    """A field's value with secrets removed: numbers and plain strings as they are, other
+    values as redacted text, and anything under a credential's name not at all."""
+    if _is_secret_key(key):
+        return _REDACTED
+    if isinstance(value, _SAFE_TYPES):
+        return value
+    s = value if type(value) is str else str(value)
+    return s if _is_plain(s) else redact(s)
+
+
+def _quote(s: str) -> str:
     return json.dumps(s) if (not s or any(c in s for c in ' "=')) else s
+
+
+class _Messages:
+    """The redacted text of each record's message, remembered for messages without arguments
+    (constants of the code); a message built from arguments is redacted every time."""
+
+    def __init__(self) -> None:
+        self._done: dict[str, str] = {}  # message -> its redacted (and, for text, quoted) form
+
+    def get(self, record: logging.LogRecord, quote: bool) -> str:
+        msg = record.msg
+        if record.args or type(msg) is not str:
+            text = redact(record.getMessage())
+            return json.dumps(text) if quote else text
+        done = self._done.get(msg)
+        if done is None:
+            if len(self._done) >= _MESSAGE_CACHE_SIZE:
+                self._done.clear()  # a flood of distinct messages: start over, stay bounded
+            text = redact(msg)
+            done = self._done[msg] = json.dumps(text) if quote else text
+        return done
 
 
 class TextFormatter(logging.Formatter):
@@ -62,24 +135,47 @@ class TextFormatter(logging.Formatter):
     Differs from klog: the thread name stands where klog prints the goroutine id and file:line.
     """
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._messages = _Messages()
+        self._second: tuple[int, str] = (-1, "")  # (whole second, its "MMDD HH:MM:SS")
+
+    def _clock(self, created: float) -> str:
+        second = int(created)
+        cached = self._second  # one read: another thread may replace it meanwhile
+        if cached[0] != second:
+            cached = (second, time.strftime("%m%d %H:%M:%S", time.localtime(second)))
+            self._second = cached
+        return cached[1]
+
     def format(self, record: logging.LogRecord) -> str:
-        t = time.localtime(record.created)
         micros = int((record.created % 1) * 1_000_000)
-        header = (
-            f"{record.levelname[0]}{time.strftime('%m%d', t)} "
-            f"{time.strftime('%H:%M:%S', t)}.{micros:06d} {record.threadName}]"
-        )
-        parts = [header, json.dumps(record.getMessage())]
-        parts += [f"{k}={_value(v)}" for k, v in _fields(record).items()]
+        parts = [
+            f"{record.levelname[0]}{self._clock(record.created)}.{micros:06d} {record.threadName}]",
+            self._messages.get(record, quote=True),
+        ]
+        for k, v in _extra(record):
+            if _is_secret_key(k):
+                parts.append(f"{k}={_REDACTED}")
+            elif isinstance(v, _SAFE_TYPES):
+                parts.append(f"{k}={v!s}")
+            else:
+                s = v if type(v) is str else str(v)
+                # A plain string needs neither redaction nor quotes (no space, '"' or '=').
+                parts.append(f"{k}={s}" if _is_plain(s) else f"{k}={_quote(redact(s))}")
         line = " ".join(parts)
         if record.exc_info:
-            line += "\n" + self.formatException(record.exc_info)
-        return redact(line)
+            line += "\n" + redact(self.formatException(record.exc_info))
+        return line
 
 
 class JSONFormatter(logging.Formatter):
     """One JSON object per line, with ``ts``, ``level``, ``logger``, ``msg`` and the fields
     (like component-base's ``--logging-format=json``; field names are ours)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._messages = _Messages()
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
@@ -87,13 +183,13 @@ class JSONFormatter(logging.Formatter):
             "level": record.levelname.lower(),
             "logger": record.name,
             "thread": record.threadName,
-            "msg": record.getMessage(),
+            "msg": self._messages.get(record, quote=False),
         }
-        for k, v in _fields(record).items():
-            out[k] = v if isinstance(v, (int, float, bool, type(None))) else str(v)
+        for k, v in _extra(record):
+            out[k] = _safe_field(k, v)
         if record.exc_info:
-            out["error_trace"] = self.formatException(record.exc_info)
-        return redact(json.dumps(out))
+            out["error_trace"] = redact(self.formatException(record.exc_info))
+        return jsonutil.dumps(out).decode()  # compact, UTF-8; msgspec when installed
 
 
 def configure_logging(fmt: str = "text", verbosity: int = 0, stream: Any = None) -> logging.Handler:
@@ -110,4 +206,9 @@ def configure_logging(fmt: str = "text", verbosity: int = 0, stream: Any = None)
     # Libraries stay at WARNING unless asked for a lot: their debug output is noise here.
     for name in ("urllib3", "kubernetes"):
         logging.getLogger(name).setLevel(logging.DEBUG if verbosity >= 9 else logging.WARNING)
+    # What neither format prints, no record collects: the caller's file and line (a stack walk
+    # per record) and the process names (the logging HOWTO's "Optimization" switches).
+    logging._srcfile = None
+    logging.logProcesses = False
+    logging.logMultiprocessing = False
     return handler

@@ -1,0 +1,101 @@
+"""client/transport.py over kubesim: the official pool, headers and pool prepared once."""
+
+import json
+
+import pytest
+import urllib3
+from kubernetes import client
+
+from client.auth import CachedFileTokenSource, RequestHeaders
+from client.transport import Transport
+from kubesim import KubeSim
+
+TIMEOUT = urllib3.Timeout(total=10.0)
+NAMESPACES = "/api/v1/namespaces"
+
+
+@pytest.fixture(scope="module")
+def sim():
+    with KubeSim(token="s3cret") as sim:
+        yield sim
+
+
+def test_get_and_post_carry_the_cached_headers(sim):
+    transport = Transport.from_api_client(sim.new_api_client(), user_agent="transport-test/1")
+    resp = transport.send("GET", NAMESPACES + "?limit=1", timeout=TIMEOUT, retries=False)
+    assert resp.status == 200 and json.loads(resp.data)["kind"] == "NamespaceList"
+    body = json.dumps({"metadata": {"name": "transport-test"}}).encode()
+    resp = transport.send(
+        "POST",
+        NAMESPACES,
+        body=body,
+        content_type="application/json",
+        timeout=TIMEOUT,
+        retries=False,
+    )
+    assert resp.status == 201
+    assert "Content-Type" not in transport.headers.get()  # the shared headers stay untouched
+    record = sim.request_log[-1]
+    assert record.user_agent == "transport-test/1" and record.user != "system:anonymous"
+
+
+def test_a_401_sends_the_rotated_token_next_time(sim, tmp_path):
+    token = tmp_path / "token"
+    token.write_text("stale")
+    api_client = sim.new_api_client()
+    headers = RequestHeaders.from_api_client(
+        api_client, source=CachedFileTokenSource(str(token), clock=lambda: 0.0)
+    )
+    transport = Transport(api_client, headers)
+    assert transport.send("GET", NAMESPACES, timeout=TIMEOUT, retries=False).status == 401
+    token.write_text("s3cret")  # the clock never moves: only the 401 makes it re-read
+    assert transport.send("GET", NAMESPACES, timeout=TIMEOUT, retries=False).status == 200
+
+
+def test_a_pool_the_manager_closed_is_looked_up_again(sim):
+    api_client = sim.new_api_client()
+    transport = Transport.from_api_client(api_client)
+    assert transport.send("GET", NAMESPACES, timeout=TIMEOUT, retries=False).status == 200
+    api_client.rest_client.pool_manager.clear()  # closes every pool it handed out
+    assert transport.send("GET", NAMESPACES, timeout=TIMEOUT, retries=False).status == 200
+
+
+def test_a_watch_streams(sim):
+    transport = Transport.from_api_client(sim.new_api_client())
+    resp = transport.send(
+        "GET",
+        NAMESPACES + "?watch=1&resourceVersion=0&timeoutSeconds=1",
+        timeout=TIMEOUT,
+        retries=False,
+        preload_content=False,
+    )
+    assert resp.status == 200
+    lines = [line for line in resp.read().split(b"\n") if line.strip()]
+    resp.release_conn()
+    assert lines and all(json.loads(line)["type"] == "ADDED" for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("host", "absolute"), [("http://10.0.0.1", True), ("https://10.0.0.1", False)]
+)
+def test_a_forwarding_proxy_gets_the_absolute_url(host, absolute):
+    """Through an HTTP proxy, a plain-HTTP destination is forwarded (absolute URL and proxy
+    headers: the ProxyManager's job); an HTTPS one is tunnelled through the host's pool."""
+    cfg = client.Configuration()
+    cfg.host = host
+    cfg.proxy = "http://127.0.0.1:3128"
+    api_client = client.ApiClient(cfg)
+    manager = api_client.rest_client.pool_manager
+    assert isinstance(manager, urllib3.ProxyManager)
+    transport = Transport.from_api_client(api_client)
+    assert transport._absolute_form is absolute
+    sent = []
+
+    def urlopen(method, url, **kw):
+        sent.append(url)
+        return urllib3.HTTPResponse(body=b"{}", status=200, preload_content=True)
+
+    manager.urlopen = urlopen
+    if absolute:
+        transport.send("GET", "/api?x=1", timeout=TIMEOUT, retries=False)
+        assert sent == [host + "/api?x=1"]
