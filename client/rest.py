@@ -6,10 +6,13 @@ with the errors of ``client/errors.py`` (``k8s.io/apimachinery/pkg/api/errors``)
 Why not the generated ``*Api`` classes? They decode every response into model classes, which is
 slow and does not cover custom resources (DESIGN.md, "Objects are plain dicts"). Why not a
 hand-written HTTP client? The official client already knows kubeconfig, in-cluster config, token
-refresh, exec plugins, client certificates and TLS; we keep all of that by building every request
-with ``ApiClient.param_serialize`` (which applies auth and refreshes tokens) and sending it through
-the client's own urllib3 ``PoolManager`` (which carries the TLS settings). Only the encoding and
-decoding of bodies is ours: ``json.dumps`` / ``json.loads`` of plain dicts.
+refresh, exec plugins, client certificates, TLS and proxies; we keep all of that: the credentials
+come from the official loaders (``client/auth.py`` builds the headers once and refreshes them on
+the credential's own schedule, or when a 401 says they are stale), and every request goes through
+the client's own urllib3 pool (``client/transport.py``), which carries the TLS and proxy settings.
+What the official per-request path costs (``param_serialize``, the refresh hook re-reading the
+environment, URL parsing) is paid once. Only the encoding and decoding of bodies is ours:
+``client/jsonutil.py`` on plain dicts (msgspec when installed, else ``json``).
 
 Two things client-go's transport does that the official Python client does not, and that a
 controller needs, are added here:
@@ -22,7 +25,6 @@ controller needs, are added here:
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
@@ -30,9 +32,11 @@ from urllib.parse import quote, urlencode
 
 import urllib3
 
+from client import jsonutil
 from client.errors import APIError, TransportError
 from client.flowcontrol import TokenBucketRateLimiter
 from client.objects import Object
+from client.transport import Transport
 from client.watch import Watch, WatchEvent
 
 __all__ = [
@@ -133,28 +137,12 @@ class RESTClient:
         # client-go's flowcontrol.NewTokenBucketRateLimiter: one token per request, waiting when
         # empty.
         self._throttle = TokenBucketRateLimiter(qps, max(1, burst or int(qps))) if qps > 0 else None
-        self._user_agent = user_agent  # None keeps the ApiClient's own User-Agent
+        # Headers (auth refreshed on the credential's schedule, reset by a 401) and the host's
+        # connection pool, prepared once: client/auth.py, client/transport.py. A user_agent of
+        # None keeps the ApiClient's own User-Agent.
+        self._transport = Transport.from_api_client(api_client, user_agent=user_agent)
 
     # -- building and sending ----------------------------------------------------------------
-
-    def _prepare(
-        self, method: str, path: str, params: Params, content_type: str | None
-    ) -> tuple[str, dict[str, str]]:
-        headers = {"Accept": "application/json"}
-        if content_type:
-            headers["Content-Type"] = content_type
-        # param_serialize applies auth (refreshing rotated or exec-plugin tokens) and the host.
-        _, url, headers, _, _ = self.api_client.param_serialize(
-            method, path, header_params=headers, auth_settings=["BearerToken"]
-        )
-        if self._user_agent:  # after param_serialize, which overlays the client's default headers
-            headers["User-Agent"] = self._user_agent
-        if params:
-            items = params.items() if isinstance(params, Mapping) else params
-            query = [(k, _query_value(v)) for k, v in items if v is not None]
-            if query:
-                url += "?" + urlencode(query)
-        return url, headers
 
     def _send(
         self,
@@ -168,14 +156,12 @@ class RESTClient:
     ) -> urllib3.BaseHTTPResponse:
         if self._throttle is not None:
             self._throttle.accept()
-        url, headers = self._prepare(
-            method, path, params, content_type if body is not None else None
-        )
-        data = (
-            None
-            if body is None
-            else (body if isinstance(body, bytes) else json.dumps(body).encode())
-        )
+        if params:
+            items = params.items() if isinstance(params, Mapping) else params
+            query = [(k, _query_value(v)) for k, v in items if v is not None]
+            if query:
+                path += "?" + urlencode(query)
+        data = None if body is None else (body if isinstance(body, bytes) else jsonutil.dumps(body))
         if isinstance(timeout, tuple):
             urllib3_timeout = urllib3.Timeout(connect=timeout[0], read=timeout[1])
         elif timeout is not None:
@@ -183,11 +169,11 @@ class RESTClient:
         else:
             urllib3_timeout = urllib3.Timeout(connect=10.0, read=None)
         try:
-            response: urllib3.BaseHTTPResponse = self.api_client.rest_client.pool_manager.request(
+            response = self._transport.send(
                 method,
-                url,
+                path,
                 body=data,
-                headers=headers,
+                content_type=content_type if body is not None else None,
                 timeout=urllib3_timeout,
                 preload_content=not stream,
                 retries=_GET_RETRY if method == "GET" else False,
@@ -212,7 +198,7 @@ class RESTClient:
         data = resp.data
         if resp.status >= 300:
             raise APIError.from_response(resp.status, resp.reason or "", resp.headers, data)
-        decoded: Object = json.loads(data) if data else {}
+        decoded: Object = jsonutil.loads(data) if data else {}
         return decoded
 
     def stream(
@@ -292,7 +278,7 @@ class WatchStream:
 
     def __iter__(self) -> Iterator[WatchEvent]:
         pending = b""  # the start of a line whose end has not arrived yet
-        loads = json.loads
+        loads = jsonutil.loads
         try:
             for chunk in self._chunks():
                 # One split per chunk: a server may send a backlog of thousands of events in one

@@ -8,6 +8,7 @@ with QPS) and what the process needs otherwise (a worker, a port that can be bou
 from __future__ import annotations
 
 import dataclasses
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -223,7 +224,8 @@ def test_a_missing_kubeconfig_from_the_environment_names_the_variable(tmp_path):
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "KUBECONFIG": str(missing)}
     res = controller("--log-format", "json", env=env)
     assert res.returncode == 1
-    errors = [line for line in res.stderr.splitlines() if '"level": "error"' in line]
+    records = [json.loads(line) for line in res.stderr.splitlines()]
+    errors = [json.dumps(r) for r in records if r["level"] == "error"]
     assert len(errors) == 1, res.stderr
     assert f"kubeconfig {missing} (from $KUBECONFIG) does not exist" in errors[0]
 
