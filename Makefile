@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv test lint demo run e2e bench image install-crd clean
+.PHONY: venv test lint demo run e2e bench image image-smoke install-crd clean
 
 venv: $(STAMP)
 
@@ -73,6 +73,12 @@ image:
 		$(if $(PIP_CERT),--secret id=pip_cert$(COMMA)src=$(PIP_CERT)) \
 		$(if $(PIP_CONFIG_FILE),--secret id=pip_conf$(COMMA)src=$(PIP_CONFIG_FILE)) \
 		$(DOCKER_BUILD_FLAGS) -t $(IMAGE) .
+
+## image-smoke: run the built image as manifests/deployment.yaml runs it (non-root, read-only root
+## filesystem, no capabilities, in-cluster config and token) against kubesim on the host network,
+## and check probes, a reconciled Foo and a clean exit on SIGTERM. Needs a docker engine.
+image-smoke: venv
+	@$(PY) hack/image_smoke.py --image $(IMAGE) --docker $(DOCKER)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache
