@@ -18,7 +18,9 @@ the first failure (with the container's log), and 1 with a single line when no d
 reachable, so a machine without docker fails fast and says why.
 
 The metrics and probe ports of the manifest's args are moved to free ports: on the host network
-the container shares the host's ports, and the manifest's 8080/8081 may be taken there.
+the container shares the host's ports, and the manifest's 8080/8081 may be taken there. The
+engine must be local (the container mounts a directory of this machine and reaches kubesim on
+its loopback address).
 """
 
 from __future__ import annotations
@@ -56,7 +58,10 @@ WAIT = 30.0  # seconds any one condition may take to become true
 
 
 class SmokeFailure(Exception):
-    """A check failed; the message says what was expected and what was seen."""
+    """A check failed; the message says what was expected and what was seen, and ``log`` holds
+    the container's last log lines when there was a container."""
+
+    log = ""
 
 
 # ---- the pod, as the manifest describes it ----------------------------------------------------
@@ -224,7 +229,8 @@ class Docker:
             [self.cli, *args], capture_output=True, text=True, timeout=timeout or self.timeout
         )
         if check and proc.returncode != 0:
-            raise SmokeFailure(f"docker {args[0]} failed: {proc.stderr.strip()}")
+            said = " ".join(line.strip() for line in proc.stderr.splitlines() if line.strip())
+            raise SmokeFailure(f"docker {args[0]} failed: {said}")
         return proc.stdout.strip()
 
     def logs(self, container: str, *args: str) -> str:
@@ -255,7 +261,9 @@ def wait_for(what: str, probe: Callable[[], Any], timeout: float = WAIT) -> Any:
     while time.monotonic() < deadline:
         try:
             last = probe()
-        except Exception as err:  # noqa: BLE001 - a probe error is just "not yet"
+        except SmokeFailure:
+            raise  # the probe knows it will never pass (the container has exited)
+        except Exception as err:  # noqa: BLE001 - any other error is just "not yet"
             last = err
         else:
             if last:
@@ -284,6 +292,7 @@ class Report:
 
 
 def smoke(image: str, docker: Docker, report: Report) -> None:
+    """Start kubesim and the container as the pod, run the checks, and clean up after both."""
     from client.rest import RESTClient
     from kubesim import KubeSim
 
@@ -305,7 +314,8 @@ def smoke(image: str, docker: Docker, report: Report) -> None:
         # The ServiceAccount volume: world-readable, as the kubelet's projected volume is to
         # the pod's user (the files are ours, the container runs as another uid).
         (sa_dir / "token").write_text(token)
-        shutil.copy(sim.ca_file or "", sa_dir / "ca.crt")
+        assert sim.ca_file is not None  # tls=True: the server's self-signed certificate
+        shutil.copy(sim.ca_file, sa_dir / "ca.crt")
         (sa_dir / "namespace").write_text(spec.namespace)
         sa_dir.chmod(0o755)
         for f in sa_dir.iterdir():
@@ -324,13 +334,16 @@ def smoke(image: str, docker: Docker, report: Report) -> None:
             f"{spec.grace_seconds}s"
         )
         report.ok(f"args {' '.join(args)} (the manifest's; ports moved: {ports})")
-        docker("run", "--detach", "--name", container, *flags, image, *args)
         try:
+            docker("run", "--detach", "--name", container, *flags, image, *args)
             run_checks(docker, container, report, spec, api, sim, token, probe_port)
-        except (SmokeFailure, subprocess.TimeoutExpired):
-            logs = docker.logs(container, "--tail", "40")
-            print(f"---- the container's last log lines\n{logs}", file=sys.stderr)
+        except SmokeFailure as err:
+            err.log = docker.logs(container, "--tail", "40")
             raise
+        except subprocess.TimeoutExpired as err:
+            failure = SmokeFailure(f"docker did not answer: {err}")
+            failure.log = docker.logs(container, "--tail", "40")
+            raise failure from err
         finally:
             docker("rm", "--force", container, check=False, timeout=60)
     finally:
@@ -352,9 +365,10 @@ def run_checks(
     from client.rest import resource_path
 
     def running() -> bool:
-        state = docker("inspect", "--format", "{{.State.Status}}", container)
-        if state != "running":
-            raise SmokeFailure(f"the container is {state}, not running")
+        state = docker("inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}", container)
+        status, code = state.split()
+        if status != "running":
+            raise SmokeFailure(f"the container is {status} (exit code {code}), not running")
         return True
 
     running()
@@ -469,6 +483,8 @@ def main(argv: list[str] | None = None) -> int:
         smoke(opts.image, docker, report)
     except (SmokeFailure, subprocess.TimeoutExpired) as err:
         print(f"FAIL  {err}", flush=True)
+        if getattr(err, "log", ""):
+            print(f"---- the container's last log lines:\n{err.log.rstrip()}", flush=True)
         return 1
     print(f"image-smoke: {len(report.lines)} checks passed", flush=True)
     return 0
