@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv test lint demo run e2e bench image install-crd clean
+.PHONY: venv test lint demo run e2e bench image image-smoke install-crd clean
 
 venv: $(STAMP)
 
@@ -55,15 +55,35 @@ $(BENCH_STAMP): $(STAMP)
 bench: $(BENCH_STAMP)
 	@set -e; for f in bench/*_bench.py; do m=bench.$$(basename $$f .py); echo "== $$m"; $(PY) -m $$m; done
 
-## image: the controller's image (Dockerfile); needs docker with a running engine
-IMAGE ?= sample-controller-py:0.1.0
+## image: the controller's image (Dockerfile); needs docker with a running engine and BuildKit.
+##   PYTHON_IMAGE=<ref>   base image (default: the Dockerfile's python:3.11-slim), e.g. a mirror's
+##   PIP_INDEX_URL / PIP_EXTRA_INDEX_URL / PIP_TRUSTED_HOST=...   a package mirror (build args)
+##   PIP_CERT=<file> / PIP_CONFIG_FILE=<file>   CA bundle / pip.conf, passed as build secrets
+##   DOCKER_BUILD_FLAGS=...   more docker build flags (e.g. --network host where there is no bridge)
+IMAGE  ?= sample-controller-py:0.1.0
+DOCKER ?= docker
+# A comma that $(if ...) does not take for its own separator.
+COMMA  := ,
 image:
-	@if ! command -v docker >/dev/null 2>&1; then \
+	@if ! command -v $(DOCKER) >/dev/null 2>&1; then \
 		echo "make image: docker is not installed; install it, then: docker build -t $(IMAGE) ."; exit 1; \
-	elif ! docker info >/dev/null 2>&1; then \
+	elif ! $(DOCKER) info >/dev/null 2>&1; then \
 		echo "make image: docker is installed but its engine is not reachable (docker info failed); start it, then: docker build -t $(IMAGE) ."; exit 1; \
 	fi
-	docker build -t $(IMAGE) .
+	DOCKER_BUILDKIT=1 $(DOCKER) build \
+		$(if $(PYTHON_IMAGE),--build-arg PYTHON_IMAGE=$(PYTHON_IMAGE)) \
+		$(if $(PIP_INDEX_URL),--build-arg PIP_INDEX_URL=$(PIP_INDEX_URL)) \
+		$(if $(PIP_EXTRA_INDEX_URL),--build-arg 'PIP_EXTRA_INDEX_URL=$(PIP_EXTRA_INDEX_URL)') \
+		$(if $(PIP_TRUSTED_HOST),--build-arg 'PIP_TRUSTED_HOST=$(PIP_TRUSTED_HOST)') \
+		$(if $(PIP_CERT),--secret id=pip_cert$(COMMA)src=$(PIP_CERT)) \
+		$(if $(PIP_CONFIG_FILE),--secret id=pip_conf$(COMMA)src=$(PIP_CONFIG_FILE)) \
+		$(DOCKER_BUILD_FLAGS) -t $(IMAGE) .
+
+## image-smoke: run the built image as manifests/deployment.yaml runs it (non-root, read-only root
+## filesystem, no capabilities, in-cluster config and token) against kubesim on the host network,
+## and check probes, a reconciled Foo and a clean exit on SIGTERM. Needs a docker engine.
+image-smoke: venv
+	@$(PY) hack/image_smoke.py --image $(IMAGE) --docker $(DOCKER)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .mypy_cache .import_linter_cache
