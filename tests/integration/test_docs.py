@@ -1,8 +1,10 @@
-"""The study docs stay true: names import, commands run, log lines appear, the diagram matches.
+"""The study docs stay true: names import, commands run, log lines appear, the diagrams match.
 
-docs/architecture.md, walkthrough.md, client-go-map.md and exercises.md quote four kinds of
-things, and each kind is checked here against the code or against a real run, so a rename, a
-changed flag or a reworded log line that leaves a doc behind fails the suite:
+There are two doc sets, the English one in docs/ (architecture.md, walkthrough.md,
+client-go-map.md, exercises.md) and the Japanese one in docs/ja/ (README.md, architecture.md,
+walkthrough.md, exercises.md, concepts.md, glossary.md). Every check below runs on both, so a
+rename, a changed flag or a reworded log line that leaves either language behind fails the suite.
+They quote six kinds of things, each checked against the code or against a real run:
 
 - inline code that names something of ours (`informer.reflector.Reflector`,
   `controller.foo_controller.Controller.sync_handler`) must import and resolve; inline code that
@@ -10,17 +12,25 @@ changed flag or a reworded log line that leaves a doc behind fails the suite:
   must exist, down to the test function;
 - shell commands (```sh blocks, ```console transcripts, inline `python -m ...`, `make ...`,
   `kubectl ...`) must run or parse: `--help` runs, other flags must be accepted, make targets
-  must exist, and every `kubectl` command runs against kubesim with the controller running as
-  the walkthrough starts it, transcripts compared line by line;
+  must exist, and every `kubectl` command of the English docs runs against kubesim with the
+  controller running as the walkthrough starts it, transcripts compared line by line. The
+  Japanese transcripts must be the English ones, command for command (run in the same session
+  they would differ: a second `kubectl apply` prints `configured`, not `created`);
 - blocks marked `<!-- checked against: make demo -->` or `<!-- checked against: --trace -->`
   hold log lines that must appear in a real `python -m demo` run or in the trace
   of those kubectl commands (timestamps, resourceVersions, durations and ports masked);
-- the Mermaid diagram, docs/architecture.dot and the committed docs/architecture.svg must show
-  the same components and flows.
+- blocks marked `<!-- excerpt from: PATH -->` must be a verbatim piece of PATH;
+- every relative link must lead to a file, and every `#anchor` to a heading of it, by GitHub's
+  anchor rules (Japanese headings keep their letters; punctuation such as `（` or `：` goes);
+- the Mermaid component diagram (in both languages), docs/architecture.dot and the committed
+  docs/architecture.svg must show the same components and flows, and the Mermaid import diagram
+  must show the imports between our packages that the code has, none that the import-linter
+  contracts of pyproject.toml forbid.
 
-The demo (~3 s) runs in a subprocess while the walkthrough's kubectl commands run against an
-in-process kubesim and controller, once per module. Because it starts processes and servers,
-this is an integration test.
+The demo (~3 s) runs in a subprocess while the English walkthrough's kubectl commands run
+against an in-process kubesim and controller, once per module; both languages' quoted lines are
+checked against that one run. Because it starts processes and servers, this is an integration
+test.
 """
 
 from __future__ import annotations
@@ -37,6 +47,8 @@ import sys
 import tempfile
 import threading
 import time
+import tomllib
+import unicodedata
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,15 +66,42 @@ from tests.helpers import ROOT, wait_for
 pytestmark = pytest.mark.kubesim(deployment_status_delay=0.2)
 
 DOCS = ROOT / "docs"
-DOC_NAMES = ["architecture.md", "walkthrough.md", "client-go-map.md", "exercises.md"]
+# Each language's directory and documents. The Japanese edition follows the English one section
+# by section and adds a README, a bridge from the concepts (concepts.md) and a glossary.
+DOC_SETS: dict[str, tuple[Path, list[str]]] = {
+    "en": (DOCS, ["architecture.md", "walkthrough.md", "client-go-map.md", "exercises.md"]),
+    "ja": (
+        DOCS / "ja",
+        [
+            "README.md",
+            "architecture.md",
+            "walkthrough.md",
+            "exercises.md",
+            "concepts.md",
+            "glossary.md",
+        ],
+    ),
+}
+LANGS = list(DOC_SETS)
+# Markdown outside the doc sets whose quoted names, paths and links are checked too: the English
+# entry points (their commands and figures are the README's and the benchmarks' own business).
+OTHER_MARKDOWN = {"en": [ROOT / "README.md", DOCS / "benchmarks.md"], "ja": []}
 OUR_PACKAGES = ("workqueue", "client", "informer", "tools", "controller", "kubesim")
 WALKTHROUGH_KUBECONFIG = (
     "/tmp/kubesim.kubeconfig"  # the path the walkthrough uses; swapped for a temp file
 )
 
 
-def doc(name: str) -> str:
-    return (DOCS / name).read_text()
+def doc_names(lang: str) -> list[str]:
+    return DOC_SETS[lang][1]
+
+
+def doc_path(lang: str, name: str) -> Path:
+    return DOC_SETS[lang][0] / name
+
+
+def doc(lang: str, name: str) -> str:
+    return doc_path(lang, name).read_text()
 
 
 # -- reading the docs --------------------------------------------------------------------------
@@ -85,8 +124,17 @@ def inline_code(text: str) -> list[str]:
     return re.findall(r"(?<!`)`([^`\n]+)`(?!`)", prose(text))
 
 
-def all_inline_code() -> list[tuple[str, str]]:
-    return [(name, span) for name in DOC_NAMES for span in inline_code(doc(name))]
+def texts(lang: str, names: list[str] | None = None) -> list[tuple[str, str]]:
+    """(name, text) of the named docs, or of all a language's docs and other Markdown."""
+    if names is not None:
+        return [(name, doc(lang, name)) for name in names]
+    return [(name, doc(lang, name)) for name in doc_names(lang)] + [
+        (str(path.relative_to(ROOT)), path.read_text()) for path in OTHER_MARKDOWN[lang]
+    ]
+
+
+def all_inline_code(lang: str) -> list[tuple[str, str]]:
+    return [(name, span) for name, text in texts(lang) for span in inline_code(text)]
 
 
 DOTTED = re.compile(rf"^({'|'.join(OUR_PACKAGES)})(\.[A-Za-z_]\w*)*$")
@@ -109,16 +157,25 @@ def resolve(dotted: str) -> Any:
 # -- the names ---------------------------------------------------------------------------------
 
 
-def test_every_quoted_name_of_ours_resolves():
+def quoted_names(lang: str, names: list[str] | None = None) -> set[str]:
+    """The dotted names of ours quoted in a language's docs (all of them, or those named)."""
     # `controller.go` is sample-controller's file, not a name of ours
-    names = sorted(
-        {
-            span
-            for _, span in all_inline_code()
-            if DOTTED.match(span) and "." in span and not span.endswith(".go")
-        }
-    )
-    assert len(names) > 100, (
+    return {
+        span
+        for _, text in texts(lang, names)
+        for span in inline_code(text)
+        if DOTTED.match(span) and "." in span and not span.endswith(".go")
+    }
+
+
+# fewer than this in a language and the parser, not the docs, is the likelier cause
+MIN_QUOTED_NAMES = 100
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_quoted_name_of_ours_resolves(lang):
+    names = sorted(quoted_names(lang))
+    assert len(names) > MIN_QUOTED_NAMES, (
         "the docs name fewer of our functions than expected: is the parser broken?"
     )
     broken = []
@@ -127,15 +184,18 @@ def test_every_quoted_name_of_ours_resolves():
             resolve(name)
         except (ImportError, AttributeError) as err:
             broken.append(f"{name}: {err}")
-    assert not broken, "names quoted in docs/ that no longer exist:\n" + "\n".join(broken)
+    assert not broken, f"names quoted in the {lang} docs that no longer exist:\n" + "\n".join(
+        broken
+    )
 
 
 PATHLIKE = re.compile(r"^(?:[\w.-]+/)+[\w.-]*(?:\.(?:py|yaml|md|dot|svg|toml))?(?:::\w+)?$")
 
 
-def test_every_quoted_path_and_test_exists():
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_quoted_path_and_test_exists(lang):
     checked, missing = 0, []
-    for name, span in all_inline_code():
+    for name, span in all_inline_code(lang):
         if not PATHLIKE.match(span) or not (span.endswith("/") or "." in span.rsplit("/", 1)[-1]):
             continue
         path, _, func = span.partition("::")
@@ -153,9 +213,34 @@ def test_every_quoted_path_and_test_exists():
     assert not missing, "\n".join(missing)
 
 
-def test_exercises_point_at_real_tests():
-    tests = [s for s in inline_code(doc("exercises.md")) if s.startswith("tests/") and "::" in s]
+@pytest.mark.parametrize("lang", LANGS)
+def test_exercises_point_at_real_tests(lang):
+    tests = [
+        s for s in inline_code(doc(lang, "exercises.md")) if s.startswith("tests/") and "::" in s
+    ]
     assert len(tests) >= 5, "each exercise names a test to extend"
+
+
+# The Japanese documents that follow an English one section by section.
+FOLLOWED = ["architecture.md", "walkthrough.md", "exercises.md"]
+
+
+def quoted_code(lang: str, name: str) -> set[str]:
+    """The names of ours and the repository paths a document quotes."""
+    paths = {s for s in inline_code(doc(lang, name)) if PATHLIKE.match(s) and "/" in s}
+    return quoted_names(lang, [name]) | paths
+
+
+@pytest.mark.parametrize("name", FOLLOWED)
+def test_japanese_edition_quotes_the_same_code(name):
+    # A name or path renamed, added or dropped in one language and not the other is a
+    # translation left behind (a stale name would also fail to import, a new one would not).
+    english, japanese = quoted_code("en", name), quoted_code("ja", name)
+    assert english == japanese, (
+        f"docs/{name} and docs/ja/{name} quote different code: "
+        f"only in English {sorted(english - japanese)}, "
+        f"only in Japanese {sorted(japanese - english)}"
+    )
 
 
 # -- the commands ------------------------------------------------------------------------------
@@ -165,18 +250,18 @@ def test_exercises_point_at_real_tests():
 INLINE_COMMAND_WORDS = ("python -m ", "make ", "sample-controller", "dot ")
 
 
-def commands_of(name: str) -> list[dict]:
+def commands_of(lang: str, name: str) -> list[dict]:
     """Every shell command in a doc, in order: {"cmd", "expect" (console output or None)}."""
-    text = doc(name)
+    text = doc(lang, name)
     found: list[tuple[int, dict]] = []
-    for lang, body, start in fenced_blocks(text):
-        if lang == "sh":
+    for kind, body, start in fenced_blocks(text):
+        if kind == "sh":
             joined = body.replace("\\\n", " ")
             for line in joined.splitlines():
                 line = line.split(" #", 1)[0].strip().rstrip("&").strip()
                 if line and not line.startswith("#"):
                     found.append((start, {"cmd": line, "expect": None}))
-        elif lang == "console":
+        elif kind == "console":
             current: dict | None = None
             for line in body.splitlines():
                 if line.startswith("$ "):
@@ -193,9 +278,11 @@ def commands_of(name: str) -> list[dict]:
     return [c for _, c in sorted(found, key=lambda item: item[0])]
 
 
-def all_commands() -> list[tuple[str, dict]]:
-    order = ["walkthrough.md"] + [n for n in DOC_NAMES if n != "walkthrough.md"]
-    return [(name, c) for name in order for c in commands_of(name)]
+def all_commands(lang: str) -> list[tuple[str, dict]]:
+    """The commands of a language's docs, the walkthrough's first (the live run's order)."""
+    names = doc_names(lang)
+    order = ["walkthrough.md"] + [n for n in names if n != "walkthrough.md"]
+    return [(name, c) for name in order for c in commands_of(lang, name)]
 
 
 def split_command(cmd: str) -> tuple[dict[str, str], list[str]]:
@@ -270,8 +357,9 @@ def check_static(cmd: str) -> str | None:
     return f"no rule to check {cmd!r}: add one to tests/integration/test_docs.py"
 
 
-def test_every_quoted_command_parses_or_runs():
-    cmds = all_commands()
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_quoted_command_parses_or_runs(lang):
+    cmds = all_commands(lang)
     assert any(c["cmd"].startswith("kubectl") for _, c in cmds)
     assert any(c["cmd"].startswith("python -m controller") for _, c in cmds)
     problems = [f"{name}: {why}" for name, c in cmds if (why := check_static(c["cmd"])) is not None]
@@ -326,7 +414,7 @@ def settle(api: RESTClient, timeout: float = 15.0) -> None:
 
 def controller_args_from_walkthrough() -> list[str]:
     """The flags the walkthrough starts the controller with (it must show --trace)."""
-    for c in commands_of("walkthrough.md"):
+    for c in commands_of("en", "walkthrough.md"):
         _, argv = split_command(c["cmd"])
         if argv[:3] == ["python", "-m", "controller"] and "--help" not in argv:
             return argv[3:]
@@ -383,7 +471,7 @@ def live_run(shared_sim, tmp_path_factory) -> Iterator[dict]:
                 assert ready.wait(15), "controller caches did not sync"
                 kubectl = kubectl_binary()
                 env = {**os.environ, "KUBECONFIG": kubeconfig}
-                for name, c in all_commands():
+                for name, c in all_commands("en"):
                     cmd_env, argv = split_command(c["cmd"])
                     if argv[:1] == ["export"]:
                         continue
@@ -475,6 +563,40 @@ def test_every_kubectl_command_runs_as_documented(live_run):
     assert not problems, "\n\n".join(problems)
 
 
+# The commands whose effect or output depends on the live session: the kubectl transcripts and
+# the way the walkthrough starts kubesim and the controller (whose flags shape the --trace lines).
+SESSION_COMMANDS = ("kubectl ", "python -m controller", "python -m kubesim", "export ")
+
+
+def session_commands(lang: str, names: list[str] | None = None) -> list[tuple[str, Any]]:
+    """(command, expected output) of the session commands of some or all of a language's docs."""
+    return [
+        (c["cmd"], c["expect"])
+        for name, c in all_commands(lang)
+        if c["cmd"].startswith(SESSION_COMMANDS) and (names is None or name in names)
+    ]
+
+
+def test_japanese_transcripts_are_the_english_ones():
+    # The live run plays the English commands once; the Japanese ones are checked through them.
+    # A Japanese command with no English twin would go unchecked: quote it in English too.
+    english, japanese = session_commands("en"), session_commands("ja")
+    assert any(cmd.startswith("kubectl ") for cmd, _ in japanese)
+    missing = [
+        f"`{cmd}`" + (" with output:\n" + "\n".join(expect) if expect else "")
+        for cmd, expect in japanese
+        if (cmd, expect) not in english
+    ]
+    assert not missing, (
+        "docs/ja quotes commands or transcripts the English docs do not (or no longer) show:\n"
+        + "\n\n".join(missing)
+    )
+    # the walkthrough's session (the controller's flags shape the --trace lines both quote)
+    assert session_commands("ja", ["walkthrough.md"]) == session_commands(
+        "en", ["walkthrough.md"]
+    ), "the Japanese walkthrough runs a different session from the English one"
+
+
 def checked_blocks(text: str) -> list[tuple[str, list[str]]]:
     """(source, lines) of each text block marked <!-- checked against: SOURCE -->."""
     blocks = []
@@ -485,8 +607,9 @@ def checked_blocks(text: str) -> list[tuple[str, list[str]]]:
     return blocks
 
 
-def test_quoted_log_lines_appear_in_real_runs(live_run):
-    blocks = [b for name in DOC_NAMES for b in checked_blocks(doc(name))]
+@pytest.mark.parametrize("lang", LANGS)
+def test_quoted_log_lines_appear_in_real_runs(live_run, lang):
+    blocks = [b for name in doc_names(lang) for b in checked_blocks(doc(lang, name))]
     sources = {src for src, _ in blocks}
     assert sources == {"make demo", "--trace"}, f"unknown or missing sources: {sources}"
     printed = {
@@ -500,11 +623,35 @@ def test_quoted_log_lines_appear_in_real_runs(live_run):
         if normalize(line) not in printed[src]
     ]
     assert not missing, (
-        "quoted log lines that a real run no longer prints:\n"
+        f"quoted log lines ({lang}) that a real run no longer prints:\n"
         + "\n".join(missing)
         + "\n\n--trace printed:\n"
         + "\n".join(live_run["trace"][-60:])
     )
+
+
+EXCERPT = re.compile(r"<!-- excerpt from: (\S+) -->\s*\n```[\w-]*\n(.*?)^```", re.M | re.S)
+
+
+def test_code_excerpts_are_verbatim_pieces_of_their_files():
+    # An excerpt that drifted from its file teaches code that no longer exists. Compared line by
+    # line with trailing blanks dropped, so an editor's whitespace does not matter.
+    found, stale = 0, []
+    for lang in LANGS:
+        for name in doc_names(lang):
+            for m in EXCERPT.finditer(doc(lang, name)):
+                path, body = m.groups()
+                found += 1
+                source = ROOT / path
+                if not source.is_file():
+                    stale.append(f"{lang}/{name}: excerpt from {path}, which does not exist")
+                    continue
+                lines = [x.rstrip() for x in source.read_text().splitlines()]
+                want = [x.rstrip() for x in body.splitlines()]
+                if not any(lines[i : i + len(want)] == want for i in range(len(lines))):
+                    stale.append(f"{lang}/{name}: excerpt no longer in {path}:\n{body}")
+    assert found >= 3, "fewer excerpts than the docs hold: is the marker still parsed?"
+    assert not stale, "\n\n".join(stale)
 
 
 def test_normalize_masks_only_what_varies():
@@ -520,14 +667,26 @@ def test_normalize_masks_only_what_varies():
     )
 
 
-# -- the diagram -------------------------------------------------------------------------------
+# -- the diagrams ------------------------------------------------------------------------------
+
+IMPORTS_MARKER = "%% imports:"  # the comment that tells the import diagram from the other
 
 
-def mermaid_graph() -> dict:
-    blocks = [body for lang, body, _ in fenced_blocks(doc("architecture.md")) if lang == "mermaid"]
-    assert len(blocks) == 1, "architecture.md must hold exactly one Mermaid diagram"
+def mermaid_blocks(lang: str) -> dict[str, str]:
+    """architecture.md's two Mermaid diagrams: {"components": ..., "imports": ...}."""
+    blocks = [b for kind, b, _ in fenced_blocks(doc(lang, "architecture.md")) if kind == "mermaid"]
+    imports = [b for b in blocks if IMPORTS_MARKER in b]
+    components = [b for b in blocks if IMPORTS_MARKER not in b]
+    assert len(components) == 1 and len(imports) == 1, (
+        f"{lang}/architecture.md must hold one component diagram and one import diagram "
+        f"(marked with a '{IMPORTS_MARKER}' comment), not {len(blocks)} Mermaid blocks"
+    )
+    return {"components": components[0], "imports": imports[0]}
+
+
+def mermaid_graph(lang: str) -> dict:
     nodes, edges, clusters, current = {}, set(), {}, None
-    for raw in blocks[0].splitlines():
+    for raw in mermaid_blocks(lang)["components"].splitlines():
         line = raw.strip()
         if m := re.match(r'^subgraph \w+\["(.+)"\]$', line):
             current = m.group(1)
@@ -535,7 +694,7 @@ def mermaid_graph() -> dict:
         elif line == "end":
             current = None
         elif m := re.match(r'^(\w+)\["(.+)"\]$', line):
-            nodes[m.group(1)] = m.group(2).split("<br/>")[0]
+            nodes[m.group(1)] = tuple(m.group(2).split("<br/>"))
             if current:
                 clusters[current].add(m.group(1))
         elif m := re.match(r'^(\w+)\s+(-->|-\.->|<-->)\|"(.*)"\|\s+(\w+)$', line):
@@ -572,18 +731,42 @@ def dot_graph() -> dict:
                 edges.add((src, dst, label, dashed))
         elif m := re.match(r'^(\w+)\s*\[label="([^"]*)"', line):
             if m.group(1) not in ("graph", "node", "edge"):
-                nodes[m.group(1)] = m.group(2).split("\\n")[0]
+                nodes[m.group(1)] = tuple(m.group(2).split("\\n"))
                 if current and current != "?":
                     clusters[current].add(m.group(1))
     return {"nodes": nodes, "edges": edges, "clusters": clusters, "drawn": drawn}
 
 
-def test_mermaid_and_graphviz_show_the_same_picture():
-    mer, dot = mermaid_graph(), dot_graph()
+@pytest.mark.parametrize("lang", LANGS)
+def test_mermaid_and_graphviz_show_the_same_picture(lang):
+    # The Japanese edition draws the same picture with the same (code) labels: compared against
+    # the one .dot file, which exists only in docs/.
+    mer, dot = mermaid_graph(lang), dot_graph()
     assert len(mer["nodes"]) >= 15 and len(mer["edges"]) >= 20
     assert mer["nodes"] == dot["nodes"]
     assert mer["edges"] == dot["edges"]
     assert mer["clusters"] == dot["clusters"]
+
+
+def test_diagram_names_files_that_exist():
+    # A node's second line names where it lives, relative to its cluster's package ("informer/")
+    # or to the repository root outside a cluster: a moved file must move in the picture too.
+    dot = dot_graph()
+    package_of = {
+        node: cluster.split()[0] for cluster, members in dot["clusters"].items() for node in members
+    }
+    checked, missing = 0, []
+    for node, lines in dot["nodes"].items():
+        for line in lines[1:]:
+            for name in re.findall(r"[\w/]+\.py\b", line):
+                checked += 1
+                base = ROOT / package_of.get(node, "")
+                if not (base / name).is_file():
+                    missing.append(f"{node}: {name} (looked in {base.relative_to(ROOT)}/)")
+    assert checked >= 10
+    assert not missing, "files named in the architecture diagram that do not exist:\n" + "\n".join(
+        missing
+    )
 
 
 def test_committed_svg_is_rendered_from_the_current_dot_file():
@@ -593,7 +776,8 @@ def test_committed_svg_is_rendered_from_the_current_dot_file():
     assert tree.getroot().tag == ns + "svg"
     dot = dot_graph()
     titles = {"node": set(), "edge": set()}
-    texts = {t.text for t in tree.iter(ns + "text") if t.text}
+    # Graphviz keeps a double space as space + no-break space
+    texts = {t.text.replace("\xa0", " ") for t in tree.iter(ns + "text") if t.text}
     for g in tree.iter(ns + "g"):
         kind = g.get("class")
         if kind in titles:
@@ -604,11 +788,12 @@ def test_committed_svg_is_rendered_from_the_current_dot_file():
     assert titles["edge"] == {f"{a}->{b}" for a, b in dot["drawn"]}, (
         "re-render the SVG from the .dot file"
     )
-    missing = [name for name in dot["nodes"].values() if name not in texts]
-    assert not missing, f"component names not drawn in the SVG: {missing}"
+    missing = [line for lines in dot["nodes"].values() for line in lines if line not in texts]
+    assert not missing, f"node labels of the .dot file not drawn in the SVG (re-render): {missing}"
     stale = sorted({label for _, _, label, _ in dot["edges"] if label not in texts})
     assert not stale, f"edge labels of the .dot file not in the SVG (re-render it): {stale}"
-    assert "architecture.svg" in doc("architecture.md")
+    for lang in LANGS:
+        assert "architecture.svg" in doc(lang, "architecture.md")
 
 
 @pytest.mark.skipif(
@@ -622,7 +807,165 @@ def test_dot_file_renders():
     ET.fromstring(res.stdout)
 
 
-# -- the README and the docstrings -------------------------------------------------------------
+# The packages the import diagram shows: what is installed, and the demo beside it.
+DIAGRAM_PACKAGES = ("workqueue", "client", "informer", "tools", "controller", "kubesim", "demo")
+
+
+def import_diagram(lang: str) -> dict[tuple[str, str], str]:
+    """{(importer, imported): label} of the Mermaid import diagram ("" when unlabelled)."""
+    nodes, edges = {}, {}
+    for raw in mermaid_blocks(lang)["imports"].splitlines():
+        line = raw.strip()
+        if m := re.match(r'^(\w+)\["(\w+)/"\]$', line):
+            nodes[m.group(1)] = m.group(2)
+        elif m := re.match(r'^(\w+)\s+-->(?:\|"(.*)"\|)?\s+(\w+)$', line):
+            src, label, dst = m.groups()
+            edges[(src, dst)] = label or ""
+        elif line and not line.startswith(("flowchart", "%%")):
+            raise AssertionError(f"unparsed Mermaid line in the import diagram: {line!r}")
+    assert sorted(nodes.values()) == sorted(DIAGRAM_PACKAGES), (
+        f"the import diagram must show exactly {DIAGRAM_PACKAGES}"
+    )
+    return {(nodes[a], nodes[b]): label for (a, b), label in edges.items()}
+
+
+def imports_in_code() -> dict[tuple[str, str], set[str]]:
+    """{(importer, imported package): the modules imported} between DIAGRAM_PACKAGES."""
+    found: dict[tuple[str, str], set[str]] = {}
+    for package in DIAGRAM_PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Import):
+                    modules = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    modules = [node.module]
+                else:
+                    continue
+                for module in modules:
+                    top = module.split(".")[0]
+                    if top in DIAGRAM_PACKAGES and top != package:
+                        found.setdefault((package, top), set()).add(module)
+    return found
+
+
+def contracts_forbidding(src: str, dst: str) -> list[tuple[str, set[str]]]:
+    """(name, modules it still allows) of each import-linter contract forbidding src -> dst."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    found = []
+    for contract in config["contracts"]:
+        if contract["type"] != "forbidden" or src not in contract["source_modules"]:
+            continue
+        if dst not in contract["forbidden_modules"]:
+            continue
+        allowed = {
+            rule.split("->")[1].strip()
+            for rule in contract.get("ignore_imports", [])
+            if rule.split("->")[0].strip() in (src, f"{src}.**")
+        }
+        found.append((contract["name"], allowed))
+    return found
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_import_diagram_is_the_code_and_keeps_the_contracts(lang):
+    drawn = import_diagram(lang)
+    actual = imports_in_code()
+    assert set(drawn) == set(actual), (
+        f"the import diagram of {lang}/architecture.md differs from the code: "
+        f"drawn but not imported {sorted(set(drawn) - set(actual))}, "
+        f"imported but not drawn {sorted(set(actual) - set(drawn))}"
+    )
+    for (src, dst), label in drawn.items():
+        modules = actual[(src, dst)]
+        contracts = contracts_forbidding(src, dst)
+        broken = [name for name, allowed in contracts if not modules <= allowed]
+        assert not broken, f"{src} -> {dst} is drawn, but the contracts forbid it: {broken}"
+        # an arrow the contracts allow only for some modules names them, and they are all
+        named = set(re.findall(r"[\w.]+\.\w+", label))
+        if contracts or label:
+            assert named == modules, (
+                f"{src} -> {dst} is allowed for some modules only: label it with the ones "
+                f"imported, {sorted(modules)} (it says {label!r})"
+            )
+    # an arrow left out is a rule: every package drawn but the demo is bound by a contract
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    bound = {m for c in config["contracts"] for m in c["source_modules"]}
+    assert set(DIAGRAM_PACKAGES) - {"demo"} <= bound
+
+
+# -- the links ---------------------------------------------------------------------------------
+
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+
+
+def github_anchor(heading: str) -> str:
+    """The id GitHub gives a heading (github-slugger's rules, which GitHub follows).
+
+    Lower-cased; letters (any script, so kana and kanji stay), marks, decimal digits, `_`, `-`
+    and spaces are kept, every other character (punctuation, full-width `（）：、` included,
+    symbols, backticks) is dropped; then each space becomes `-`.
+    """
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading).lower()
+    kept = "".join(
+        ch
+        for ch in text
+        if ch in " -_"
+        or ch.isalpha()
+        or unicodedata.category(ch) in ("Mn", "Mc", "Me", "Nd", "Nl", "Pc")
+    )
+    return kept.replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    """The anchors of a Markdown file: its headings' ids (repeats get -1, -2, ...)."""
+    seen: dict[str, int] = {}
+    for m in re.finditer(r"^#{1,6}\s+(.+?)\s*#*\s*$", prose(path.read_text()), re.M):
+        slug = github_anchor(m.group(1))
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        if count:
+            seen[f"{slug}-{count}"] = 1
+    return set(seen)
+
+
+def test_github_anchor_follows_githubs_rules():
+    assert github_anchor("Indexer (the cache)") == "indexer-the-cache"
+    assert github_anchor("sync_handler: the reconcile") == "sync_handler-the-reconcile"
+    assert github_anchor("10. The world catches up") == "10-the-world-catches-up"
+    assert github_anchor("Indexer (キャッシュ)") == "indexer-キャッシュ"
+    assert github_anchor("赤ちゃんオペレーター: なぜこれだけの部品が要るのか") == (
+        "赤ちゃんオペレーター-なぜこれだけの部品が要るのか"
+    )
+    assert github_anchor("CR → CRD → カスタムコントローラー") == "cr--crd--カスタムコントローラー"
+    assert github_anchor("用語集（日本語・英語）") == "用語集日本語英語"
+    assert github_anchor("ウォークスルー: `kubectl` から") == "ウォークスルー-kubectl-から"
+
+
+def markdown_files(lang: str) -> list[Path]:
+    return [doc_path(lang, name) for name in doc_names(lang)] + OTHER_MARKDOWN[lang]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_link_resolves(lang):
+    checked, broken = 0, []
+    for path in markdown_files(lang):
+        text = re.sub(r"(?<!`)`[^`\n]+`(?!`)", "code", prose(path.read_text()))
+        for target in LINK.findall(text):
+            if re.match(r"^[a-z]+:", target):  # https:, mailto: - not ours to check offline
+                continue
+            checked += 1
+            file, _, anchor = target.partition("#")
+            dest = (path.parent / file).resolve() if file else path
+            where = f"{path.relative_to(ROOT)}: ({target})"
+            if not dest.exists():
+                broken.append(f"{where}: {file} does not exist")
+            elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+                broken.append(f"{where}: no heading with the id {anchor!r} in {dest.name}")
+    assert checked >= 10
+    assert not broken, "links that lead nowhere:\n" + "\n".join(broken)
+
+
+# -- the entry points and the docstrings -------------------------------------------------------
 
 
 def test_readme_links_the_study_docs():
@@ -630,8 +973,29 @@ def test_readme_links_the_study_docs():
     section = readme.split("## Learn how it works", 1)
     assert len(section) == 2, "README.md lost its 'Learn how it works' section"
     body = section[1].split("\n## ", 1)[0]
-    for name in DOC_NAMES:
+    for name in doc_names("en"):
         assert f"docs/{name}" in body, f"'Learn how it works' does not link docs/{name}"
+
+
+def test_each_language_links_the_other_at_the_top():
+    # The Japanese edition is found from the English entry points, and leads back to them.
+    def top(path: Path) -> str:
+        return "\n".join(path.read_text().splitlines()[:5])
+
+    assert "docs/ja/README.md" in top(ROOT / "README.md")
+    ja_readme = doc("ja", "README.md")
+    assert "(../../README.md)" in top(doc_path("ja", "README.md"))
+    for name in doc_names("ja"):
+        if name != "README.md":
+            assert f"({name})" in ja_readme, f"docs/ja/README.md does not link {name}"
+    problems = []
+    for name in doc_names("en"):
+        twin = name if (DOCS / "ja" / name).exists() else "README.md"
+        if f"(ja/{twin})" not in top(DOCS / name):
+            problems.append(f"docs/{name} does not link ja/{twin} at the top")
+        if twin == name and f"(../{name})" not in top(DOCS / "ja" / name):
+            problems.append(f"docs/ja/{name} does not link ../{name} at the top")
+    assert not problems, "\n".join(problems)
 
 
 TWIN_MARKERS = (
