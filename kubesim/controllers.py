@@ -6,6 +6,16 @@ the CRD finalizer removes a deleted CRD's objects, and the garbage collector (gc
 dependents. kubesim runs these as tasks on one named thread, fed by a storage listener, so the
 request path never does their work.
 
+The deployment controller has three modes, the three kinds of cluster a controller's e2e suite
+meets (``DEPLOYMENT_CONTROLLER_MODES``):
+
+- ``"full"``: a cluster whose pods run. One Ready, schedulable Node is registered, and a
+  Deployment's status reports every replica updated, ready and available;
+- ``"no-nodes"``: a control plane with kube-controller-manager but no schedulable node. The
+  status reports the replicas created and updated, none ready or available, all unavailable,
+  and stays so; no Node exists;
+- ``"none"``: a bare API server (envtest). Nothing writes Deployment status; no Node exists.
+
 Tasks are keyed (kind, namespace, name) and de-duplicated: scheduling a key that is already due
 earlier keeps the earlier time, as the delaying workqueue does.
 """
@@ -22,19 +32,51 @@ from collections.abc import Callable
 from .storage import DELETED, Event, Storage
 from .strategy import CRD_CLEANUP_FINALIZER
 
-__all__ = ["ControllerManager"]
+__all__ = [
+    "DEPLOYMENT_CONTROLLER_MODES",
+    "NODE_NAME",
+    "ControllerManager",
+    "deployment_status",
+]
 
 DEPLOYMENTS = ("apps", "deployments")
 NAMESPACES = ("", "namespaces")
 CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
 
+DEPLOYMENT_CONTROLLER_MODES = ("none", "no-nodes", "full")
+NODE_NAME = "kubesim-node"  # the one Node of the "full" mode, as a kubelet registers it
+
 
 class ControllerManager:
     """One thread running delayed, de-duplicated tasks triggered by storage events."""
 
-    def __init__(self, storage: Storage, rest, deployment_status_delay: float | None):
+    def __init__(
+        self,
+        storage: Storage,
+        rest,
+        deployment_status_delay: float | None,
+        deployment_controller: str | None = None,
+    ):
+        """``deployment_controller`` is one of DEPLOYMENT_CONTROLLER_MODES; None picks "full"
+        when a ``deployment_status_delay`` is given and "none" otherwise (the meaning the delay
+        alone has always had). A loop mode without a delay writes status at once."""
+        if deployment_controller is None:
+            deployment_controller = "none" if deployment_status_delay is None else "full"
+        if deployment_controller not in DEPLOYMENT_CONTROLLER_MODES:
+            raise ValueError(
+                f"deployment_controller must be one of {DEPLOYMENT_CONTROLLER_MODES}, "
+                f"not {deployment_controller!r}"
+            )
+        if deployment_controller == "none":
+            if deployment_status_delay is not None:
+                raise ValueError(
+                    'deployment_status_delay needs a deployment controller ("no-nodes" or "full")'
+                )
+        elif deployment_status_delay is None:
+            deployment_status_delay = 0.0
         self.storage = storage  # the objects the tasks read and write
         self.rest = rest  # writes go through the REST rules (generation, events, finalizers)
+        self.deployment_controller = deployment_controller  # one of DEPLOYMENT_CONTROLLER_MODES
         self.deployment_status_delay = deployment_status_delay  # None: no deployment status loop
         self._cond = threading.Condition()  # guards _heap/_due; signals "a task was scheduled"
         self._heap: list[tuple[float, int, tuple]] = []  # (due, seq, key) min-heap
@@ -50,6 +92,16 @@ class ControllerManager:
         self._thread: threading.Thread | None = None
         self._idle = threading.Event()  # set while no task is due (tests wait on it)
         storage.add_listener(self._on_event)
+
+    def bootstrap(self) -> None:
+        """Objects a cluster of this kind has from the start: its Node, in the "full" mode."""
+        if self.deployment_controller == "full":
+            _register_node(self.rest, NODE_NAME)
+
+    @property
+    def pods_available(self) -> bool:
+        """Whether replicas ever become available (a schedulable node runs them)."""
+        return self.deployment_controller == "full"
 
     def register(self, kind: str, handler: Callable[[tuple], float | None], listener=None) -> None:
         """Add a task kind (gc.py registers "gc"), and optionally an event hook feeding it."""
@@ -76,7 +128,7 @@ class ControllerManager:
             and self.deployment_status_delay is not None
         ):
             obj = ev.obj.obj
-            if _status_wanted(obj) != (obj.get("status") or {}):
+            if deployment_status(obj, self.pods_available) != (obj.get("status") or {}):
                 self.schedule(("deployment-status", ev.ns, ev.name), self.deployment_status_delay)
         elif (
             ev.key == NAMESPACES
@@ -154,7 +206,7 @@ class ControllerManager:
             if stored is None:
                 return None
             obj = stored.obj
-            want = _status_wanted(obj)
+            want = deployment_status(obj, self.pods_available)
             if (obj.get("status") or {}) == want:
                 return None
             info = self.rest.registry.lookup("apps", "v1", "deployments")
@@ -220,18 +272,45 @@ class ControllerManager:
         return None
 
 
-def _status_wanted(obj: dict) -> dict:
-    """The status a healthy rollout converges to: every replica updated, ready and available.
+def deployment_status(obj: dict, pods_available: bool = True) -> dict:
+    """The status the deployment controller converges a Deployment to.
 
-    Zero counts are omitted, as Go's omitempty int32 fields are.
+    With ``pods_available`` (a node runs the pods): every replica updated, ready and available.
+    Without (no schedulable node: the pods are created and stay Pending): the replicas created
+    and updated, and all of them unavailable, as kube-controller-manager reports them then.
+    Conditions are not written. Zero counts are omitted, as Go's omitempty int32 fields are.
+    The e2e suite writes this same status itself on an API server with no deployment controller.
     """
     replicas = (obj.get("spec") or {}).get("replicas", 1)
     status = {"observedGeneration": obj["metadata"].get("generation", 1)}
     if replicas:
-        status.update(
-            replicas=replicas,
-            updatedReplicas=replicas,
-            readyReplicas=replicas,
-            availableReplicas=replicas,
-        )
+        status.update(replicas=replicas, updatedReplicas=replicas)
+        if pods_available:
+            status.update(readyReplicas=replicas, availableReplicas=replicas)
+        else:
+            status.update(unavailableReplicas=replicas)
     return status
+
+
+def _register_node(rest, name: str) -> None:
+    """Create a Ready, schedulable Node (no taints, not cordoned), as a kubelet registers one."""
+    info = rest.registry.lookup("", "v1", "nodes")
+    labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}
+    rest.create(info, "", {"metadata": {"name": name, "labels": labels}, "spec": {}}, {})
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    status = {
+        "conditions": [
+            {
+                "type": "Ready",
+                "status": "True",
+                "reason": "KubeletReady",
+                "message": "kubelet is posting ready status",
+                "lastHeartbeatTime": now,
+                "lastTransitionTime": now,
+            }
+        ],
+        "capacity": {"cpu": "2", "memory": "4Gi", "pods": "110"},
+        "allocatable": {"cpu": "2", "memory": "4Gi", "pods": "110"},
+    }
+    body = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "status": status}
+    rest.update(info, "", name, body, {}, "status")

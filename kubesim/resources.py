@@ -113,6 +113,21 @@ def _builtin() -> list[ResourceInfo]:
             require_rv_on_update=False,
             field_selectors=("metadata.name", "status.phase"),
         ),
+        # Nodes: served by every API server, even one with no node registered (envtest). kubesim
+        # registers one Ready node only when its deployment controller makes pods available
+        # (KubeSim(deployment_controller="full"), controllers.py).
+        ResourceInfo(
+            "",
+            "v1",
+            "nodes",
+            "Node",
+            False,
+            singular="node",
+            short_names=["no"],
+            status_subresource=True,
+            has_generation=False,
+            require_rv_on_update=False,
+        ),
         ResourceInfo(
             "",
             "v1",

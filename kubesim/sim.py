@@ -43,6 +43,13 @@ class KubeSim:
         crds: CRDs to create at start: dicts, or paths of YAML/JSON files (multi-document ok).
         deployment_status_delay: seconds after a Deployment's spec changes until its status
             reports every replica ready and available; None disables the loop.
+        deployment_controller: "full", "no-nodes" or "none" (controllers.py): a cluster whose
+            pods run (one Ready Node, replicas become available), a control plane without
+            schedulable nodes (status written, no replica ever available, no Node), a bare API
+            server (no Deployment status). None: "full" with a deployment_status_delay, else
+            "none".
+        garbage_collector: False leaves dependents of deleted owners in place, as an API server
+            without kube-controller-manager (envtest) does.
         history_size: watch events retained; watches/continues from older RVs get 410 Expired.
         watch_queue_size: events a watcher may have pending before it is closed as too slow.
         bookmark_interval: seconds between periodic BOOKMARKs (the real server: 60 s); one is
@@ -60,6 +67,8 @@ class KubeSim:
         *,
         crds: Iterable[dict | str | os.PathLike] = (),
         deployment_status_delay: float | None = None,
+        deployment_controller: str | None = None,
+        garbage_collector: bool = True,
         history_size: int = 10_000,
         watch_queue_size: int = 100_000,
         bookmark_interval: float = 60.0,
@@ -85,9 +94,13 @@ class KubeSim:
             bookmark_interval=bookmark_interval,
         )  # HTTP front end; replaced socket on restart, same state
         self.server.admin_handler = self.faults.handle_admin
-        self.controllers = ControllerManager(self.storage, self.rest, deployment_status_delay)
-        self.gc = GarbageCollector(
-            self.storage, self.rest, self.registry, self.controllers, gc_delay
+        self.controllers = ControllerManager(
+            self.storage, self.rest, deployment_status_delay, deployment_controller
+        )
+        self.gc = (
+            GarbageCollector(self.storage, self.rest, self.registry, self.controllers, gc_delay)
+            if garbage_collector
+            else None
         )
         self._tmpdir = tempfile.TemporaryDirectory(prefix="kubesim-")  # cert, kubeconfig
         self.ca_file: str | None = None  # PEM of the self-signed certificate when tls=True
@@ -103,6 +116,7 @@ class KubeSim:
         ns_info = self.registry.lookup("", "v1", "namespaces")
         for name in DEFAULT_NAMESPACES:
             self.rest.create(ns_info, "", {"metadata": {"name": name}}, {})
+        self.controllers.bootstrap()
         for crd in crds:
             for doc in _load_docs(crd):
                 self.create_crd(doc)

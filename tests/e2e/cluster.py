@@ -2,17 +2,23 @@
 
 Three targets, one interface (``Cluster``), so every scenario is written once:
 
-- ``kubeconfig`` (``E2E_KUBECONFIG=path``): an existing cluster with a full control plane
-  (garbage collector, deployment controller, kubelets). The kubeconfig must be an admin's: the
-  suite installs the CRD, the controller's namespace, ServiceAccount and RBAC from manifests/,
-  and creates a namespace per test;
+- ``kubeconfig`` (``E2E_KUBECONFIG=path``): an existing cluster: a full one (kind, say), a
+  control plane whose nodes cannot run pods, or a bare API server. The kubeconfig must be an
+  admin's: the suite installs the CRD, the controller's namespace, ServiceAccount and RBAC from
+  manifests/, and creates a namespace per test;
 - ``envtest`` (``KUBEBUILDER_ASSETS=dir``): etcd and kube-apiserver started by the suite
   (tests/e2e/envtest.py). No kube-controller-manager: no garbage collection, no Deployment
-  status, so scenarios assert only what a bare API server shows;
+  status;
 - ``kubesim`` (the default suite, or ``E2E_KUBESIM=1``): the project's in-process API server,
-  with TLS and a bearer token so the kubeconfig path is the same as for a cluster. It has no
-  ServiceAccounts, TokenRequest or RBAC, so the controller runs with the admin's credentials
-  there; this is said in the report header and by ``Cluster.controller_identity``.
+  with TLS and a bearer token so the kubeconfig path is the same as for a cluster, once in each
+  of its deployment controller modes (full, no-nodes, none: the kinds capabilities.py tells
+  apart).
+  It has no ServiceAccounts, TokenRequest or RBAC, so the controller runs with the admin's
+  credentials there; this is said in the report header.
+
+What a target can do is not assumed from its name: tests/e2e/capabilities.py probes it once per
+session (a deployment controller? a garbage collector? Ready, schedulable nodes?), and the
+scenarios make the strongest assertions that allows.
 
 On a real API server the controller never uses the admin's credentials: it gets a token for the
 ``sample-controller`` ServiceAccount from the TokenRequest API
@@ -23,20 +29,27 @@ permission missing from manifests/rbac.yaml fails the scenarios.
 from __future__ import annotations
 
 import copy
-import functools
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import yaml
 from kubernetes import client
 
 from client.config import load_client_configuration
 from client.errors import APIError, TransportError, is_not_found
-from client.rest import RESTClient, resource_path
+from client.objects import Object
+from client.rest import Params, RESTClient, Timeout, resource_path
 from controller.foo_controller import FOO_GVR
 from tests import helpers
+from tests.e2e.budget import BUDGET
+
+if TYPE_CHECKING:
+    from tests.e2e.capabilities import Capabilities
+
+T = TypeVar("T")
 
 MANIFESTS = helpers.ROOT / "manifests"
 # the objects that give the controller its identity and permissions, in apply order
@@ -56,11 +69,50 @@ def not_yet_on_a_cluster(err: Exception) -> bool:
     return is_not_found(err) or isinstance(err, TransportError)
 
 
-# The one wait_for (tests/helpers.py) with a real cluster's pace: slower to converge than kubesim,
-# and polled less often, so the waits do not load a shared API server.
-wait_for = functools.partial(
-    helpers.wait_for, timeout=30.0, interval=0.1, not_yet=not_yet_on_a_cluster
-)
+REQUEST_TIMEOUT = 20.0  # seconds for one request of the suite's own (a healthy server: < 1 s)
+
+
+def wait_for(
+    predicate: Callable[[], T | bool | None],
+    timeout: float = 30.0,
+    interval: float = 0.1,
+    message: str | Callable[[], str] = "",
+    not_yet: Callable[[Exception], bool] = not_yet_on_a_cluster,
+) -> T:
+    """The one wait_for (tests/helpers.py) with a real cluster's pace, cut to the test's budget.
+
+    Slower to converge than kubesim, and polled less often, so the waits do not load a shared
+    API server. A timeout longer than what is left of the test's pytest-timeout is cut to it
+    (tests/e2e/budget.py), and the failure says so: the wait fails with its own message rather
+    than the test being killed.
+    """
+    seconds, note = BUDGET.clamp(timeout)
+    if note:
+        what = message
+
+        def message() -> str:
+            text = what() if callable(what) else what
+            return (text or getattr(predicate, "__qualname__", repr(predicate))) + note
+
+    return cast(T, helpers.wait_for(predicate, seconds, interval, message, not_yet))
+
+
+class SuiteClient(RESTClient):
+    """The suite's own RESTClient: a request's timeout is REQUEST_TIMEOUT, cut to the budget,
+    so a stalled server fails the request (TransportError) instead of outliving the test."""
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        params: Params = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: Timeout = REQUEST_TIMEOUT,
+    ) -> Object:
+        if isinstance(timeout, int | float):
+            timeout = max(BUDGET.clamp(timeout)[0], 1.0)
+        return super().request(method, path, params, body, content_type, timeout)
 
 
 # -- manifests ----------------------------------------------------------------------------------
@@ -110,19 +162,27 @@ class Cluster:
     target: str  # "kubeconfig", "envtest" or "kubesim"
     kubeconfig: str  # path of the admin kubeconfig
     workdir: Path  # where this run writes kubeconfigs
-    has_garbage_collector: bool  # dependents are deleted with their owner
-    has_deployment_controller: bool  # Deployments get a status (available replicas)
     has_rbac: bool  # ServiceAccounts, TokenRequest and RBAC are served and enforced
+    name: str = ""  # for reports: the target, and kubesim's mode ("kubesim:no-nodes")
+    # what its controllers and nodes do, as probed once per session (capabilities.py)
+    capabilities: Capabilities | None = None
     admin: RESTClient = field(init=False)  # the test's own client
     created: list[dict] = field(default_factory=list)  # objects this run created, to delete
 
     def __post_init__(self) -> None:
+        self.name = self.name or self.target
         self.admin = self.client_for(self.kubeconfig)
 
     @staticmethod
     def client_for(kubeconfig: str) -> RESTClient:
         cfg = load_client_configuration(kubeconfig, "")
-        return RESTClient(client.ApiClient(cfg), user_agent=USER_AGENT)
+        return SuiteClient(client.ApiClient(cfg), user_agent=USER_AGENT)
+
+    @property
+    def can(self) -> Capabilities:
+        """The probed capabilities (set by the session fixture before any test runs)."""
+        assert self.capabilities is not None, "the cluster's capabilities were not probed"
+        return self.capabilities
 
     # -- set-up ---------------------------------------------------------------------------------
 
@@ -192,7 +252,7 @@ class Cluster:
         context_name = admin.get("current-context")
         context = next(c["context"] for c in admin["contexts"] if c["name"] == context_name)
         cluster = next(c["cluster"] for c in admin["clusters"] if c["name"] == context["cluster"])
-        user = next(
+        user: dict = next(
             (u["user"] for u in admin.get("users") or [] if u["name"] == context.get("user")), {}
         )
         return cluster, user

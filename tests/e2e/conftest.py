@@ -5,9 +5,17 @@ The target is chosen from the environment (see tests/e2e/cluster.py for what eac
 - ``E2E_KUBECONFIG=path``: an existing cluster, reached with that admin kubeconfig;
 - ``KUBEBUILDER_ASSETS=dir``: etcd + kube-apiserver started here (tests/e2e/envtest.py);
 - otherwise kubesim, in-process, unless ``E2E_KUBESIM=0``: this is how the default suite
-  proves the e2e code itself works before anyone points it at a real cluster;
+  proves the e2e code itself works before anyone points it at a real cluster. It runs once per
+  kubesim deployment controller mode, each a kind of cluster the suite must handle
+  (``E2E_KUBESIM_MODES``, default ``full,no-nodes,none``); scenarios marked ``e2e_once`` (they
+  do not depend on the cluster's controllers or nodes) run in the first mode only;
 - ``E2E_KUBESIM=0`` and neither of the others (what ``make e2e`` does on a machine without a
   cluster): every e2e test is skipped with one line saying how to run them.
+
+Whatever the target, what it can do is probed once per session (tests/e2e/capabilities.py);
+the terminal summary says what was found and which assertions it ruled out (report.py). Every
+wait is cut to what is left of pytest-timeout's budget for the test (budget.py), which the
+hooks below start and stop with pytest-timeout's own timer.
 """
 
 from __future__ import annotations
@@ -20,8 +28,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.budget import BUDGET
+from tests.e2e.capabilities import detect
 from tests.e2e.cluster import Cluster, load_manifests
 from tests.e2e.controllers import InProcessController
+from tests.e2e.report import REPORT
+from tests.e2e.rollout import available_timeout
 
 HERE = Path(__file__).resolve().parent
 
@@ -44,8 +56,72 @@ def e2e_target() -> str | None:
 TARGET = e2e_target()
 
 
+KUBESIM_MODES = ("full", "no-nodes", "none")  # kubesim's deployment controller modes
+KUBESIM_PROBE_TIMEOUT = 2.0  # kubesim answers the probe within its 0.05 s status delay
+PROBE_TIMEOUT = 10.0  # a real server's answer comes at once; a bare one costs this, once
+
+
+def cluster_params() -> list[str]:
+    """The clusters this run uses, one session each: the target, or kubesim's modes."""
+    if TARGET != "kubesim":
+        return [TARGET] if TARGET else []
+    modes = [m.strip() for m in os.environ.get("E2E_KUBESIM_MODES", "").split(",") if m.strip()]
+    unknown = set(modes) - set(KUBESIM_MODES)
+    if unknown:
+        raise pytest.UsageError(
+            f"E2E_KUBESIM_MODES: unknown {sorted(unknown)}; choose from {list(KUBESIM_MODES)}"
+        )
+    return [f"kubesim-{m}" for m in modes or KUBESIM_MODES]
+
+
 def _in_e2e(item: pytest.Item) -> bool:
     return HERE in Path(str(item.fspath)).resolve().parents
+
+
+def per_test_timeout(config: pytest.Config) -> float | None:
+    """pytest-timeout's timeout for a test without a marker (--timeout, PYTEST_TIMEOUT, ini)."""
+    try:
+        from pytest_timeout import get_env_settings
+    except ImportError:
+        return None
+    timeout = get_env_settings(config).timeout
+    return float(timeout) if timeout else None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "e2e_once: the scenario does not depend on the cluster's controllers or nodes; "
+        "against kubesim it runs in one mode only",
+    )
+    check_available_timeout(os.environ.get("E2E_AVAILABLE_TIMEOUT"), per_test_timeout(config))
+
+
+def check_available_timeout(asked: str | None, timeout: float | None) -> None:
+    """E2E_AVAILABLE_TIMEOUT must be below the per-test timeout, or the test would be killed
+    before the wait could fail with its own message."""
+    if not asked or not timeout:
+        return
+    try:
+        seconds = float(asked)
+    except ValueError:
+        raise pytest.UsageError(f"E2E_AVAILABLE_TIMEOUT={asked}: not a number of seconds") from None
+    if seconds >= timeout:
+        raise pytest.UsageError(
+            f"E2E_AVAILABLE_TIMEOUT={asked} is not below the per-test timeout ({timeout:g}s): "
+            "a test would be killed before its wait could fail with a reason; raise the "
+            "timeout too (pytest --timeout N)"
+        )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Every test using ``cluster`` runs once per cluster of the run (see cluster_params)."""
+    if "cluster" not in metafunc.fixturenames or TARGET is None:
+        return
+    params = cluster_params()
+    if metafunc.definition.get_closest_marker("e2e_once"):
+        params = params[:1]
+    metafunc.parametrize("cluster", params, indirect=True, scope="session")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -57,81 +133,116 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-def pytest_report_header(config: pytest.Config) -> str | None:
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    if TARGET is None:
+        return None
     if TARGET == "kubesim":
-        return (
-            "e2e target: kubesim (the controller runs with the admin's token: kubesim has "
-            "no ServiceAccounts, TokenRequest or RBAC; RBAC scenarios skip)"
-        )
-    if TARGET is not None:
-        return (
+        modes = ", ".join(cluster_params())
+        lines = [
+            f"e2e target: kubesim, once per deployment controller mode ({modes}); the "
+            "controller runs with the admin's token (kubesim has no ServiceAccounts, "
+            "TokenRequest or RBAC; RBAC scenarios skip)"
+        ]
+    else:
+        lines = [
             f"e2e target: {TARGET}; the controller runs with the sample-controller "
             "ServiceAccount's minted token"
-        )
-    return None
+        ]
+    timeout = per_test_timeout(config)
+    lines.append(
+        "e2e: what the cluster can do (deployment controller, garbage collector, schedulable "
+        "nodes) is probed once per session; the summary says what it ruled out"
+    )
+    lines.append(
+        f"e2e: every wait ends before the per-test timeout ({timeout:g}s); replicas may take "
+        f"{available_timeout(TARGET):g}s to become available"
+        if timeout
+        else "e2e: no per-test timeout; waits keep their own timeouts"
+    )
+    return lines
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    lines = REPORT.lines()
+    if lines:
+        terminalreporter.section("e2e: what each cluster could show")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
+# -- the per-test budget (budget.py), on pytest-timeout's own timer -------------------------------
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_timeout_set_timer(item: pytest.Item, settings: object) -> None:
+    BUDGET.start(getattr(settings, "timeout", None))  # None: pytest-timeout's own impl runs too
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_timeout_cancel_timer(item: pytest.Item) -> None:
+    BUDGET.stop()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    BUDGET.in_teardown = True  # teardown may use the reserve the test body left for it
 
 
 # -- the API server -------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="session")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    workdir = tmp_path_factory.mktemp("e2e")
-    if TARGET == "kubesim":
+def cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """The API server of this session (one of cluster_params()), CRD installed, probed."""
+    name: str = request.param
+    workdir = tmp_path_factory.mktemp(name)
+    if name.startswith("kubesim-"):
         from kubesim import KubeSim
 
-        # TLS and a bearer token, so the kubeconfig is used exactly as a cluster's would be
+        mode = name.removeprefix("kubesim-")
+        # TLS and a bearer token, so the kubeconfig is used exactly as a cluster's would be.
+        # "none" is envtest's twin: no kube-controller-manager, so no garbage collector either.
         with KubeSim(
-            tls=True, token=f"admin-{uuid.uuid4().hex}", deployment_status_delay=0.05
+            tls=True,
+            token=f"admin-{uuid.uuid4().hex}",
+            deployment_controller=mode,
+            deployment_status_delay=None if mode == "none" else 0.05,
+            garbage_collector=mode != "none",
         ) as sim:
             kubeconfig = sim.write_kubeconfig(workdir / "admin.kubeconfig")
             yield from _serve(
-                Cluster(
-                    "kubesim",
-                    kubeconfig,
-                    workdir,
-                    has_garbage_collector=True,
-                    has_deployment_controller=True,
-                    has_rbac=False,
-                )
+                Cluster("kubesim", kubeconfig, workdir, has_rbac=False, name=name),
+                KUBESIM_PROBE_TIMEOUT,
             )
-    elif TARGET == "envtest":
-        from tests.e2e.envtest import EnvTest
+    elif name == "envtest":
+        from tests.e2e.envtest import START_TIMEOUT, STOP_TIMEOUT, EnvTest
 
         keep_logs = os.environ.get("E2E_ENVTEST_LOGS")  # a directory to keep etcd/apiserver logs
         env = EnvTest(os.environ["KUBEBUILDER_ASSETS"], log_dir=keep_logs or None)
-        kubeconfig = env.start()
+        left = BUDGET.left()  # the control plane starts within the first test's budget
+        kubeconfig = env.start(START_TIMEOUT if left is None else min(START_TIMEOUT, left))
         try:
-            yield from _serve(
-                Cluster(
-                    "envtest",
-                    kubeconfig,
-                    workdir,
-                    has_garbage_collector=False,
-                    has_deployment_controller=False,
-                    has_rbac=True,
-                )
-            )
+            yield from _serve(Cluster("envtest", kubeconfig, workdir, has_rbac=True), _probe())
         finally:
-            env.stop()
-    elif TARGET == "kubeconfig":
+            left = BUDGET.left()  # stopped in the teardown of the session's last test
+            env.stop(STOP_TIMEOUT if left is None else max(min(STOP_TIMEOUT, left), 0.5))
+    elif name == "kubeconfig":
         yield from _serve(
-            Cluster(
-                "kubeconfig",
-                os.environ["E2E_KUBECONFIG"],
-                workdir,
-                has_garbage_collector=True,
-                has_deployment_controller=True,
-                has_rbac=True,
-            )
+            Cluster("kubeconfig", os.environ["E2E_KUBECONFIG"], workdir, has_rbac=True), _probe()
         )
     else:  # unreachable: every test is skipped at collection
         pytest.skip(SKIP_REASON)
 
 
-def _serve(c: Cluster) -> Iterator[Cluster]:
+def _probe() -> float:
+    return float(os.environ.get("E2E_PROBE_TIMEOUT") or PROBE_TIMEOUT)
+
+
+def _serve(c: Cluster, probe_timeout: float) -> Iterator[Cluster]:
     c.install_crd()
     try:
+        c.capabilities = detect(c, probe_timeout)
+        REPORT.probed(c.name, c.capabilities)
         yield c
     finally:
         c.cleanup()
@@ -145,6 +256,7 @@ class ControllerCredentials:
     identity: str  # who that is, for messages
     lease_namespace: str  # where the leader-election Role lets it hold its Lease
     service_account: str  # "<namespace>/<name>" from manifests/service-account.yaml
+    token: str  # the bearer token in that kubeconfig (a minted, signed JWT on a real server)
 
 
 @pytest.fixture(scope="session")
@@ -163,7 +275,7 @@ def credentials(cluster: Cluster) -> ControllerCredentials:
         token = cluster.admin_token()
         identity = "admin (kubesim fallback: no TokenRequest, RBAC not enforced)"
     kubeconfig = cluster.kubeconfig_with_token(token, "sample-controller")
-    return ControllerCredentials(kubeconfig, identity, sa_ns, f"{sa_ns}/{sa_name}")
+    return ControllerCredentials(kubeconfig, identity, sa_ns, f"{sa_ns}/{sa_name}", token)
 
 
 # -- per test --------------------------------------------------------------------------------------
@@ -177,6 +289,16 @@ def namespace(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[str]
     )
     yield name
     cluster.delete_namespace(name)
+
+
+@pytest.fixture
+def skip_assertion(cluster: Cluster, request: pytest.FixtureRequest) -> Callable[[str, str], None]:
+    """Record an assertion this cluster rules out, and why, for the terminal summary."""
+
+    def record(what: str, why: str) -> None:
+        REPORT.skip_assertion(cluster.name, request.node.originalname, what, why)
+
+    return record
 
 
 @pytest.fixture

@@ -10,7 +10,8 @@
   reader thread decodes them so tests wait for log records instead of sleeping.
 
 Both talk to the API server only through the kubeconfig they are given, which on a real API
-server carries the ServiceAccount's minted token, never the admin's.
+server carries the ServiceAccount's minted token, never the admin's. Every wait on them is cut
+to what is left of the test's budget (tests/e2e/budget.py), as the suite's wait_for is.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from client.config import load_client_configuration
 from client.rest import RESTClient
 from controller.cli import parse_options
 from controller.manager import Manager, check_api
+from tests.e2e.budget import BUDGET
 from tests.e2e.cluster import wait_for
 from tests.integration.controller_process import ControllerProcess as _Process
 
@@ -88,8 +90,9 @@ class InProcessController:
 
     def shutdown(self, timeout: float = 30.0) -> int | None:
         self.stop.set()
-        self.thread.join(timeout)
-        assert not self.thread.is_alive(), "the controller did not stop"
+        seconds, note = BUDGET.clamp(timeout)
+        self.thread.join(seconds)
+        assert not self.thread.is_alive(), f"the controller did not stop within {seconds:g}s{note}"
         assert self.error is None, f"the controller failed: {self.error!r}"
         return self.exit_code
 
@@ -111,4 +114,15 @@ class ControllerProcess(_Process):
         where: Callable[[dict], bool] = lambda r: True,
         **fields: Any,
     ) -> dict:
-        return super().wait_log(msg, timeout, where, **fields)
+        seconds, note = BUDGET.clamp(timeout)
+        try:
+            return super().wait_log(msg, seconds, where, **fields)
+        except AssertionError as err:
+            raise AssertionError(f"{err}{note}") from None
+
+    def wait_exit(self, timeout: float = 10.0) -> int:
+        seconds, note = BUDGET.clamp(timeout)
+        try:
+            return super().wait_exit(seconds)
+        except AssertionError as err:
+            raise AssertionError(f"{err}{note}") from None

@@ -36,8 +36,8 @@ import yaml
 
 __all__ = ["EnvTest", "EnvTestError"]
 
-START_TIMEOUT = 60.0  # seconds for etcd, then the apiserver, to become healthy (envtest: 20 s each)
-STOP_TIMEOUT = 20.0  # seconds between SIGTERM and SIGKILL
+START_TIMEOUT = 60.0  # seconds for etcd and the apiserver together to become healthy
+STOP_TIMEOUT = 20.0  # seconds between SIGTERM and SIGKILL, for both processes together
 
 
 class EnvTestError(RuntimeError):
@@ -152,6 +152,8 @@ class EnvTest:
         self.etcd_url = ""  # http://127.0.0.1:<port>
         self.server_url = ""  # https://127.0.0.1:<port>
         self.kubeconfig = ""  # admin kubeconfig path, once started
+        self._deadline = 0.0  # time.monotonic() by which start() must have finished
+        self._timeout = START_TIMEOUT  # what start() was given, for messages
 
     def _binary(self, name: str) -> str:
         path = self.assets / name
@@ -190,9 +192,8 @@ class EnvTest:
         context: ssl.SSLContext | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
-        deadline = time.monotonic() + START_TIMEOUT
         last = ""
-        while time.monotonic() < deadline:
+        while time.monotonic() < self._deadline:
             if proc.poll() is not None:
                 raise EnvTestError(f"{name} exited with {proc.returncode}:\n{self._tail(name)}")
             try:
@@ -206,11 +207,18 @@ class EnvTest:
                 last = str(err)
             time.sleep(0.2)
         raise EnvTestError(
-            f"{name} not healthy after {START_TIMEOUT}s ({last}):\n{self._tail(name)}"
+            f"{name} not healthy within the {self._timeout:g}s given to start the control "
+            f"plane ({last}):\n{self._tail(name)}"
         )
 
-    def start(self) -> str:
-        """Start etcd, then kube-apiserver; wait for both; write and return the kubeconfig."""
+    def start(self, timeout: float = START_TIMEOUT) -> str:
+        """Start etcd, then kube-apiserver; wait for both; write and return the kubeconfig.
+
+        ``timeout`` bounds the whole start, both processes together (the e2e suite passes what
+        is left of the first test's budget), and a start that overruns it raises EnvTestError.
+        """
+        self._timeout = timeout
+        self._deadline = time.monotonic() + timeout
         try:
             return self._start()
         except BaseException:
@@ -300,20 +308,25 @@ class EnvTest:
     def _has_flag(self, name: str, flag: str) -> bool:
         try:
             out = subprocess.run(
-                [self._binary(name), "--help"], capture_output=True, text=True, timeout=20
+                [self._binary(name), "--help"],
+                capture_output=True,
+                text=True,
+                timeout=max(1.0, min(20.0, self._deadline - time.monotonic())),
             )
         except (OSError, subprocess.TimeoutExpired):
             return False
         return f"--{flag}" in out.stdout + out.stderr
 
-    def stop(self) -> None:
-        """SIGTERM the apiserver, then etcd (SIGKILL after STOP_TIMEOUT); remove the workdir."""
+    def stop(self, timeout: float = STOP_TIMEOUT) -> None:
+        """SIGTERM the apiserver, then etcd; SIGKILL what still runs once ``timeout`` (for both
+        together) has passed; remove the workdir."""
+        deadline = time.monotonic() + timeout
         for proc in (self.apiserver, self.etcd):
             if proc is None or proc.poll() is not None:
                 continue
             proc.send_signal(signal.SIGTERM)
             try:
-                proc.wait(STOP_TIMEOUT)
+                proc.wait(max(deadline - time.monotonic(), 0.1))
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(5)

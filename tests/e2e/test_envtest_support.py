@@ -16,6 +16,7 @@ import socket
 import ssl
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -156,6 +157,19 @@ def test_envtest_reports_a_binary_that_dies_at_start(tmp_path):
     with pytest.raises(EnvTestError, match="kube-apiserver exited with 1:\nError: unknown flag"):
         env.start()
     assert env.etcd is None and env.apiserver is None  # etcd was stopped again
+
+
+def test_envtest_start_keeps_to_its_timeout_and_says_so(tmp_path):
+    assets = tmp_path / "assets"
+    assets.mkdir()
+    _install(assets, "etcd", FAKE_ETCD)
+    _install(assets, "kube-apiserver", "import time\nprint('starting')\ntime.sleep(600)\n")
+    env = EnvTest(assets, workdir=tmp_path / "work")
+    started = time.monotonic()
+    with pytest.raises(EnvTestError, match="kube-apiserver not healthy within the 3s given"):
+        env.start(timeout=3)
+    assert time.monotonic() - started < 3 + 2  # the wait itself, plus stopping both processes
+    assert env.etcd is None and env.apiserver is None
 
 
 def test_envtest_says_where_binaries_come_from(tmp_path):
