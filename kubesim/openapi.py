@@ -289,6 +289,8 @@ def _build(infos: list[ResourceInfo], group: str, version: str, server_version: 
     paths: dict[str, dict] = {}
     custom = False
     for info in sorted(infos, key=lambda i: i.plural):
+        kind_schema: str | None
+        list_schema: str | None
         if info.custom:
             custom = True
             extra = _custom_schemas(info)

@@ -339,11 +339,11 @@ class _Builder:
         props: dict[str, dict] = {}
         required = []
         for name, ann in anns:
-            schema = self.type_schema(mod, ann)
+            prop = self.type_schema(mod, ann)
             if field_docs.get(name):
-                schema = dict(schema, description=field_docs[name])
-            schema.update(_EXTENSIONS.get((mod, cls, name), {}))
-            props[name] = schema
+                prop = dict(prop, description=field_docs[name])
+            prop.update(_EXTENSIONS.get((mod, cls, name), {}))
+            props[name] = prop
             if not ann.startswith("Optional["):
                 required.append(name)
         schema: dict[str, Any] = {"description": description, "type": "object"}
