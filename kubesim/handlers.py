@@ -22,8 +22,9 @@ from . import errors
 from .httpserver import ConnectionHandler
 from .negotiation import decode_body, negotiate
 from .request import Request, Route
-from .responses import send_json, send_list, send_object
+from .responses import TableRenderer, send_json, send_list, send_object
 from .storage import Stored
+from .table import request_renderer
 from .watch import serve_watch
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ def get_resource(
     info, ns, name = route.info, route.namespace, route.name
     if route.sub == "scale":
         return send_json(h, req, 200, api.scale.get(info, ns, name))
-    return send_object(h, req, 200, info, api.rest.get(info, ns, name), fmt, api.table_renderer)
+    return send_object(h, req, 200, info, api.rest.get(info, ns, name), fmt, _tables(api, req, fmt))
 
 
 def list_resource(
@@ -52,7 +53,7 @@ def list_resource(
     fmt = negotiate(h, api.table_renderer is not None)
     info = route.info
     items = api.rest.list(info, route.namespace, req.query)
-    return send_list(h, req, info, items, fmt, api.table_renderer)
+    return send_list(h, req, info, items, fmt, _tables(api, req, fmt))
 
 
 def watch_resource(
@@ -66,8 +67,8 @@ def watch_resource(
     if route.watch_path and route.name and route.sub:
         raise errors.page_not_found()
     fmt = negotiate(h, api.table_renderer is not None)
+    table = _tables(api, req, fmt, watch=True)
     wr = api.rest.open_watch(route.info, route.namespace, req.query, route.name or None)
-    table = api.table_renderer if fmt == "table" else None
     serve_watch(h, req, wr, api.storage, api.bookmark_interval, table)
 
 
@@ -80,7 +81,7 @@ def create_resource(
     if route.sub or (info.namespaced and not ns):
         raise errors.method_not_allowed()
     code, stored = api.rest.create(info, ns, decode_body(h, body), req.query)
-    return send_object(h, req, code, info, stored, fmt, api.table_renderer)
+    return send_object(h, req, code, info, stored, fmt, _tables(api, req, fmt))
 
 
 def update_resource(
@@ -97,7 +98,7 @@ def update_resource(
     code, stored = api.rest.update(
         info, ns, name, decode_body(h, body), req.query, _status_sub(sub)
     )
-    return send_object(h, req, code, info, stored, fmt, api.table_renderer)
+    return send_object(h, req, code, info, stored, fmt, _tables(api, req, fmt))
 
 
 def patch_resource(
@@ -116,7 +117,7 @@ def patch_resource(
     if sub == "scale":
         return send_json(h, req, 200, api.scale.patch(info, ns, name, ctype, body, req.query))
     code, stored = api.rest.patch(info, ns, name, ctype, body, req.query, _status_sub(sub))
-    return send_object(h, req, code, info, stored, fmt, api.table_renderer)
+    return send_object(h, req, code, info, stored, fmt, _tables(api, req, fmt))
 
 
 def delete_resource(
@@ -133,7 +134,7 @@ def delete_resource(
         raise errors.method_not_allowed()
     code, result = api.rest.delete(info, route.namespace, route.name, req.query, opts)
     if isinstance(result, Stored):
-        return send_object(h, req, code, info, result, fmt, api.table_renderer)
+        return send_object(h, req, code, info, result, fmt, _tables(api, req, fmt))
     return send_json(h, req, code, result)
 
 
@@ -147,7 +148,7 @@ def delete_collection(
     if "deletecollection" not in info.verbs:
         raise errors.method_not_allowed()
     deleted = api.rest.delete_collection(info, route.namespace, req.query, opts)
-    return send_list(h, req, info, deleted, fmt, api.table_renderer)
+    return send_list(h, req, info, deleted, fmt, _tables(api, req, fmt))
 
 
 VERB_HANDLERS: dict[str, Handler] = {
@@ -160,6 +161,12 @@ VERB_HANDLERS: dict[str, Handler] = {
     "delete": delete_resource,
     "deletecollection": delete_collection,
 }
+
+
+def _tables(api: ApiServer, req: Request, fmt: str, watch: bool = False) -> TableRenderer | None:
+    """The table renderer bound to this request's TableOptions (``?includeObject=``), when
+    the response is a Table; as the real server, only then is includeObject checked."""
+    return request_renderer(api.table_renderer, req.query, watch) if fmt == "table" else None
 
 
 def _no_collection_write(route: Route) -> errors.ApiError:

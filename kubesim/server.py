@@ -217,18 +217,20 @@ class ApiServer:
         """/openapi/v3 (root and per group-version); /openapi/v2 is not served (404)."""
         if len(parts) < 2 or parts[1] != "v3":
             raise errors.page_not_found()
+        version = VERSION_INFO["gitVersion"]
         if len(parts) == 2:
-            return send_json(h, req, 200, openapi.root_document(self.registry))
+            return send_json(h, req, 200, openapi.root_document(self.registry, version))
         rest = parts[2:]
         if rest[0] == "api" and len(rest) == 2:
-            doc = openapi.group_version_document(self.registry, "", rest[1])
+            doc = openapi.group_version_bytes(self.registry, "", rest[1], version)
         elif rest[0] == "apis" and len(rest) == 3:
-            doc = openapi.group_version_document(self.registry, rest[1], rest[2])
+            doc = openapi.group_version_bytes(self.registry, rest[1], rest[2], version)
         else:
             doc = None
         if doc is None:
             raise errors.page_not_found()
-        send_json(h, req, 200, doc)
+        body, etag = doc
+        send(h, req, 200, body, "application/json", {"Etag": f'"{etag}"', "Vary": "Accept"})
 
     def _send_discovery(self, h: ConnectionHandler, req: Request, doc: dict | None) -> None:
         if self.faults is not None:

