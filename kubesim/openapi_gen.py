@@ -93,6 +93,13 @@ _INCLUDE = {
         "ConfigMapList",
         "Secret",
         "SecretList",
+        "Node",
+        "NodeList",
+        "NodeSpec",
+        "NodeStatus",
+        "NodeCondition",
+        "NodeAddress",
+        "Taint",
     ],
     "coordination_v1": ["Lease", "LeaseList", "LeaseSpec"],
     "rbac_v1": [
@@ -136,7 +143,15 @@ _GROUP_VERSIONS = {
 }
 _KINDS = {
     "apps_v1": ["Deployment"],
-    "core_v1": ["Namespace", "Event", "ServiceAccount", "Service", "ConfigMap", "Secret"],
+    "core_v1": [
+        "Namespace",
+        "Event",
+        "ServiceAccount",
+        "Service",
+        "ConfigMap",
+        "Secret",
+        "Node",
+    ],
     "coordination_v1": ["Lease"],
     "rbac_v1": ["Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"],
     "events_v1": ["Event"],
