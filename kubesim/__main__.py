@@ -15,6 +15,7 @@ import sys
 import threading
 
 from .sim import KubeSim
+from .storage import WATCH_CACHE_UPPER_BOUND
 
 
 def _listen(value: str) -> tuple[str, int]:
@@ -44,12 +45,17 @@ def main(argv: list[str] | None = None) -> int:
         type=float,
         default=None,
         metavar="SECONDS",
-        help="mark Deployments' replicas ready/available this long after a spec change (default: off)",
+        help="mark Deployments' replicas ready/available this long after a spec change "
+        "(default: off)",
     )
     p.add_argument("--tls", action="store_true", help="serve HTTPS with a self-signed certificate")
     p.add_argument("--token", help="require this bearer token")
     p.add_argument(
-        "--history-size", type=int, default=10_000, help="watch events retained (older RVs get 410)"
+        "--history-size",
+        type=int,
+        default=WATCH_CACHE_UPPER_BOUND,
+        help="largest watch window per resource, in events (older RVs get 410); "
+        "sized by load between 100 and this, as kube-apiserver's watch cache",
     )
     args = p.parse_args(argv)
 

@@ -204,9 +204,16 @@ def unsupported_media_type(content_type: str) -> ApiError:
     return ApiError(415, status(415, "UnsupportedMediaType", msg))
 
 
-def expired(message: str) -> ApiError:
-    """410 Gone with reason Expired (NewResourceExpired): too old resourceVersion/continue."""
-    return ApiError(410, status(410, "Expired", message))
+def expired(message: str, continue_token: str = "") -> ApiError:
+    """410 Gone with reason Expired (NewResourceExpired): too old resourceVersion/continue.
+
+    continue_token: for an expired continue, the token that resumes the list at the latest RV
+    (etcd3's handleCompactedErrorForPaging puts it in the Status's list metadata).
+    """
+    body = status(410, "Expired", message)
+    if continue_token:
+        body["metadata"] = {"continue": continue_token}
+    return ApiError(410, body)
 
 
 def too_many_requests(retry_after: int, message: str = "") -> ApiError:
