@@ -29,6 +29,8 @@ from .storage import ExpiredError, Storage, Stored, Watcher, encode, normalize
 __all__ = ["Rest", "WatchRequest"]
 
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # utilrand.String's alphabet
+_MAX_GENERATED_NAME_LENGTH = 58  # names.MaxGeneratedNameLength: 63 - 5 random characters
+_NAME_GENERATION_ATTEMPTS = 8  # the generic store's maxNameGenerationCreateAttempts
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")  # may not be deleted
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
@@ -120,10 +122,21 @@ class Rest:
                 ],
             )
 
-    def _validate(self, info: ResourceInfo, obj: dict, name: str) -> None:
-        causes = strategy.validate(info, obj)
+    def _validate(
+        self,
+        info: ResourceInfo,
+        obj: dict,
+        name: str,
+        old: dict | None = None,
+        sub: str | None = None,
+    ) -> None:
+        """The kind's validation (then a CR's schema); on create, once those pass, the generic
+        ObjectMeta pass every object gets (rest.BeforeCreate). 422 with every cause."""
+        causes = strategy.validate(info, obj, old, sub)
         if self.validator is not None and info.custom:
             causes += self.validator(info, obj)
+        if not causes and old is None:
+            causes = strategy.validate_generic(info, obj)
         if causes:
             raise errors.invalid(info.group, info.kind, name, causes)
 
@@ -310,20 +323,25 @@ class Rest:
 
     def _create_locked(self, info: ResourceInfo, ns: str, obj: dict, dry: bool) -> Stored:
         meta = obj["metadata"]
-        if not meta.get("name"):
-            while True:
-                meta["name"] = meta["generateName"] + "".join(
-                    random.choice(_GENERATE_ALPHABET) for _ in range(5)
-                )
+        if not meta.get("name") and isinstance(meta.get("generateName"), str):
+            # SimpleNameGenerator: the prefix cut to 58 characters, 5 random ones appended;
+            # the store tries 8 names (maxNameGenerationCreateAttempts) before giving up.
+            base = meta["generateName"][:_MAX_GENERATED_NAME_LENGTH]
+            for _ in range(_NAME_GENERATION_ATTEMPTS):
+                meta["name"] = base + "".join(random.choice(_GENERATE_ALPHABET) for _ in range(5))
                 if self.storage.get(info.storage_key, ns, meta["name"]) is None:
                     break
+            else:
+                raise errors.generate_name_conflict(info.group, info.plural, meta["name"])
         name = meta["name"]
         for f in ("deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"):
             meta.pop(f, None)
         strategy.prepare_create(info, obj)
         self._validate(info, obj, name)
-        if self.storage.get(info.storage_key, ns, name) is not None:
-            raise errors.already_exists(info.group, info.plural, name)
+        existing = self.storage.get(info.storage_key, ns, name)
+        if existing is not None:
+            deleting = bool(existing.obj["metadata"].get("deletionTimestamp"))
+            raise errors.already_exists(info.group, info.plural, name, deleting)
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = strategy.now_rfc3339()
         if info.has_generation:
@@ -424,9 +442,9 @@ class Rest:
         if sub == "status":
             obj = strategy.prepare_status_update(info, obj, old.obj)
             meta = obj["metadata"]
-            self._validate(info, obj, name)
+            self._validate(info, obj, name, old.obj, sub)
         else:
-            strategy.prepare_update(info, obj, old.obj)
+            strategy.prepare_update(info, obj, old.obj, sub)
             # System-owned metadata comes from the stored object.
             for f in (
                 "uid",
@@ -465,7 +483,7 @@ class Rest:
                             )
                         ],
                     )
-            self._validate(info, obj, name)
+            self._validate(info, obj, name, old.obj, sub)
             if info.has_generation and strategy.spec_changed(info, obj, old.obj):
                 meta["generation"] = int(ometa.get("generation") or 0) + 1
         meta["resourceVersion"] = ometa["resourceVersion"]
