@@ -9,6 +9,7 @@ as upstream words them, so that the 422 causes built from them read as the real 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 __all__ = [
     "DNS1123_LABEL_MAX_LENGTH",
@@ -114,12 +115,17 @@ def is_dns1123_label(value: str) -> list[str]:
 
 
 def is_dns1123_subdomain(value: str) -> list[str]:
+    return list(_dns1123_subdomain(value))
+
+
+@lru_cache(maxsize=4096)
+def _dns1123_subdomain(value: str) -> tuple[str, ...]:
     errs = []
     if _blen(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
         errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
     if not _DNS1123_SUBDOMAIN.match(value):
         errs.append(regex_error(_DNS1123_SUBDOMAIN_ERR, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errs
+    return tuple(errs)
 
 
 def is_dns1035_label(value: str) -> list[str]:
@@ -133,6 +139,11 @@ def is_dns1035_label(value: str) -> list[str]:
 
 def is_label_key(value: str) -> list[str]:
     """IsLabelKey (a "qualified name"): an optional DNS subdomain prefix and '/', then a name."""
+    return list(_label_key(value))
+
+
+@lru_cache(maxsize=4096)  # labels repeat: the checks are cached per string
+def _label_key(value: str) -> tuple[str, ...]:
     errs: list[str] = []
     parts = value.split("/")
     if len(parts) == 1:
@@ -142,13 +153,13 @@ def is_label_key(value: str) -> list[str]:
         if not prefix:
             errs.append("prefix part " + empty_error())
         else:
-            errs.extend("prefix part " + m for m in is_dns1123_subdomain(prefix))
+            errs.extend("prefix part " + m for m in _dns1123_subdomain(prefix))
     else:
-        return [
+        return (
             "a valid label key "
             + regex_error(_LABEL_KEY_ERR, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+        )
     if not name:
         errs.append("name part " + empty_error())
     elif _blen(name) > LABEL_KEY_NAME_MAX_LENGTH:
@@ -158,10 +169,15 @@ def is_label_key(value: str) -> list[str]:
             "name part "
             + regex_error(_LABEL_KEY_ERR, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
         )
-    return errs
+    return tuple(errs)
 
 
 def is_label_value(value: str) -> list[str]:
+    return list(_label_value(value))
+
+
+@lru_cache(maxsize=4096)
+def _label_value(value: str) -> tuple[str, ...]:
     errs = []
     if _blen(value) > LABEL_VALUE_MAX_LENGTH:
         errs.append(max_len_error(LABEL_VALUE_MAX_LENGTH))

@@ -216,21 +216,23 @@ class WatchCache:
 
     def add(self, ev: Event, now: float) -> None:
         """updateCache: resize if due, evict the oldest event when full, append."""
-        size = len(self)
-        if size >= self.capacity:
-            oldest_age = now - self.times[self.start]
-            if oldest_age < EVENT_FRESH_DURATION and self.capacity < self.upper:
-                self.capacity = min(self.capacity * 2, self.upper)
-            else:
-                q = self.capacity // 4
-                quarter = self.times[len(self.events) - q if q else self.start]
-                if now - quarter > EVENT_FRESH_DURATION and self.capacity > self.lower:
-                    self.capacity = max(self.capacity // 2, self.lower)
-                while len(self) >= self.capacity:
-                    self.start += 1
-                    self.removed = True
+        if len(self.events) - self.start >= self.capacity:
+            self._make_room(now)
         self.events.append(ev)
         self.times.append(now)
+
+    def _make_room(self, now: float) -> None:
+        """resizeCacheLocked, then eviction down to below capacity (the window is full)."""
+        oldest_age = now - self.times[self.start]
+        if oldest_age < EVENT_FRESH_DURATION and self.capacity < self.upper:
+            self.capacity = min(self.capacity * 2, self.upper)
+            return
+        q = self.capacity // 4
+        quarter = self.times[len(self.events) - q if q else self.start]
+        if now - quarter > EVENT_FRESH_DURATION and self.capacity > self.lower:
+            self.capacity = max(self.capacity // 2, self.lower)
+        self.start = len(self.events) - self.capacity + 1
+        self.removed = True
         if self.start > 1024 and self.start * 2 > len(self.events):
             # Drop evicted entries in batches so the lists are not shifted on every write.
             del self.events[: self.start]
@@ -508,8 +510,10 @@ class Storage:
     def _emit(self, ev: Event) -> None:
         now = self.clock()
         self._history.append(ev)
-        self._maybe_compact(now)
-        self._window(ev.key).add(ev, now)
+        if self.compaction_interval and now >= self._next_compaction:
+            self._maybe_compact(now)
+        win = self._windows.get(ev.key) or self._window(ev.key)
+        win.add(ev, now)
         for w in self._watchers.get(ev.key, ()):
             w._dispatch(ev)
         for listener in self._listeners:
