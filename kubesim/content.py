@@ -183,7 +183,7 @@ def _label_value(value: str) -> tuple[str, ...]:
         errs.append(max_len_error(LABEL_VALUE_MAX_LENGTH))
     if not _LABEL_VALUE.match(value):
         errs.append(regex_error(_LABEL_VALUE_ERR, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
+    return tuple(errs)
 
 
 def is_path_segment_name(name: str) -> list[str]:
