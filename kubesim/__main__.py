@@ -23,6 +23,7 @@ from typing import Any, NoReturn
 
 from .errors import ApiError
 from .sim import KubeSim
+from .storage import WATCH_CACHE_UPPER_BOUND
 
 PROG = "kubesim"
 
@@ -116,8 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--history-size",
         type=at_least_one,
-        default=10_000,
-        help="watch events retained (older RVs get 410)",
+        default=WATCH_CACHE_UPPER_BOUND,
+        help="largest watch window per resource, in events (older RVs get 410); "
+        "sized by load between 100 and this, as kube-apiserver's watch cache",
     )
     return p
 

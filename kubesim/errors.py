@@ -18,12 +18,22 @@ from typing import Any
 
 __all__ = [
     "ApiError",
+    "GoStringer",
     "already_exists",
     "bad_request",
     "conflict",
     "delete_success",
     "expired",
+    "field_duplicate",
+    "field_forbidden",
+    "field_invalid",
+    "field_not_supported",
+    "field_required",
+    "field_too_long",
     "forbidden",
+    "generate_name_conflict",
+    "go_quote",
+    "go_value",
     "internal_error",
     "invalid",
     "method_not_allowed",
@@ -36,6 +46,7 @@ __all__ = [
     "timeout",
     "too_many_requests",
     "unauthorized",
+    "unrecognized_body",
     "unsupported_media_type",
 ]
 
@@ -101,9 +112,22 @@ def not_found(group: str, resource: str, name: str) -> ApiError:
     return ApiError(404, status(404, "NotFound", msg, _details(name, group, resource)))
 
 
-def already_exists(group: str, resource: str, name: str) -> ApiError:
+def already_exists(group: str, resource: str, name: str, deleting: bool = False) -> ApiError:
+    """409 AlreadyExists; ``deleting``: the existing object is being deleted (the store says so)."""
     msg = f'{qualified(resource, group)} "{name}" already exists'
+    if deleting:
+        msg = f"object is being deleted: {msg}"
     return ApiError(409, status(409, "AlreadyExists", msg, _details(name, group, resource)))
+
+
+def generate_name_conflict(group: str, resource: str, name: str) -> ApiError:
+    """NewGenerateNameConflict: no free name was found for metadata.generateName."""
+    msg = (
+        f'{qualified(resource, group)} "{name}" already exists, the server was not able to '
+        "generate a unique name for the object"
+    )
+    details = _details(name, group, resource, retryAfterSeconds=1)
+    return ApiError(409, status(409, "AlreadyExists", msg, details))
 
 
 def conflict(group: str, kind_or_resource: str, name: str, why: str) -> ApiError:
@@ -136,16 +160,76 @@ def invalid_plain(message: str) -> ApiError:
     return ApiError(422, status(422, "Invalid", message))
 
 
-def field_invalid(field: str, value: Any, detail: str) -> dict:
-    """A FieldValueInvalid cause, its message formatted as field.ErrorList does."""
+class GoStringer:
+    """A bad value whose Go type has a String() method: shown as that text, unquoted.
+
+    Field errors print a value by its Go type (field.Error.ErrorBody): %q for strings, %v for
+    numbers, String() when there is one (LabelSelector, IntOrString), %#v otherwise.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+def go_quote(s: str) -> str:
+    """Go's %q / strconv.Quote: printable characters as they are, the rest escaped."""
+    out = ['"']
+    for ch in s:
+        o = ord(ch)
+        if ch in ('"', "\\"):
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch.isprintable():
+            out.append(ch)
+        elif o < 0x80:
+            out.append(f"\\x{o:02x}")
+        elif o <= 0xFFFF:
+            out.append(f"\\u{o:04x}")
+        else:
+            out.append(f"\\U{o:08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def go_value(value: Any) -> str:
+    """A bad value as field.Error prints it (see GoStringer)."""
+    if value is None:
+        return "null"
+    if isinstance(value, GoStringer):
+        return value.text
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, str):
+        return go_quote(value)
+    if isinstance(value, dict) and all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        inner = ", ".join(f"{go_quote(k)}:{go_quote(v)}" for k, v in sorted(value.items()))
+        return "map[string]string{" + inner + "}"
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        if not value:
+            return "[]string(nil)"
+        return "[]string{" + ", ".join(go_quote(v) for v in value) + "}"
     import json
 
-    shown = json.dumps(value) if not isinstance(value, str) else f'"{value}"'
-    return {
-        "reason": "FieldValueInvalid",
-        "message": f"Invalid value: {shown}: {detail}",
-        "field": field,
-    }
+    return json.dumps(value, separators=(",", ":"))
+
+
+def field_invalid(field: str, value: Any, detail: str) -> dict:
+    """A FieldValueInvalid cause, its message formatted as field.ErrorList does."""
+    msg = f"Invalid value: {go_value(value)}"
+    if detail:
+        msg += f": {detail}"
+    return {"reason": "FieldValueInvalid", "message": msg, "field": field}
 
 
 def field_required(field: str, detail: str = "") -> dict:
@@ -154,22 +238,50 @@ def field_required(field: str, detail: str = "") -> dict:
 
 
 def field_forbidden(field: str, detail: str) -> dict:
-    return {"reason": "FieldValueForbidden", "message": f"Forbidden: {detail}", "field": field}
+    msg = "Forbidden" + (f": {detail}" if detail else "")
+    return {"reason": "FieldValueForbidden", "message": msg, "field": field}
 
 
 def field_not_supported(field: str, value: Any, allowed: list[str]) -> dict:
-    import json
+    msg = f"Unsupported value: {go_value(value)}"
+    if allowed:
+        msg += ": supported values: " + ", ".join(go_quote(a) for a in allowed)
+    return {"reason": "FieldValueNotSupported", "message": msg, "field": field}
 
-    quoted = ", ".join(f'"{a}"' for a in allowed)
+
+def field_too_long(field: str, max_length: int) -> dict:
+    """field.TooLong: the value is not shown."""
     return {
-        "reason": "FieldValueNotSupported",
-        "message": f"Unsupported value: {json.dumps(value)}: supported values: {quoted}",
+        "reason": "FieldValueTooLong",
+        "message": f"Too long: must have at most {max_length} bytes",
+        "field": field,
+    }
+
+
+def field_duplicate(field: str, value: Any) -> dict:
+    return {
+        "reason": "FieldValueDuplicate",
+        "message": f"Duplicate value: {go_value(value)}",
         "field": field,
     }
 
 
 def bad_request(message: str) -> ApiError:
     return ApiError(400, status(400, "BadRequest", message))
+
+
+def unrecognized_body(kind: str, body: bytes) -> ApiError:
+    """transformDecodeError for a body whose kind cannot even be read (an empty body)."""
+    if not body:
+        summary = "<empty>"
+    elif body[:1] == b"{":
+        summary = body[:30].decode(errors="replace") + (" ..." if len(body) > 30 else "")
+    else:
+        summary = body[:30].hex() + (" ..." if len(body) > 30 else "")
+    return bad_request(
+        f"the object provided is unrecognized (must be of type {kind}): couldn't get "
+        f"version/kind; json parse error: unexpected end of JSON input ({summary})"
+    )
 
 
 def unauthorized() -> ApiError:
@@ -204,9 +316,16 @@ def unsupported_media_type(content_type: str) -> ApiError:
     return ApiError(415, status(415, "UnsupportedMediaType", msg))
 
 
-def expired(message: str) -> ApiError:
-    """410 Gone with reason Expired (NewResourceExpired): too old resourceVersion/continue."""
-    return ApiError(410, status(410, "Expired", message))
+def expired(message: str, continue_token: str = "") -> ApiError:
+    """410 Gone with reason Expired (NewResourceExpired): too old resourceVersion/continue.
+
+    continue_token: for an expired continue, the token that resumes the list at the latest RV
+    (etcd3's handleCompactedErrorForPaging puts it in the Status's list metadata).
+    """
+    body = status(410, "Expired", message)
+    if continue_token:
+        body["metadata"] = {"continue": continue_token}
+    return ApiError(410, body)
 
 
 def too_many_requests(retry_after: int, message: str = "") -> ApiError:

@@ -7,7 +7,8 @@ apiserver, throttle it, compact etcd). Each fault maps to a real-world event:
 - ``fail_next(n, code)``    the next n matching requests fail (429 with Retry-After, 500, 503, 504);
 - ``fail_fraction(p, code)`` each matching request fails with probability p (a flaky network path);
 - ``add_latency(seconds)``  every matching request is delayed (an overloaded server);
-- ``compact()``             etcd compaction: the next watch or continue from an older RV gets 410;
+- ``compact()``             etcd compaction that also empties every watch window: the next watch,
+                            continue or Exact list from an older RV gets 410;
 - ``restart()``             the apiserver restarts on the same address with its state kept.
 
 The same faults are served over HTTP for out-of-process clients (the demo, kubectl users):
@@ -140,7 +141,8 @@ class FaultInjector:
         return self.sim.storage.close_all_watchers("closed by fault injection")
 
     def compact(self) -> None:
-        """Drop the event history: watches/continues from any older RV get 410 Expired."""
+        """Compact etcd to now and start every watch window over at the current RV: watches,
+        continues and Exact lists from any older RV get 410 Expired."""
         self.sim.storage.compact()
 
     def restart(self) -> None:

@@ -16,7 +16,7 @@ so an unacceptable Accept header is a 406 before anything else is checked.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import errors
 from .httpserver import ConnectionHandler
@@ -80,7 +80,7 @@ def create_resource(
     info, ns = route.info, route.namespace
     if route.sub or (info.namespaced and not ns):
         raise errors.method_not_allowed()
-    code, stored = api.rest.create(info, ns, decode_body(h, body), req.query)
+    code, stored = api.rest.create(info, ns, _decode_object(h, info.kind, body), req.query)
     return send_object(h, req, code, info, stored, fmt, _tables(api, req, fmt))
 
 
@@ -93,10 +93,10 @@ def update_resource(
     if not name:
         raise _no_collection_write(route)
     if sub == "scale":
-        scale = api.scale.update(info, ns, name, decode_body(h, body), req.query)
+        scale = api.scale.update(info, ns, name, _decode_object(h, "Scale", body), req.query)
         return send_json(h, req, 200, scale)
     code, stored = api.rest.update(
-        info, ns, name, decode_body(h, body), req.query, _status_sub(sub)
+        info, ns, name, _decode_object(h, info.kind, body), req.query, _status_sub(sub)
     )
     return send_object(h, req, code, info, stored, fmt, _tables(api, req, fmt))
 
@@ -174,6 +174,13 @@ def _no_collection_write(route: Route) -> errors.ApiError:
     if route.info.custom:
         return errors.bad_request("the server does not allow this method on the requested resource")
     return errors.method_not_allowed()
+
+
+def _decode_object(h: ConnectionHandler, kind: str, body: bytes) -> Any:
+    """The body of a create or update; an empty one is the real server's decode error (400)."""
+    if not body:
+        raise errors.unrecognized_body(kind, body)
+    return decode_body(h, body)
 
 
 def _status_sub(sub: str) -> str | None:

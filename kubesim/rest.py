@@ -11,6 +11,7 @@ Return values are ``Stored`` objects (encoded once) or Status dicts; the HTTP ha
 
 from __future__ import annotations
 
+import builtins
 import copy
 import json
 import random
@@ -28,6 +29,8 @@ from .storage import ExpiredError, Storage, Stored, Watcher, encode, normalize
 __all__ = ["Rest", "WatchRequest"]
 
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # utilrand.String's alphabet
+_MAX_GENERATED_NAME_LENGTH = 58  # names.MaxGeneratedNameLength: 63 - 5 random characters
+_NAME_GENERATION_ATTEMPTS = 8  # the generic store's maxNameGenerationCreateAttempts
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")  # may not be deleted
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
@@ -119,10 +122,21 @@ class Rest:
                 ],
             )
 
-    def _validate(self, info: ResourceInfo, obj: dict, name: str) -> None:
-        causes = strategy.validate(info, obj)
+    def _validate(
+        self,
+        info: ResourceInfo,
+        obj: dict,
+        name: str,
+        old: dict | None = None,
+        sub: str | None = None,
+    ) -> None:
+        """The kind's validation (then a CR's schema); on create, once those pass, the generic
+        ObjectMeta pass every object gets (rest.BeforeCreate). 422 with every cause."""
+        causes = strategy.validate(info, obj, old, sub)
         if self.validator is not None and info.custom:
             causes += self.validator(info, obj)
+        if not causes and old is None:
+            causes = strategy.validate_generic(info, obj)
         if causes:
             raise errors.invalid(info.group, info.kind, name, causes)
 
@@ -144,90 +158,58 @@ class Rest:
         return self._get_or_404(info, ns, name)
 
     def list(self, info: ResourceInfo, ns: str, query: dict) -> bytes:
-        """A list response body, following the resourceVersion/resourceVersionMatch rules."""
+        """A list response body, following the resourceVersion/resourceVersionMatch rules.
+
+        Where the real server reads (the cacher's delegator, shouldDelegateList):
+
+        - etcd, paged: resourceVersionMatch=Exact; resourceVersion=N (not "0") with a limit and
+          no match (the legacy exact read); a continue token (at its RV, or at the latest RV
+          for the "-1" token an expired continue hands out); no resourceVersion (consistent);
+        - the watch cache, limit ignored: resourceVersion "0", NotOlderThan, or N without a
+          limit. It answers at its current RV once that reaches N; an N it has not reached in
+          3 s is a 504 "Too large resource version".
+        """
         flt = build_filter(info, ns, query.get("labelSelector"), query.get("fieldSelector"))
-        rv_text = query.get("resourceVersion")
-        match = query.get("resourceVersionMatch")
+        rv_text = query.get("resourceVersion") or ""
+        match = query.get("resourceVersionMatch") or ""
         cont = query.get("continue") or ""
         try:
             limit = int(query.get("limit") or 0)
         except ValueError:
             raise errors.bad_request(f"invalid limit {query.get('limit')!r}") from None
-        if match is not None and match not in ("Exact", "NotOlderThan", ""):
-            raise errors.invalid(
-                "meta.k8s.io",
-                "ListOptions",
-                "",
-                [
-                    errors.field_not_supported(
-                        "resourceVersionMatch", match, ["Exact", "NotOlderThan", ""]
-                    )
-                ],
-            )
-        if match and not rv_text:
-            raise errors.invalid(
-                "meta.k8s.io",
-                "ListOptions",
-                "",
-                [
-                    errors.field_forbidden(
-                        "resourceVersionMatch",
-                        "resourceVersionMatch is forbidden unless resourceVersion is provided",
-                    )
-                ],
-            )
-        if match == "Exact" and rv_text == "0":
-            raise errors.invalid(
-                "meta.k8s.io",
-                "ListOptions",
-                "",
-                [
-                    errors.field_forbidden(
-                        "resourceVersionMatch",
-                        'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
-                    )
-                ],
-            )
-        if cont and rv_text:
+        _validate_list_options(rv_text, match, cont, query)
+        if cont and rv_text not in ("", "0"):
             raise errors.bad_request(
                 "specifying resource version is not allowed when using continue"
             )
-        rv_req: int | None = None
-        if rv_text:
-            try:
-                rv_req = int(rv_text)
-                if rv_req < 0:
-                    raise ValueError
-            except ValueError:
-                raise errors.internal_error(
-                    f'strconv.ParseUint: parsing "{rv_text}": invalid syntax'
-                ) from None
-        if rv_req and match != "Exact" and rv_req > self.storage.rv:
+        rv_req = _parse_resource_version(rv_text) if rv_text else None
+        from_etcd = (
+            match == "Exact"
+            or bool(cont)
+            or rv_req is None
+            or (match == "" and limit > 0 and rv_req > 0)
+        )
+        if not from_etcd and rv_req:
             self._wait_for_rv(rv_req)
 
         start_after: tuple[str, str] | None = None
         with self.storage.lock:
+            current = self.storage.rv
             if cont:
-                snap_rv, start_after = decode_continue(cont, info.namespaced)
-                items = self._snapshot(info, snap_rv, continuing=True)
-                paging = True
-            elif rv_req is None:
-                snap_rv, items, paging = self.storage.rv, self.storage.items(info.storage_key), True
-            elif match == "Exact":
-                if rv_req > self.storage.rv:
+                token_rv, start_after = decode_continue(cont, info.namespaced)
+                snap_rv = token_rv if token_rv > 0 else current
+                items = self._snapshot(info, snap_rv, continuing=start_after)
+            elif rv_req is None or not from_etcd:
+                snap_rv, items = current, self.storage.items(info.storage_key)
+            else:
+                if rv_req > current:
                     raise errors.internal_error(
                         "rpc error: code = OutOfRange desc = etcdserver: mvcc: required revision "
                         "is a future revision"
                     )
-                snap_rv, items, paging = rv_req, self._snapshot(info, rv_req), True
-            else:
-                # "0" or NotOlderThan: served from the watch cache: limit is ignored.
-                snap_rv, items, paging = (
-                    self.storage.rv,
-                    self.storage.items(info.storage_key),
-                    False,
-                )
-        return self._list_body(info, ns, items, flt, snap_rv, limit if paging else 0, start_after)
+                snap_rv, items = rv_req, self._snapshot(info, rv_req)
+        page = limit if from_etcd else 0  # the watch cache ignores limit
+        return self._list_body(info, ns, items, flt, snap_rv, page, start_after)
 
     def _wait_for_rv(self, rv: int) -> None:
         """A cache read at an RV the server has not reached waits, then 504 (cacher behaviour)."""
@@ -246,18 +228,26 @@ class Rest:
                 )
             time.sleep(0.02)
 
-    def _snapshot(self, info: ResourceInfo, rv: int, continuing: bool = False) -> list[Stored]:
+    def _snapshot(
+        self, info: ResourceInfo, rv: int, continuing: tuple[str, str] | None = None
+    ) -> builtins.list[Stored]:  # (the method list shadows the builtin here)
+        """etcd's view of a resource at rv; 410 once compacted (etcd3's interpretListError).
+
+        continuing: the (namespace, name) a continue token resumes after. Its 410 carries a
+        new token (RV -1: "continue at the latest RV"), as handleCompactedErrorForPaging's does.
+        """
         try:
             return self.storage.snapshot(info.storage_key, rv)
         except ExpiredError:
-            if continuing:
+            if continuing is not None:
                 raise errors.expired(
                     "The provided continue parameter is too old to display a consistent list "
                     "result. You can start a new list without the continue parameter, or use the "
                     "continue token in this response to retrieve the remainder of the results. "
                     "Continuing with the provided token results in an inconsistent list - objects "
                     "that were created, modified, or deleted between the time the first chunk was "
-                    "returned and now may show up in the list."
+                    "returned and now may show up in the list.",
+                    continue_token=encode_continue(-1, *continuing),
                 ) from None
             raise errors.expired("The resourceVersion for the provided list is too old.") from None
 
@@ -333,20 +323,25 @@ class Rest:
 
     def _create_locked(self, info: ResourceInfo, ns: str, obj: dict, dry: bool) -> Stored:
         meta = obj["metadata"]
-        if not meta.get("name"):
-            while True:
-                meta["name"] = meta["generateName"] + "".join(
-                    random.choice(_GENERATE_ALPHABET) for _ in range(5)
-                )
+        if not meta.get("name") and isinstance(meta.get("generateName"), str):
+            # SimpleNameGenerator: the prefix cut to 58 characters, 5 random ones appended;
+            # the store tries 8 names (maxNameGenerationCreateAttempts) before giving up.
+            base = meta["generateName"][:_MAX_GENERATED_NAME_LENGTH]
+            for _ in range(_NAME_GENERATION_ATTEMPTS):
+                meta["name"] = base + "".join(random.choice(_GENERATE_ALPHABET) for _ in range(5))
                 if self.storage.get(info.storage_key, ns, meta["name"]) is None:
                     break
+            else:
+                raise errors.generate_name_conflict(info.group, info.plural, meta["name"])
         name = meta["name"]
         for f in ("deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"):
             meta.pop(f, None)
         strategy.prepare_create(info, obj)
         self._validate(info, obj, name)
-        if self.storage.get(info.storage_key, ns, name) is not None:
-            raise errors.already_exists(info.group, info.plural, name)
+        existing = self.storage.get(info.storage_key, ns, name)
+        if existing is not None:
+            deleting = bool(existing.obj["metadata"].get("deletionTimestamp"))
+            raise errors.already_exists(info.group, info.plural, name, deleting)
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = strategy.now_rfc3339()
         if info.has_generation:
@@ -447,9 +442,9 @@ class Rest:
         if sub == "status":
             obj = strategy.prepare_status_update(info, obj, old.obj)
             meta = obj["metadata"]
-            self._validate(info, obj, name)
+            self._validate(info, obj, name, old.obj, sub)
         else:
-            strategy.prepare_update(info, obj, old.obj)
+            strategy.prepare_update(info, obj, old.obj, sub)
             # System-owned metadata comes from the stored object.
             for f in (
                 "uid",
@@ -488,7 +483,7 @@ class Rest:
                             )
                         ],
                     )
-            self._validate(info, obj, name)
+            self._validate(info, obj, name, old.obj, sub)
             if info.has_generation and strategy.spec_changed(info, obj, old.obj):
                 meta["generation"] = int(ometa.get("generation") or 0) + 1
         meta["resourceVersion"] = ometa["resourceVersion"]
@@ -794,6 +789,55 @@ class Rest:
         except ExpiredError as e:
             return WatchRequest(info, None, errors.expired(str(e)), bookmarks, timeout)
         return WatchRequest(info, w, None, bookmarks, timeout)
+
+
+def _validate_list_options(rv_text: str, match: str, cont: str, query: dict) -> None:
+    """ValidateListOptions (meta/internalversion/validation): every problem, one 422."""
+    causes = []
+    if match:
+        if not rv_text:
+            causes.append(
+                errors.field_forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                )
+            )
+        if cont:
+            causes.append(
+                errors.field_forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                )
+            )
+        if match not in ("Exact", "NotOlderThan"):
+            causes.append(
+                errors.field_not_supported(
+                    "resourceVersionMatch", match, ["Exact", "NotOlderThan", ""]
+                )
+            )
+        if match == "Exact" and rv_text == "0":
+            causes.append(
+                errors.field_forbidden(
+                    "resourceVersionMatch",
+                    'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+                )
+            )
+    if query.get("sendInitialEvents") in ("true", "1", "True"):
+        causes.append(
+            errors.field_forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list")
+        )
+    if causes:
+        raise errors.invalid("meta.k8s.io", "ListOptions", "", causes)
+
+
+def _parse_resource_version(text: str) -> int:
+    """The versioner's ParseResourceVersion (strconv.ParseUint); its errors are a 500."""
+    if not text.isdigit() or not text.isascii():
+        raise errors.internal_error(f'strconv.ParseUint: parsing "{text}": invalid syntax')
+    value = int(text)
+    if value >= 1 << 64:
+        raise errors.internal_error(f'strconv.ParseUint: parsing "{text}": value out of range')
+    return value
 
 
 def _okey(s: Stored) -> tuple[str, str]:

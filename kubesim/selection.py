@@ -119,7 +119,8 @@ def decode_continue(token: str, namespaced: bool) -> tuple[int, tuple[str, str]]
             raise ValueError("version")
         rv = int(data["rv"])
         start = data["start"]
-        if not isinstance(start, str) or not start.endswith("\x00") or rv <= 0:
+        # rv -1 is the "continue at the latest RV" token an expired continue hands out.
+        if not isinstance(start, str) or not start.endswith("\x00") or rv == 0:
             raise ValueError("start")
         last = start[:-1]
         if namespaced and "/" in last:

@@ -14,6 +14,8 @@ import ssl
 import threading
 import traceback
 from collections import deque
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import unquote
 
 from . import errors, openapi
@@ -64,7 +66,8 @@ class ApiServer:
         self.request_log: deque[RequestRecord] = deque(maxlen=request_log_size)  # newest last
         self._stopping = False  # stop() has begun: requests on open connections are dropped
         self.bookmark_interval = bookmark_interval  # seconds between periodic BOOKMARKs
-        self.admin_handler = None  # callable(server, handler, req, body) for /kubesim/* paths
+        # callable(server, handler, req, body) for /kubesim/* paths
+        self.admin_handler: Callable[[Any, Any, Any, bytes], None] | None = None
         self.table_renderer: TableRenderer | None = render_table  # None: no Table responses
         self.httpd: HTTPServer | None = None  # the listening server while started
         self.url = ""  # base URL while started
@@ -187,7 +190,8 @@ class ApiServer:
             self._forbid_anonymous(req)  # non-resource URLs: discovery, openapi, unknown paths
         if parts[0] == "api":
             if len(parts) == 1:
-                host, port = h.server.server_address[:2]
+                addr = h.server.server_address  # (host, port) for a TCP server
+                host, port = str(addr[0]), addr[1]
                 return self._send_discovery(h, req, self.registry.api_versions(f"{host}:{port}"))
             if parts[1] != "v1":
                 raise errors.page_not_found()

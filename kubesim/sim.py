@@ -27,7 +27,7 @@ from .request import RequestRecord
 from .resources import Registry
 from .rest import Rest
 from .server import ApiServer
-from .storage import Storage
+from .storage import COMPACTION_INTERVAL, WATCH_CACHE_UPPER_BOUND, Storage
 from .validation import SchemaValidator
 
 __all__ = ["KubeSim"]
@@ -50,7 +50,12 @@ class KubeSim:
             "none".
         garbage_collector: False leaves dependents of deleted owners in place, as an API server
             without kube-controller-manager (envtest) does.
-        history_size: watch events retained; watches/continues from older RVs get 410 Expired.
+        history_size: the largest a resource's watch window grows (default 102,400 events, the
+            real watch cache's bound); it starts at 100 and is sized by load as the real one
+            is, and a watch from an RV below it gets 410 Expired.
+        compaction_interval: seconds between etcd compactions, as kube-apiserver's
+            --etcd-compaction-interval (5 min): continue tokens and Exact lists live 5 to 10
+            minutes. 0 disables them (``faults.compact()`` still compacts on demand).
         watch_queue_size: events a watcher may have pending before it is closed as too slow.
         bookmark_interval: seconds between periodic BOOKMARKs (the real server: 60 s); one is
             also sent 2 s before a watch's timeoutSeconds ends.
@@ -69,7 +74,8 @@ class KubeSim:
         deployment_status_delay: float | None = None,
         deployment_controller: str | None = None,
         garbage_collector: bool = True,
-        history_size: int = 10_000,
+        history_size: int = WATCH_CACHE_UPPER_BOUND,
+        compaction_interval: float = COMPACTION_INTERVAL,
         watch_queue_size: int = 100_000,
         bookmark_interval: float = 60.0,
         tls: bool = False,
@@ -81,7 +87,9 @@ class KubeSim:
         self.port = port  # 0 until started; then fixed, so restart() reuses it
         self.tls = tls  # serve HTTPS
         self.token = token  # required bearer token, or None for no authentication
-        self.storage = Storage(history_size, watch_queue_size)  # objects, RV, history, watchers
+        self.storage = Storage(
+            history_size, watch_queue_size, compaction_interval=compaction_interval
+        )  # objects, RV, etcd history, watch windows, watchers
         self.registry = Registry()  # served resources and discovery
         self.rest = Rest(self.storage, self.registry, SchemaValidator())  # the verbs
         self.faults = FaultInjector(self)  # fault injection (see faults.py)
@@ -114,6 +122,7 @@ class KubeSim:
 
     def _bootstrap(self, crds: Iterable[Any]) -> None:
         ns_info = self.registry.lookup("", "v1", "namespaces")
+        assert ns_info is not None  # built in
         for name in DEFAULT_NAMESPACES:
             self.rest.create(ns_info, "", {"metadata": {"name": name}}, {})
         self.controllers.bootstrap()
@@ -125,6 +134,7 @@ class KubeSim:
         """Create (or replace) a CRD directly in storage and make its resources servable."""
         docs = _load_docs(crd)
         info = self.registry.lookup("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        assert info is not None  # built in
         out = {}
         for doc in docs:
             doc = copy.deepcopy(doc)  # Rest takes ownership of the bodies it is given
@@ -171,7 +181,11 @@ class KubeSim:
             self.controllers.stop()
 
     def restart(self) -> None:
-        """Stop, then serve again on the same port with the same objects and history."""
+        """Stop, then serve again on the same port with the same objects and history.
+
+        (A restart with fresh state is a new KubeSim on the same port: its resourceVersions
+        start above this one's, so clients that kept an old RV get 410 and relist.)
+        """
         self.stop()
         self.start()
 

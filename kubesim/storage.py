@@ -1,14 +1,30 @@
-"""Object storage: one global resourceVersion, a bounded event history, and watchers.
+"""Object storage: one global resourceVersion, etcd's history, per-resource watch windows.
 
 This is kubesim's etcd and watch cache in one (k8s.io/apiserver/pkg/storage/etcd3 and
 storage/cacher). Everything that must be atomic with respect to the resourceVersion counter
 happens under ``Storage.lock``:
 
 - a write takes the next resourceVersion, replaces the stored object, appends an ``Event`` to
-  the history and hands it to each matching watcher's queue;
-- a list reads the objects (or rebuilds an older snapshot from the history) at one RV;
-- a watch registers itself and replays the history after its start RV in the same critical
-  section, so no event is lost or seen twice between "list" and "watch".
+  etcd's history and to its resource's watch window, and hands it to each matching watcher;
+- a list reads the objects (or rebuilds an older snapshot from etcd's history) at one RV;
+- a watch registers itself and replays its resource's window after its start RV in the same
+  critical section, so no event is lost or seen twice between "list" and "watch".
+
+Two histories, as on a real server:
+
+- etcd's (``snapshot``: Exact lists, continue tokens) keeps every revision until compaction.
+  kube-apiserver compacts etcd every ``--etcd-compaction-interval`` (5 min) to the revision it
+  saw at the previous tick, so 5 to 10 minutes are kept; so does kubesim.
+- each resource's watch cache window (``watch``: the cacher's ``watchCache``) keeps the last
+  ``capacity`` events, sized automatically between 100 and 102,400: it doubles when full and
+  its oldest event is under 75 s old, and halves when even its newest quarter is older than
+  75 s. A watch from below the window gets "too old resource version: X (Y)" (410 Expired).
+
+resourceVersions start from the wall clock in microseconds, so a kubesim started later (a
+"restart with fresh state") never hands out an RV a previous one did: no Python server writes
+faster than one object per microsecond, so every RV of an older server is below the newer
+server's first one, lands below its window, and gets 410, and the client relists. A real
+server whose etcd is reset instead reuses RVs and leaves such clients waiting forever.
 
 Stored objects are never mutated after they are stored (client-go's rule for cached objects,
 applied to the server): writers build a fresh dict. That is what allows every ``Stored`` to
@@ -23,11 +39,32 @@ from __future__ import annotations
 import bisect
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["Event", "Storage", "Stored", "Watcher", "ExpiredError", "encode"]
+__all__ = [
+    "COMPACTION_INTERVAL",
+    "EVENT_FRESH_DURATION",
+    "WATCH_CACHE_LOWER_BOUND",
+    "WATCH_CACHE_UPPER_BOUND",
+    "Event",
+    "ExpiredError",
+    "Storage",
+    "Stored",
+    "WatchCache",
+    "Watcher",
+    "encode",
+    "time_based_resource_version",
+]
+
+# The cacher's watchCache sizing (storage/cacher/watch_cache.go).
+WATCH_CACHE_LOWER_BOUND = 100  # defaultLowerBoundCapacity
+WATCH_CACHE_UPPER_BOUND = 100 * 1024  # defaultUpperBoundCapacity
+EVENT_FRESH_DURATION = 75.0  # eventFreshDuration: seconds of history the window aims to keep
+COMPACTION_INTERVAL = 300.0  # kube-apiserver's --etcd-compaction-interval default (5m)
+MAX_RESOURCE_VERSION = (1 << 63) - 1  # etcd revisions are int64
 
 ADDED, MODIFIED, DELETED, BOOKMARK, ERROR = "ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"
 INITIAL_END = (
@@ -120,12 +157,92 @@ class Event:
 
 
 class ExpiredError(Exception):
-    """The requested resourceVersion is older than the retained history (410 Expired)."""
+    """The requested resourceVersion is older than the retained history (410 Expired).
+
+    The message is the cacher's: "too old resource version: <requested> (<oldest - 1>)".
+    """
 
     def __init__(self, requested: int, oldest: int):
         super().__init__(f"too old resource version: {requested} ({oldest})")
         self.requested = requested  # the RV the client asked for
-        self.oldest = oldest  # the oldest RV still served
+        self.oldest = oldest  # the lowest RV a watch may still start from
+
+
+_base_lock = threading.Lock()  # guards _last_base
+_last_base = 0  # the last RV base handed to a Storage in this process
+
+
+def time_based_resource_version() -> int:
+    """A starting resourceVersion above any a previous kubesim can have handed out.
+
+    Microseconds since the epoch (about 1.7e15, far below etcd's int64 limit), and above the
+    last base given out in this process (two servers made within one microsecond).
+    """
+    global _last_base
+    with _base_lock:
+        base = max(time.time_ns() // 1000, _last_base + 1)
+        _last_base = base
+    return base
+
+
+class WatchCache:
+    """One resource's window of recent events: the cacher's ``watchCache`` ring buffer.
+
+    ``events[start:]`` is the window (older entries are dropped in batches). ``list_rv`` is
+    the RV the cache was (re)initialised at, the server's start, a compaction, or the resource's
+    creation; while no event has left the window, a watch may start anywhere from it on.
+    """
+
+    __slots__ = ("events", "times", "start", "capacity", "lower", "upper", "list_rv", "removed")
+
+    def __init__(self, list_rv: int, lower: int, upper: int):
+        self.events: list[Event] = []  # this resource's events in RV order (window from start)
+        self.times: list[float] = []  # record time (monotonic) of each entry of events
+        self.start = 0  # index of the window's oldest event in events
+        self.capacity = lower  # current window size; starts at the lower bound, as upstream
+        self.lower = lower  # capacity never shrinks below this
+        self.upper = upper  # nor grows above this (the configurable size)
+        self.list_rv = list_rv  # RV at which this cache started
+        self.removed = False  # an event has left the window since list_rv
+
+    def __len__(self) -> int:
+        return len(self.events) - self.start
+
+    def floor(self) -> int:
+        """The lowest RV a watch may start from (getAllEventsSinceLocked's ``oldest - 1``)."""
+        if self.removed and self.start < len(self.events):
+            return self.events[self.start].rv - 1
+        return self.list_rv
+
+    def add(self, ev: Event, now: float) -> None:
+        """updateCache: resize if due, evict the oldest event when full, append."""
+        if len(self.events) - self.start >= self.capacity:
+            self._make_room(now)
+        self.events.append(ev)
+        self.times.append(now)
+
+    def _make_room(self, now: float) -> None:
+        """resizeCacheLocked, then eviction down to below capacity (the window is full)."""
+        oldest_age = now - self.times[self.start]
+        if oldest_age < EVENT_FRESH_DURATION and self.capacity < self.upper:
+            self.capacity = min(self.capacity * 2, self.upper)
+            return
+        q = self.capacity // 4
+        quarter = self.times[len(self.events) - q if q else self.start]
+        if now - quarter > EVENT_FRESH_DURATION and self.capacity > self.lower:
+            self.capacity = max(self.capacity // 2, self.lower)
+        self.start = len(self.events) - self.capacity + 1
+        self.removed = True
+        if self.start > 1024 and self.start * 2 > len(self.events):
+            # Drop evicted entries in batches so the lists are not shifted on every write.
+            del self.events[: self.start]
+            del self.times[: self.start]
+            self.start = 0
+
+    def since(self, rv: int) -> list[Event]:
+        """Window events with an RV above rv, oldest first."""
+        i = bisect.bisect_right(self.events, rv, lo=self.start, key=lambda e: e.rv)
+        return self.events[i:]
 
 
 # A predicate on an object dict: does it pass the watcher's namespace/label/field filter?
@@ -225,17 +342,42 @@ def _with_rv(stored: Stored, rv: int) -> Stored:
 
 
 class Storage:
-    """All objects of all resources, keyed by storage key (group, plural) then (namespace, name)."""
+    """All objects of all resources, keyed by storage key (group, plural) then (namespace, name).
 
-    def __init__(self, history_size: int = 10000, watch_queue_size: int = 100_000):
+    history_size: the largest a resource's watch window may grow (the real cacher's bound is
+        102,400 events); the window starts at min(100, history_size) events.
+    watch_queue_size: per-watcher overflow bound.
+    compaction_interval: seconds between etcd compactions (each drops what the previous tick
+        saw); 0 disables them.
+    initial_rv: the RV before the first write; None starts from the clock (see the module
+        docstring), 0 gives the small RVs unit tests like to read.
+    clock: monotonic seconds, for the window's freshness and compaction timing (tests).
+    """
+
+    def __init__(
+        self,
+        history_size: int = WATCH_CACHE_UPPER_BOUND,
+        watch_queue_size: int = 100_000,
+        *,
+        compaction_interval: float = COMPACTION_INTERVAL,
+        initial_rv: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.lock = threading.RLock()  # every field below is read and written under it
-        self.history_size = history_size  # events retained for watch/continue/Exact reads
+        self.history_size = max(1, history_size)  # upper bound of each watch window
         self.watch_queue_size = watch_queue_size  # per-watcher overflow bound
-        self._rv = 0  # the last resourceVersion handed out; only grows
+        self.compaction_interval = compaction_interval  # seconds; 0 = never compact
+        self.clock = clock  # monotonic time source
+        start = time_based_resource_version() if initial_rv is None else initial_rv
+        self._rv = start  # the last resourceVersion handed out; only grows
         self._objects: dict[Any, dict[tuple[str, str], Stored]] = {}  # key -> (ns, name) -> obj
         self._sorted: dict[Any, list[tuple[str, str]] | None] = {}  # key -> sorted names cache
-        self._history: list[Event] = []  # events in RV order, the last history_size or so
-        self._oldest_rv = 0  # watches and snapshots from an RV >= this are still served
+        self._history: list[Event] = []  # etcd: every event after _compacted_rv, in RV order
+        self._compacted_rv = start  # etcd reads below this revision are gone (410)
+        self._next_compaction = clock() + compaction_interval  # when the compactor next runs
+        self._compaction_target = start  # the revision the next compaction compacts to
+        self._windows: dict[Any, WatchCache] = {}  # key -> that resource's watch window
+        self._window_floor = start  # list_rv of windows created from now on
         self._watchers: dict[Any, set[Watcher]] = {}  # key -> open watchers
         self._listeners: list[Callable[[Event], None]] = []  # in-process controllers' hooks
 
@@ -248,7 +390,18 @@ class Storage:
 
     @property
     def oldest_rv(self) -> int:
-        return self._oldest_rv
+        """etcd's compacted revision: Exact lists and continue tokens below it get 410."""
+        return self._compacted_rv
+
+    def watch_floor(self, key) -> int:
+        """The lowest RV a watch of this resource may start from (older ones get 410)."""
+        with self.lock:
+            return self._window(key).floor()
+
+    def window_capacity(self, key) -> int:
+        """The current size of this resource's watch window (grows and shrinks with load)."""
+        with self.lock:
+            return self._window(key).capacity
 
     def get(self, key, ns: str, name: str) -> Stored | None:
         bucket = self._objects.get(key)
@@ -272,13 +425,14 @@ class Storage:
     def snapshot(self, key, rv: int) -> list[Stored]:
         """The objects of one resource as they were at rv, in key order (etcd MVCC read).
 
-        Rolls the retained history back from now to rv; ExpiredError if rv was compacted.
+        Rolls etcd's history back from now to rv; ExpiredError if rv was compacted.
         """
         with self.lock:
+            self._maybe_compact(self.clock())
             if rv >= self._rv:
                 return self.items(key)
-            if rv < self._oldest_rv:
-                raise ExpiredError(rv, self._oldest_rv)
+            if rv < self._compacted_rv:
+                raise ExpiredError(rv, self._compacted_rv)
             state = dict(self._objects.get(key) or {})
             start = bisect.bisect_right(self._history, rv, key=lambda e: e.rv)
             for ev in reversed(self._history[start:]):
@@ -293,6 +447,8 @@ class Storage:
     # ---- writes (callers hold self.lock around read-check-write sequences) --------------------
 
     def next_rv(self) -> int:
+        if self._rv >= MAX_RESOURCE_VERSION:
+            raise OverflowError("resourceVersion would exceed etcd's int64 revisions")
         self._rv += 1
         return self._rv
 
@@ -327,33 +483,67 @@ class Storage:
             return gone
 
     def drop_resource(self, key) -> None:
-        """Delete every object of a resource (its CRD is gone) and end its watches."""
+        """Delete every object of a resource (its CRD is gone) and end its watches.
+
+        The resource's watch cache goes with it; one made again later starts at that time's RV,
+        as a new cacher does when its CRD comes back.
+        """
         with self.lock:
             for ns, name in list(self._objects.get(key) or {}):
                 self.remove(key, ns, name)
             self._objects.pop(key, None)
             self._sorted.pop(key, None)
+            self._windows[key] = WatchCache(self._rv, *self._window_bounds())
             for w in self._watchers.pop(key, set()):
                 w.close("resource removed")
 
+    def _window_bounds(self) -> tuple[int, int]:
+        return min(WATCH_CACHE_LOWER_BOUND, self.history_size), self.history_size
+
+    def _window(self, key) -> WatchCache:
+        win = self._windows.get(key)
+        if win is None:
+            win = WatchCache(self._window_floor, *self._window_bounds())
+            self._windows[key] = win
+        return win
+
     def _emit(self, ev: Event) -> None:
-        hist = self._history
-        hist.append(ev)
-        if len(hist) > self.history_size * 2:
-            # Trim in batches so the list is not shifted on every write.
-            cut = len(hist) - self.history_size
-            self._oldest_rv = hist[cut - 1].rv
-            del hist[:cut]
+        now = self.clock()
+        self._history.append(ev)
+        if self.compaction_interval and now >= self._next_compaction:
+            self._maybe_compact(now)
+        win = self._windows.get(ev.key) or self._window(ev.key)
+        win.add(ev, now)
         for w in self._watchers.get(ev.key, ()):
             w._dispatch(ev)
         for listener in self._listeners:
             listener(ev)
 
+    def _maybe_compact(self, now: float) -> None:
+        """The apiserver's compactor: every interval, compact etcd to the previous tick's RV."""
+        if not self.compaction_interval or now < self._next_compaction:
+            return
+        self._compact_etcd(self._compaction_target)
+        self._compaction_target = self._rv
+        self._next_compaction = now + self.compaction_interval
+
+    def _compact_etcd(self, rv: int) -> None:
+        if rv <= self._compacted_rv:
+            return
+        self._compacted_rv = rv
+        cut = bisect.bisect_right(self._history, rv, key=lambda e: e.rv)
+        del self._history[:cut]
+
     def compact(self) -> None:
-        """Forget all history now: watches/continues from any older RV get 410 Expired."""
+        """Forget all history now (fault injection): etcd is compacted to the current RV and
+        every watch window starts over at it, so watches, continue tokens and Exact lists from
+        any older RV get 410 Expired."""
         with self.lock:
-            self._history.clear()
-            self._oldest_rv = self._rv
+            self._compact_etcd(self._rv)
+            self._window_floor = self._rv
+            lower, upper = self._window_bounds()
+            for key in list(self._windows):
+                self._windows[key] = WatchCache(self._rv, lower, upper)
 
     # ---- watch ---------------------------------------------------------------------------------
 
@@ -368,13 +558,17 @@ class Storage:
     ) -> Watcher:
         """Open a watcher.
 
-        since_rv: replay the retained events after it (ExpiredError if it was compacted);
+        since_rv: replay the window's events after it (ExpiredError if it is below the window);
         None: start now. initial: first queue a synthetic ADDED for every current object
         (the watch-from-"0" and sendInitialEvents behaviour). mark_initial_end: then queue an
         (INITIAL_END, rv) marker, which the stream renders as the BOOKMARK annotated
         k8s.io/initial-events-end (WatchList).
         """
         with self.lock:
+            if since_rv is not None and since_rv < self._rv:
+                floor = self._window(key).floor()
+                if since_rv < floor:
+                    raise ExpiredError(since_rv, floor)
             start = self._rv if since_rv is None else since_rv
             w = Watcher(key, flt, max_queue or self.watch_queue_size, start)
             if initial:
@@ -384,12 +578,8 @@ class Storage:
             if mark_initial_end:
                 w.items.append((INITIAL_END, self._rv))
             if since_rv is not None and since_rv < self._rv:
-                if since_rv < self._oldest_rv:
-                    raise ExpiredError(since_rv, self._oldest_rv)
-                i = bisect.bisect_right(self._history, since_rv, key=lambda e: e.rv)
-                for ev in self._history[i:]:
-                    if ev.key == key:
-                        w._dispatch(ev)
+                for ev in self._window(key).since(since_rv):
+                    w._dispatch(ev)
                 w.last_rv = self._rv
             self._watchers.setdefault(key, set()).add(w)
             return w

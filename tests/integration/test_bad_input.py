@@ -404,13 +404,19 @@ def test_deployment_deleted_or_scaled_by_hand_is_repaired(h, caplog, escaped):  
 # -- big and odd objects -------------------------------------------------------------------------
 
 
-def test_foo_with_a_1mib_annotation_flows_through(h, sim, caplog, escaped):  # noqa: F811
-    # kube-apiserver caps all annotations of an object at 256 KiB together; kubesim does not, so
-    # here a 1 MiB object exercises the watch stream's line framing, the list decoding, the
-    # cache and a 1 MiB status PUT. (The e2e suite uses a size a real server accepts.)
-    big = "x" * (1 << 20)
+def test_foo_with_the_largest_annotations_flows_through(h, sim, caplog, escaped):  # noqa: F811
+    # kube-apiserver caps all annotations of an object at 256 KiB together (keys and values);
+    # an object at that limit exercises the watch stream's line framing, the list decoding, the
+    # cache and a 256 KiB status PUT. One byte more is refused, as a real server refuses it.
+    key = "example.com/blob"
+    too_big = foo("too-big", replicas=3)
+    too_big["metadata"]["annotations"] = {key: "x" * (256 * 1024 - len(key) + 1)}
+    with pytest.raises(APIError) as ei:
+        h.create_foo(too_big)
+    assert ei.value.code == 422
+    big = "x" * (256 * 1024 - len(key))
     body = foo("big", replicas=3)
-    body["metadata"]["annotations"] = {"example.com/blob": big}
+    body["metadata"]["annotations"] = {key: big}
     h.create_foo(body)
     wait_for(ready(h, "big", 3), message="the big Foo converged")
     cached = h.parts.foo_informer.lister().get(NS, "big")
@@ -421,9 +427,7 @@ def test_foo_with_a_1mib_annotation_flows_through(h, sim, caplog, escaped):  # n
     sim.faults.close_watches()
     h.patch_foo("big", {"spec": {"replicas": 4}})
     wait_for(ready(h, "big", 4), message="scaled after the relist")
-    assert h.parts.foo_informer.lister().get(NS, "big")["metadata"]["annotations"] == {
-        "example.com/blob": big
-    }
+    assert h.parts.foo_informer.lister().get(NS, "big")["metadata"]["annotations"] == {key: big}
     clean_logs(caplog, escaped)
 
 

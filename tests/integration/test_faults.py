@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qs
 
 import pytest
 
@@ -48,7 +49,7 @@ from client.rest import resource_path
 from controller.foo_controller import FOO_GVR
 from controller.manager import Components, run
 from kubesim import KubeSim
-from tests.helpers import wait_for
+from tests.helpers import CRD, wait_for
 from tests.integration.controller_harness import ControllerHarness, foo
 
 NAMESPACE = "default"
@@ -664,3 +665,71 @@ def test_server_restarted_while_work_is_queued(
     assert len(queued_at_restart) == len(phases)
     assert queued_at_restart[0] > 0, "the first restart found no work queued"
     assert metric(h, "workqueue_retries_total", name="foo") >= len(phases)
+
+
+# 6. kubesim replaced by a new one with fresh state on the same address (an apiserver whose etcd
+#    was wiped). The new server's resourceVersions start above the old one's, so the informers'
+#    re-watch from their old RV gets 410 Expired, they relist, and the controller converges on
+#    the new world: the old Foos are forgotten, a Foo created after the switch gets its
+#    Deployment.
+
+
+RESOURCES = ("foos", "deployments")
+
+
+def test_server_replaced_with_fresh_state_relists_and_converges(caplog, escaped, monkeypatch):
+    monkeypatch.setattr(
+        informer.reflector,
+        "ExponentialBackoff",
+        functools.partial(client.wait.ExponentialBackoff, initial=0.05, cap=0.4),
+    )
+    caplog.set_level(logging.INFO)
+    old = KubeSim(crds=[CRD], deployment_status_delay=0.05).start()
+    h = FaultHarness(old, "--workers", "2").start()
+    new: KubeSim | None = None
+    try:
+        for i in range(5):
+            h.create_foo(foo(f"before-{i}", replicas=2))
+        wait_for(
+            lambda: len(_objects(old, DEPLOYMENT_KEY)) == 5, message="the old server's Deployments"
+        )
+        old_rv = old.resource_version
+        relists = {r: informer_metric(h, "informer_relists_total", r) for r in RESOURCES}
+        old.close()
+        new = KubeSim(old.host, old.port, crds=[CRD], deployment_status_delay=0.05).start()
+        assert new.url == old.url and new.resource_version > old_rv
+
+        h.create_foo(foo("after", replicas=3))
+        f = wait_for(
+            lambda: (
+                (h.get_foo("after").get("status") or {}).get("availableReplicas") == 3
+                and h.get_foo("after")
+            ),
+            timeout=20,
+            message="the Foo created after the switch converged",
+        )
+        dep = h.get_deployment("after")
+        assert dep["metadata"]["ownerReferences"][0]["uid"] == f["metadata"]["uid"]
+        assert set(_objects(new, FOO_KEY)) == {"after"}
+        assert set(_objects(new, DEPLOYMENT_KEY)) == {"after"}  # none re-created for old Foos
+        # both informers met 410 on their old RV and relisted; their caches are the new world
+        for r in RESOURCES:
+            wait_for(
+                lambda r=r: informer_metric(h, "informer_relists_total", r) > relists[r],
+                message=f"a relist of {r}",
+            )
+        stale_watches = [
+            rec
+            for rec in new.request_log
+            if rec.verb == "watch"
+            and int(parse_qs(rec.query).get("resourceVersion", ["0"])[0]) <= old_rv
+        ]
+        assert stale_watches, "no informer re-watched from the old server's RV"
+        until_no_problems(lambda: cache_problems(new, h), 10, "caches equal to the new server")
+        assert unexpected_log_records(caplog.records, TRANSIENT + CONNECTION) == []
+        assert escaped == []
+    finally:
+        h.shutdown(timeout=30)
+        old.close()
+        if new is not None:
+            new.close()

@@ -362,7 +362,7 @@ def test_deployment_status_subresource(apps):
     upd = apps.replace_namespaced_deployment("web", "default", d)
     assert upd.status.replicas is None
     d = client.ApiClient().sanitize_for_serialization(upd)
-    d["status"] = {"replicas": 1, "availableReplicas": 1}
+    d["status"] = {"replicas": 1, "readyReplicas": 1, "availableReplicas": 1}
     d["spec"]["replicas"] = 9
     st = apps.replace_namespaced_deployment_status("web", "default", d)
     assert st.status.available_replicas == 1 and st.spec.replicas == 1

@@ -149,22 +149,113 @@ def test_resource_version_match_validation(sim):
     assert raw(sim, "GET", base + "?resourceVersionMatch=Exact")[0] == 422
     assert raw(sim, "GET", base + "?resourceVersionMatch=Exact&resourceVersion=0")[0] == 422
     assert raw(sim, "GET", base + "?resourceVersionMatch=Bogus&resourceVersion=1")[0] == 422
-    code, _, body = raw(sim, "GET", base + "?resourceVersionMatch=Exact&resourceVersion=999999")
-    assert code == 500
+    future = sim.resource_version + 1000
+    code, _, body = raw(sim, "GET", base + f"?resourceVersionMatch=Exact&resourceVersion={future}")
+    assert code == 500  # etcd: "required revision is a future revision"
     assert raw(sim, "GET", base + "?continue=bogus")[0] == 400
     assert raw(sim, "GET", base + "?resourceVersion=abc")[0] == 500
 
 
-def test_continue_token_older_than_history_is_410(sim, custom):
+def test_continue_token_older_than_etcd_compaction_is_410_with_a_fresh_token(sim, custom):
     make_foos(custom, 3)
     p1 = custom.list_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, limit=1)
-    for i in range(120):  # history_size=50: the first page's RV falls out of the window
+    for i in range(120):  # more writes than any watch window: etcd's history still has them
         custom.patch_namespaced_custom_object(
             GROUP, VERSION, "default", PLURAL, "foo-00", {"spec": {"replicas": i % 9 + 1}}
         )
+    p2 = custom.list_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, limit=1, _continue=p1["metadata"]["continue"]
+    )
+    assert names(p2) == ["foo-01"]
+    sim.faults.compact()  # etcd compaction (every 5 minutes on a real server)
     with pytest.raises(ApiException) as ei:
         custom.list_namespaced_custom_object(
-            GROUP, VERSION, "default", PLURAL, limit=1, _continue=p1["metadata"]["continue"]
+            GROUP, VERSION, "default", PLURAL, limit=1, _continue=p2["metadata"]["continue"]
         )
     st = json.loads(ei.value.body)
     assert (ei.value.status, st["reason"]) == (410, "Expired")
+    assert st["message"].startswith("The provided continue parameter is too old")
+    # the Status carries a token that continues after the same key at the latest RV
+    p3 = custom.list_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, limit=1, _continue=st["metadata"]["continue"]
+    )
+    assert names(p3) == ["foo-02"] and p3["metadata"]["resourceVersion"] == str(
+        sim.resource_version
+    )
+
+
+def test_exact_list_below_etcd_compaction_is_410(sim, custom):
+    make_foos(custom, 1)
+    rv = sim.resource_version
+    custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("later"))
+    sim.faults.compact()
+    base = f"/apis/{GROUP}/{VERSION}/namespaces/default/foos"
+    code, _, body = raw(sim, "GET", base + f"?resourceVersion={rv}&resourceVersionMatch=Exact")
+    assert code == 410
+    assert json.loads(body)["message"] == "The resourceVersion for the provided list is too old."
+
+
+def test_legacy_resource_version_with_limit_is_an_exact_paged_read(custom):
+    make_foos(custom, 3)
+    rv = custom.list_namespaced_custom_object(GROUP, VERSION, "default", PLURAL)["metadata"][
+        "resourceVersion"
+    ]
+    custom.delete_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "foo-00")
+    # resourceVersion=N with a limit and no resourceVersionMatch: etcd at exactly N, paged
+    page = custom.list_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, limit=2, resource_version=rv
+    )
+    assert names(page) == ["foo-00", "foo-01"] and page["metadata"]["resourceVersion"] == rv
+    assert page["metadata"]["continue"]
+    # without a limit (or with NotOlderThan) the watch cache answers: now, limit ignored
+    now = custom.list_namespaced_custom_object(
+        GROUP, VERSION, "default", PLURAL, resource_version=rv
+    )
+    assert names(now) == ["foo-01", "foo-02"] and now["metadata"]["resourceVersion"] != rv
+    nt = custom.list_namespaced_custom_object(
+        GROUP,
+        VERSION,
+        "default",
+        PLURAL,
+        limit=1,
+        resource_version=rv,
+        resource_version_match="NotOlderThan",
+    )
+    assert names(nt) == ["foo-01", "foo-02"] and nt["metadata"]["continue"] == ""
+
+
+def test_continue_allows_resource_version_zero_only(sim, custom):
+    make_foos(custom, 2)
+    p1 = custom.list_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, limit=1)
+    token = p1["metadata"]["continue"]
+    base = f"/apis/{GROUP}/{VERSION}/namespaces/default/foos?limit=1&continue={token}"
+    code, _, body = raw(sim, "GET", base + "&resourceVersion=0")
+    assert code == 200 and names(json.loads(body)) == ["foo-01"]
+    code, _, body = raw(sim, "GET", base + f"&resourceVersion={sim.resource_version}")
+    assert code == 400
+    assert json.loads(body)["message"] == (
+        "specifying resource version is not allowed when using continue"
+    )
+    code, _, body = raw(sim, "GET", base + "&resourceVersion=0&resourceVersionMatch=NotOlderThan")
+    assert code == 422
+    assert json.loads(body)["details"]["causes"] == [
+        {
+            "reason": "FieldValueForbidden",
+            "message": "Forbidden: resourceVersionMatch is forbidden when continue is provided",
+            "field": "resourceVersionMatch",
+        }
+    ]
+
+
+def test_cache_list_ahead_of_the_server_waits_then_504(sim):
+    sim.rest.list_wait_timeout = 0.3
+    future = sim.resource_version + 5
+    base = f"/apis/{GROUP}/{VERSION}/namespaces/default/foos"
+    code, _, body = raw(sim, "GET", base + f"?resourceVersion={future}")
+    st = json.loads(body)
+    assert (code, st["reason"]) == (504, "Timeout")
+    assert st["message"] == f"Too large resource version: {future}, current: {future - 5}"
+    assert st["details"] == {
+        "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+        "retryAfterSeconds": 1,
+    }

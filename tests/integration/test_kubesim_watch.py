@@ -11,6 +11,7 @@ from urllib.parse import urlparse
 import pytest
 from kubernetes import client, watch
 
+from kubesim import KubeSim
 from tests.helpers import wait_for
 from tests.integration.test_kubesim_api import FOO_CRD, GROUP, PLURAL, VERSION, deployment, foo
 
@@ -93,18 +94,55 @@ def test_watch_from_resource_version_replays_only_later_events(sim, custom):
 
 
 def test_too_old_resource_version_is_one_error_event_with_410(sim, custom):
-    custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("a"))
-    for i in range(60):
+    created = custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("a"))
+    rv = created["metadata"]["resourceVersion"]
+    for i in range(60):  # history_size=20: the Foo window keeps the last 20 events only
         custom.patch_namespaced_custom_object(
             GROUP, VERSION, "default", PLURAL, "a", {"spec": {"replicas": i % 9 + 1}}
         )
-    rw = RawWatch(sim, foo_path("resourceVersion=2"))
+    floor = sim.resource_version - 20
+    rw = RawWatch(sim, foo_path(f"resourceVersion={rv}"))
     assert rw.resp.status == 200
     evs = rw.rest()
     rw.close()
-    assert len(evs) == 1 and evs[0]["type"] == "ERROR"
-    st = evs[0]["object"]
-    assert (st["kind"], st["code"], st["reason"]) == ("Status", 410, "Expired")
+    assert evs == [
+        {
+            "type": "ERROR",
+            "object": {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Failure",
+                "message": f"too old resource version: {rv} ({floor})",
+                "reason": "Expired",
+                "code": 410,
+            },
+        }
+    ]
+    # the window's oldest event can still be watched from the RV just before it
+    evs = RawWatch(sim, foo_path(f"resourceVersion={floor}&timeoutSeconds=1")).rest()
+    assert len(evs) == 20 and all(e["type"] == "MODIFIED" for e in evs)
+
+
+def test_windows_are_per_resource(sim, custom):
+    rv = sim.resource_version
+    for i in range(30):  # fills the Foo window only
+        custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo(f"f{i}"))
+    path = (
+        "/apis/apps/v1/namespaces/default/deployments?watch=1"
+        f"&resourceVersion={rv}&timeoutSeconds=1"
+    )
+    assert RawWatch(sim, path).rest() == []  # no 410: Deployments had no events to evict
+    assert RawWatch(sim, foo_path(f"resourceVersion={rv}")).rest()[0]["type"] == "ERROR"
+
+
+def test_watch_from_before_the_server_started_is_410():
+    with KubeSim(crds=[FOO_CRD]) as old:
+        old_rv = old.resource_version
+    with KubeSim(crds=[FOO_CRD]) as sim:  # a new server with fresh state
+        assert sim.resource_version > old_rv
+        evs = RawWatch(sim, foo_path(f"resourceVersion={old_rv}")).rest()
+        assert [e["object"]["code"] for e in evs] == [410]
 
 
 def test_compact_makes_older_watch_expire(sim, custom):
