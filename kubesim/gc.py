@@ -65,13 +65,14 @@ class GarbageCollector:
         cur_refs = [] if ev.type == DELETED else _refs(ev.obj.obj)
         if prev_refs != cur_refs:
             for r in prev_refs:
-                deps = self._dependents.get(r.get("uid"))
+                uid = str(r.get("uid") or "")
+                deps = self._dependents.get(uid)
                 if deps is not None:
                     deps.discard(loc)
                     if not deps:
-                        del self._dependents[r.get("uid")]
+                        del self._dependents[uid]
             for r in cur_refs:
-                self._dependents.setdefault(r.get("uid"), set()).add(loc)
+                self._dependents.setdefault(str(r.get("uid") or ""), set()).add(loc)
             if cur_refs:
                 self.controllers.schedule(("gc-dependent",) + loc, self.delay)
         if ev.type == DELETED:
@@ -155,8 +156,11 @@ class GarbageCollector:
             meta = owner.obj["metadata"]
             fins = list(meta.get("finalizers") or [])
             uid = meta.get("uid")
-            deps = [(d, self.storage.get(*d)) for d in sorted(self._dependents.get(uid, ()))]
-            deps = [(d, s) for d, s in deps if s is not None]
+            deps = [
+                (d, stored)
+                for d in sorted(self._dependents.get(uid, ()))
+                if (stored := self.storage.get(*d)) is not None
+            ]
             if ORPHAN in fins:
                 for (dkey, _, _), dep in deps:
                     dinfo = self._info(dkey)

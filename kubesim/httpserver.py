@@ -139,7 +139,8 @@ class ConnectionHandler(BaseHTTPRequestHandler):
         self.command = None  # type: ignore[assignment]
         self.request_version = self.default_request_version
         self.close_connection = True
-        requestline = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
+        raw: bytes = self.raw_requestline  # type: ignore[attr-defined]  # set by handle_one_request
+        requestline = str(raw, "iso-8859-1").rstrip("\r\n")
         self.requestline = requestline
         words = requestline.split()
         if len(words) != 3 or not words[2].startswith("HTTP/"):
