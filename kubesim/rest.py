@@ -19,7 +19,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from . import errors, strategy
+from . import conversion, errors, strategy
 from . import patch as patches
 from .resources import Registry, ResourceInfo
 from .selection import build_filter, decode_continue, encode_continue
@@ -119,7 +119,7 @@ class Rest:
                 ],
             )
 
-    def _validate(self, info: ResourceInfo, obj: dict, name: str) -> None:
+    def _validate(self, info: ResourceInfo, obj: dict, name: str, old: dict | None = None) -> None:
         causes = strategy.validate(info, obj)
         if self.validator is not None and info.custom:
             causes += self.validator(info, obj)
@@ -137,6 +137,7 @@ class Rest:
             )
         obj["kind"] = info.kind
         obj["apiVersion"] = info.group_version
+        conversion.to_storage(info, obj)
 
     # ---- get / list ----------------------------------------------------------------------------
 
@@ -291,7 +292,9 @@ class Rest:
                 meta["remainingItemCount"] = remaining
         elif info.custom:
             meta["continue"] = ""
-        if info.custom:
+        if info.converter is not None:
+            body = b",".join(conversion.item_json(info, s) for s in out)
+        elif info.custom:
             gv = info.group_version
             body = b",".join(s.at_version(gv) for s in out)
         else:
@@ -443,11 +446,11 @@ class Rest:
                 f"the name of the object ({meta.get('name')}) does not match the name on the URL "
                 f"({name})"
             )
-        obj["kind"], obj["apiVersion"] = old.obj["kind"], info.group_version
+        obj["kind"], obj["apiVersion"] = old.obj["kind"], info.stored_api_version
         if sub == "status":
             obj = strategy.prepare_status_update(info, obj, old.obj)
             meta = obj["metadata"]
-            self._validate(info, obj, name)
+            self._validate(info, obj, name, old.obj)
         else:
             strategy.prepare_update(info, obj, old.obj)
             # System-owned metadata comes from the stored object.
@@ -488,7 +491,7 @@ class Rest:
                             )
                         ],
                     )
-            self._validate(info, obj, name)
+            self._validate(info, obj, name, old.obj)
             if info.has_generation and strategy.spec_changed(info, obj, old.obj):
                 meta["generation"] = int(ometa.get("generation") or 0) + 1
         meta["resourceVersion"] = ometa["resourceVersion"]
@@ -570,9 +573,10 @@ class Rest:
                     self._check_namespace_for_create(info, ns)
                     if info.namespaced:
                         obj["metadata"].setdefault("namespace", ns)
+                    conversion.to_storage(info, obj)
                     return 201, self._create_locked(info, ns, obj, dry)
                 raise errors.not_found(info.group, info.plural, name)
-            base = json.loads(old.full())
+            base = conversion.patch_base(info, old)
             if ptype == patches.MERGE:
                 new = patches.apply_merge_patch(base, body)
             elif ptype == patches.JSON_PATCH:
@@ -585,6 +589,7 @@ class Rest:
                 new = patches.apply_merge_patch(base, body)
             if not isinstance(new, dict):
                 raise errors.bad_request("patched object is not a JSON object")
+            conversion.to_storage(info, new)
             meta = _meta(new)
             rv = meta.get("resourceVersion")
             if rv and rv != old.obj["metadata"]["resourceVersion"]:
