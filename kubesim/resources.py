@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from .conversion import Converter
+from .conversion import CONFIGMAP_V1, EVENTS_V1, SECRET_V1, Converter
 
 __all__ = ["ResourceInfo", "Registry", "crd_resource_infos", "BUILTIN_RESOURCES"]
 
@@ -156,6 +156,30 @@ def _builtin() -> list[ResourceInfo]:
             ),
         ),
         ResourceInfo(
+            "",
+            "v1",
+            "configmaps",
+            "ConfigMap",
+            True,
+            singular="configmap",
+            short_names=["cm"],
+            has_generation=False,
+            require_rv_on_update=False,
+            converter=CONFIGMAP_V1,
+        ),
+        ResourceInfo(
+            "",
+            "v1",
+            "secrets",
+            "Secret",
+            True,
+            singular="secret",
+            has_generation=False,
+            require_rv_on_update=False,
+            field_selectors=("metadata.name", "metadata.namespace", "type"),
+            converter=SECRET_V1,
+        ),
+        ResourceInfo(
             "apps",
             "v1",
             "deployments",
@@ -172,6 +196,22 @@ def _builtin() -> list[ResourceInfo]:
             },
             require_rv_on_update=False,
             generation_on_annotations=True,
+        ),
+        # The same Events, read and written as events.k8s.io/v1 (one storage, converted).
+        ResourceInfo(
+            "events.k8s.io",
+            "v1",
+            "events",
+            "Event",
+            True,
+            singular="event",
+            short_names=["ev"],
+            has_generation=False,
+            allow_create_on_update=True,
+            require_rv_on_update=False,
+            field_selectors=tuple(EVENTS_V1.field_labels),
+            converter=EVENTS_V1,
+            storage_group="",
         ),
         ResourceInfo(
             "coordination.k8s.io",
@@ -248,6 +288,7 @@ BUILTIN_RESOURCES = _builtin()
 # Versions the server claims for built-in groups, in preference order (APIGroup.versions).
 _GROUP_PREFERRED = {
     "apps": "v1",
+    "events.k8s.io": "v1",
     "rbac.authorization.k8s.io": "v1",
     "coordination.k8s.io": "v1",
     "apiextensions.k8s.io": "v1",

@@ -19,7 +19,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from . import conversion, errors, strategy
+from . import conversion, corevalidation, errors, strategy
 from . import patch as patches
 from .resources import Registry, ResourceInfo
 from .selection import build_filter, decode_continue, encode_continue
@@ -121,6 +121,7 @@ class Rest:
 
     def _validate(self, info: ResourceInfo, obj: dict, name: str, old: dict | None = None) -> None:
         causes = strategy.validate(info, obj)
+        causes += corevalidation.validate(info, obj, old)
         if self.validator is not None and info.custom:
             causes += self.validator(info, obj)
         if causes:
