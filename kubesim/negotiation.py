@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -104,11 +105,18 @@ DEFAULT_ENDPOINT = Endpoint()
 def endpoint_for(info: ResourceInfo, tables: bool, transforms: bool = True) -> Endpoint:
     """The restrictions of a resource endpoint (transforms=False: /scale and other subresources
     kubesim serves without Table or metadata views)."""
-    if info.custom or not protobuf.has_schema(info.group_version, info.kind):
-        standard: frozenset[str] | None = frozenset((JSON, YAML))
-    else:
-        standard = None
-    return Endpoint(standard, tables and transforms, transforms, True)
+    protobuf_ok = not info.custom and protobuf.has_schema(info.group_version, info.kind)
+    return _ENDPOINTS[(protobuf_ok, tables and transforms, transforms)]
+
+
+_ENDPOINTS = {
+    (protobuf_ok, tables, transforms): Endpoint(
+        None if protobuf_ok else frozenset((JSON, YAML)), tables, transforms, True
+    )
+    for protobuf_ok in (True, False)
+    for tables in (True, False)
+    for transforms in (True, False)
+}
 
 
 # ---- Accept -------------------------------------------------------------------------------------
@@ -223,9 +231,11 @@ def _options(
     return MediaType(media_type, pretty=pretty)
 
 
+@lru_cache(maxsize=512)
 def _negotiate(header: str, endpoint: Endpoint) -> tuple[MediaType, bool] | None:
     """NegotiateMediaTypeOptions: the first acceptable (clause, serializer), and whether that
-    serializer streams; None when nothing is acceptable."""
+    serializer streams; None when nothing is acceptable. Clients send a handful of distinct
+    Accept headers, so the answers are cached (the result depends on nothing else)."""
     if not header:
         return MediaType(JSON), True
     clauses = parse_accept(header)
