@@ -10,21 +10,24 @@ its handler, as the route installer (endpoints/installer.go) registers one per v
 
 Handlers hold no lock and touch no storage: the REST layer (rest.py, and scale.py for
 ``/scale``) does every read-check-write. Each handler negotiates its response format first,
-so an unacceptable Accept header is a 406 before anything else is checked.
+so an unacceptable Accept header is a 406 before anything else is checked; bodies are decoded
+by their Content-Type (JSON, YAML or protobuf) into the object a JSON client would send.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import errors
 from .httpserver import ConnectionHandler
-from .negotiation import decode_body, negotiate
+from .negotiation import MediaType, decode_body, endpoint_for, negotiate, negotiate_stream
 from .request import Request, Route
-from .responses import TableRenderer, send_json, send_list, send_object
+from .resources import ResourceInfo
+from .responses import TableRenderer, send_as, send_list, send_object
 from .storage import Stored
 from .table import request_renderer
+from .transform import TABLE_KIND
 from .watch import serve_watch
 
 if TYPE_CHECKING:
@@ -35,25 +38,32 @@ __all__ = ["Handler", "VERB_HANDLERS"]
 Handler = Callable[["ApiServer", ConnectionHandler, Request, Route, bytes], None]
 
 
+def _negotiate(api: ApiServer, h: ConnectionHandler, route: Route) -> MediaType:
+    """The response format of a request on this route (406 when the Accept header allows
+    none). /scale answers a Scale, which kubesim serves untransformed."""
+    transforms = route.sub != "scale"
+    return negotiate(h, endpoint_for(route.info, api.table_renderer is not None, transforms))
+
+
 def get_resource(
     api: ApiServer, h: ConnectionHandler, req: Request, route: Route, body: bytes
 ) -> None:
-    """GET .../<name>[/status|/finalize|/scale]: the object, or its Scale (always JSON)."""
-    fmt = negotiate(h, api.table_renderer is not None)
+    """GET .../<name>[/status|/finalize|/scale]: the object, or its Scale."""
+    mt = _negotiate(api, h, route)
     info, ns, name = route.info, route.namespace, route.name
     if route.sub == "scale":
-        return send_json(h, req, 200, api.scale.get(info, ns, name))
-    return send_object(h, req, 200, info, api.rest.get(info, ns, name), fmt, _tables(api, req, fmt))
+        return send_as(h, req, 200, api.scale.get(info, ns, name), mt)
+    return send_object(h, req, 200, info, api.rest.get(info, ns, name), mt, _tables(api, req, mt))
 
 
 def list_resource(
     api: ApiServer, h: ConnectionHandler, req: Request, route: Route, body: bytes
 ) -> None:
     """GET on a collection: the list (a missing namespace lists empty, as upstream's does)."""
-    fmt = negotiate(h, api.table_renderer is not None)
+    mt = _negotiate(api, h, route)
     info = route.info
     items = api.rest.list(info, route.namespace, req.query)
-    return send_list(h, req, info, items, fmt, _tables(api, req, fmt))
+    return send_list(h, req, info, items, mt, _tables(api, req, mt))
 
 
 def watch_resource(
@@ -62,43 +72,45 @@ def watch_resource(
     """GET with ?watch=true, or under the legacy /watch/ prefix: a stream of events.
 
     The watch is opened (and its parameters validated) before the 200 goes out, so a bad
-    request still gets a plain error response. /watch/ allows no subresource.
+    request still gets a plain error response. /watch/ allows no subresource. The format is
+    negotiated as for a list, then must be one that streams (JSON or protobuf).
     """
     if route.watch_path and route.name and route.sub:
         raise errors.page_not_found()
-    fmt = negotiate(h, api.table_renderer is not None)
-    table = _tables(api, req, fmt, watch=True)
+    _negotiate(api, h, route)
+    mt = negotiate_stream(h, endpoint_for(route.info, api.table_renderer is not None))
     wr = api.rest.open_watch(route.info, route.namespace, req.query, route.name or None)
-    serve_watch(h, req, wr, api.storage, api.bookmark_interval, table)
+    table = _tables(api, req, mt, watch=True)
+    serve_watch(h, req, wr, api.storage, api.bookmark_interval, mt, table)
 
 
 def create_resource(
     api: ApiServer, h: ConnectionHandler, req: Request, route: Route, body: bytes
 ) -> None:
     """POST on a collection: create the object in the body (201)."""
-    fmt = negotiate(h, api.table_renderer is not None)
+    mt = _negotiate(api, h, route)
     info, ns = route.info, route.namespace
     if route.sub or (info.namespaced and not ns):
         raise errors.method_not_allowed()
-    code, stored = api.rest.create(info, ns, _decode_object(h, info.kind, body), req.query)
-    return send_object(h, req, code, info, stored, fmt, _tables(api, req, fmt))
+    code, stored = api.rest.create(info, ns, decode_body(h, body, info), req.query)
+    return send_object(h, req, code, info, stored, mt, _tables(api, req, mt))
 
 
 def update_resource(
     api: ApiServer, h: ConnectionHandler, req: Request, route: Route, body: bytes
 ) -> None:
     """PUT .../<name>[/status|/finalize|/scale]: replace the object (or its Scale)."""
-    fmt = negotiate(h, api.table_renderer is not None)
+    mt = _negotiate(api, h, route)
     info, ns, name, sub = route.info, route.namespace, route.name, route.sub
     if not name:
         raise _no_collection_write(route)
     if sub == "scale":
-        scale = api.scale.update(info, ns, name, _decode_object(h, "Scale", body), req.query)
-        return send_json(h, req, 200, scale)
+        scale = api.scale.update(info, ns, name, decode_body(h, body, _SCALE), req.query)
+        return send_as(h, req, 200, scale, mt)
     code, stored = api.rest.update(
-        info, ns, name, _decode_object(h, info.kind, body), req.query, _status_sub(sub)
+        info, ns, name, decode_body(h, body, info), req.query, _status_sub(sub)
     )
-    return send_object(h, req, code, info, stored, fmt, _tables(api, req, fmt))
+    return send_object(h, req, code, info, stored, mt, _tables(api, req, mt))
 
 
 def patch_resource(
@@ -109,15 +121,15 @@ def patch_resource(
     The patch type comes from Content-Type (merge, JSON, strategic merge or apply); the REST
     layer applies it to the stored object under the storage lock.
     """
-    fmt = negotiate(h, api.table_renderer is not None)
+    mt = _negotiate(api, h, route)
     info, ns, name, sub = route.info, route.namespace, route.name, route.sub
     if not name:
         raise _no_collection_write(route)
     ctype = h.headers.get("Content-Type", "")
     if sub == "scale":
-        return send_json(h, req, 200, api.scale.patch(info, ns, name, ctype, body, req.query))
+        return send_as(h, req, 200, api.scale.patch(info, ns, name, ctype, body, req.query), mt)
     code, stored = api.rest.patch(info, ns, name, ctype, body, req.query, _status_sub(sub))
-    return send_object(h, req, code, info, stored, fmt, _tables(api, req, fmt))
+    return send_object(h, req, code, info, stored, mt, _tables(api, req, mt))
 
 
 def delete_resource(
@@ -127,28 +139,28 @@ def delete_resource(
 
     The optional body is DeleteOptions (query parameters override its fields).
     """
-    fmt = negotiate(h, api.table_renderer is not None)
+    mt = _negotiate(api, h, route)
     opts = decode_body(h, body) if body else None
     info = route.info
     if route.sub:
         raise errors.method_not_allowed()
     code, result = api.rest.delete(info, route.namespace, route.name, req.query, opts)
     if isinstance(result, Stored):
-        return send_object(h, req, code, info, result, fmt, _tables(api, req, fmt))
-    return send_json(h, req, code, result)
+        return send_object(h, req, code, info, result, mt, _tables(api, req, mt))
+    return send_as(h, req, code, result, mt)  # a Status is never transformed
 
 
 def delete_collection(
     api: ApiServer, h: ConnectionHandler, req: Request, route: Route, body: bytes
 ) -> None:
     """DELETE on a collection: delete every selected object; the list of what was deleted."""
-    fmt = negotiate(h, api.table_renderer is not None)
+    mt = _negotiate(api, h, route)
     opts = decode_body(h, body) if body else None
     info = route.info
     if "deletecollection" not in info.verbs:
         raise errors.method_not_allowed()
     deleted = api.rest.delete_collection(info, route.namespace, req.query, opts)
-    return send_list(h, req, info, deleted, fmt, _tables(api, req, fmt))
+    return send_list(h, req, info, deleted, mt, _tables(api, req, mt))
 
 
 VERB_HANDLERS: dict[str, Handler] = {
@@ -163,10 +175,18 @@ VERB_HANDLERS: dict[str, Handler] = {
 }
 
 
-def _tables(api: ApiServer, req: Request, fmt: str, watch: bool = False) -> TableRenderer | None:
+def _tables(
+    api: ApiServer, req: Request, mt: MediaType, watch: bool = False
+) -> TableRenderer | None:
     """The table renderer bound to this request's TableOptions (``?includeObject=``), when
     the response is a Table; as the real server, only then is includeObject checked."""
-    return request_renderer(api.table_renderer, req.query, watch) if fmt == "table" else None
+    if mt.convert != TABLE_KIND:
+        return None
+    return request_renderer(api.table_renderer, req.query, watch)
+
+
+# What a /scale body is decoded as (its protobuf form is autoscaling/v1 Scale).
+_SCALE = ResourceInfo("autoscaling", "v1", "scale", "Scale", True)
 
 
 def _no_collection_write(route: Route) -> errors.ApiError:
@@ -174,13 +194,6 @@ def _no_collection_write(route: Route) -> errors.ApiError:
     if route.info.custom:
         return errors.bad_request("the server does not allow this method on the requested resource")
     return errors.method_not_allowed()
-
-
-def _decode_object(h: ConnectionHandler, kind: str, body: bytes) -> Any:
-    """The body of a create or update; an empty one is the real server's decode error (400)."""
-    if not body:
-        raise errors.unrecognized_body(kind, body)
-    return decode_body(h, body)
 
 
 def _status_sub(sub: str) -> str | None:

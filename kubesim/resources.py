@@ -13,6 +13,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from .conversion import CONFIGMAP_V1, EVENTS_V1, SECRET_V1, Converter
+
 __all__ = ["ResourceInfo", "Registry", "crd_resource_infos", "BUILTIN_RESOURCES"]
 
 # Verbs every ordinary resource supports, as discovery lists them.
@@ -43,6 +45,11 @@ class ResourceInfo:
     schema: dict | None = None  # openAPIV3Schema for CRs (validation and pruning)
     printer_columns: list[dict] = field(default_factory=list)  # CRD additionalPrinterColumns
     crd_name: str = ""  # the owning CRD's metadata.name, for CR resources
+    # Converts bodies to the stored form and stored objects back (conversion.py); None when
+    # they are the same. storage_group: the group whose storage holds the objects, when not
+    # the resource's own (events.k8s.io Events live in core's).
+    converter: Converter | None = None
+    storage_group: str | None = None
 
     @property
     def group_version(self) -> str:
@@ -50,9 +57,17 @@ class ResourceInfo:
         return f"{self.group}/{self.version}" if self.group else self.version
 
     @property
+    def stored_api_version(self) -> str:
+        """The apiVersion of stored objects: the request's, unless a converter stores another."""
+        if self.converter is not None and self.converter.storage_api_version:
+            return self.converter.storage_api_version
+        return self.group_version
+
+    @property
     def storage_key(self) -> tuple[str, str]:
         """Where the objects live in storage; shared by every version of the resource."""
-        return (self.group, self.plural)
+        group = self.group if self.storage_group is None else self.storage_group
+        return (group, self.plural)
 
     @property
     def list_kind(self) -> str:
@@ -156,6 +171,30 @@ def _builtin() -> list[ResourceInfo]:
             ),
         ),
         ResourceInfo(
+            "",
+            "v1",
+            "configmaps",
+            "ConfigMap",
+            True,
+            singular="configmap",
+            short_names=["cm"],
+            has_generation=False,
+            require_rv_on_update=False,
+            converter=CONFIGMAP_V1,
+        ),
+        ResourceInfo(
+            "",
+            "v1",
+            "secrets",
+            "Secret",
+            True,
+            singular="secret",
+            has_generation=False,
+            require_rv_on_update=False,
+            field_selectors=("metadata.name", "metadata.namespace", "type"),
+            converter=SECRET_V1,
+        ),
+        ResourceInfo(
             "apps",
             "v1",
             "deployments",
@@ -172,6 +211,22 @@ def _builtin() -> list[ResourceInfo]:
             },
             require_rv_on_update=False,
             generation_on_annotations=True,
+        ),
+        # The same Events, read and written as events.k8s.io/v1 (one storage, converted).
+        ResourceInfo(
+            "events.k8s.io",
+            "v1",
+            "events",
+            "Event",
+            True,
+            singular="event",
+            short_names=["ev"],
+            has_generation=False,
+            allow_create_on_update=True,
+            require_rv_on_update=False,
+            field_selectors=tuple(EVENTS_V1.field_labels),
+            converter=EVENTS_V1,
+            storage_group="",
         ),
         ResourceInfo(
             "coordination.k8s.io",
@@ -248,6 +303,7 @@ BUILTIN_RESOURCES = _builtin()
 # Versions the server claims for built-in groups, in preference order (APIGroup.versions).
 _GROUP_PREFERRED = {
     "apps": "v1",
+    "events.k8s.io": "v1",
     "rbac.authorization.k8s.io": "v1",
     "coordination.k8s.io": "v1",
     "apiextensions.k8s.io": "v1",

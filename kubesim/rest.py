@@ -20,7 +20,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from . import errors, strategy
+from . import conversion, corevalidation, errors, strategy
 from . import patch as patches
 from .resources import Registry, ResourceInfo
 from .selection import build_filter, decode_continue, encode_continue
@@ -133,6 +133,7 @@ class Rest:
         """The kind's validation (then a CR's schema); on create, once those pass, the generic
         ObjectMeta pass every object gets (rest.BeforeCreate). 422 with every cause."""
         causes = strategy.validate(info, obj, old, sub)
+        causes += corevalidation.validate(info, obj, old)
         if self.validator is not None and info.custom:
             causes += self.validator(info, obj)
         if not causes and old is None:
@@ -151,6 +152,7 @@ class Rest:
             )
         obj["kind"] = info.kind
         obj["apiVersion"] = info.group_version
+        conversion.to_storage(info, obj)
 
     # ---- get / list ----------------------------------------------------------------------------
 
@@ -281,7 +283,9 @@ class Rest:
                 meta["remainingItemCount"] = remaining
         elif info.custom:
             meta["continue"] = ""
-        if info.custom:
+        if info.converter is not None:
+            body = b",".join(conversion.item_json(info, s) for s in out)
+        elif info.custom:
             gv = info.group_version
             body = b",".join(s.at_version(gv) for s in out)
         else:
@@ -438,7 +442,7 @@ class Rest:
                 f"the name of the object ({meta.get('name')}) does not match the name on the URL "
                 f"({name})"
             )
-        obj["kind"], obj["apiVersion"] = old.obj["kind"], info.group_version
+        obj["kind"], obj["apiVersion"] = old.obj["kind"], info.stored_api_version
         if sub == "status":
             obj = strategy.prepare_status_update(info, obj, old.obj)
             meta = obj["metadata"]
@@ -565,9 +569,10 @@ class Rest:
                     self._check_namespace_for_create(info, ns)
                     if info.namespaced:
                         obj["metadata"].setdefault("namespace", ns)
+                    conversion.to_storage(info, obj)
                     return 201, self._create_locked(info, ns, obj, dry)
                 raise errors.not_found(info.group, info.plural, name)
-            base = json.loads(old.full())
+            base = conversion.patch_base(info, old)
             if ptype == patches.MERGE:
                 new = patches.apply_merge_patch(base, body)
             elif ptype == patches.JSON_PATCH:
@@ -580,6 +585,7 @@ class Rest:
                 new = patches.apply_merge_patch(base, body)
             if not isinstance(new, dict):
                 raise errors.bad_request("patched object is not a JSON object")
+            conversion.to_storage(info, new)
             meta = _meta(new)
             rv = meta.get("resourceVersion")
             if rv and rv != old.obj["metadata"]["resourceVersion"]:

@@ -46,6 +46,8 @@ def _parse_fields(info: ResourceInfo, text: str) -> list[tuple[str, str, bool]]:
                 allowed = ", ".join(f'"{f}"' for f in info.field_selectors)
                 raise errors.bad_request(f'"{field}" is not a known field selector: only {allowed}')
             raise errors.bad_request(f"field label not supported: {field}")
+        if info.converter is not None:  # a label of another version: the stored field's name
+            field = info.converter.field_labels.get(field, field)
         out.append((field, value.strip(), eq))
     return out
 

@@ -1,8 +1,13 @@
-"""Streaming a watch: events as JSON lines in an HTTP/1.1 chunked response, with bookmarks.
+"""Streaming a watch: events in an HTTP/1.1 chunked response, with bookmarks.
 
-Twin of k8s.io/apiserver/pkg/endpoints/handlers/watch.go (``WatchServer.HandleHTTP``) plus the
-bookmark timing of the cacher's ``cacheWatcher`` (storage/cacher). The watch was opened and
-validated by ``Rest.open_watch`` before any byte is written; this module drains its
+Twin of k8s.io/apiserver/pkg/endpoints/handlers/watch.go (``WatchServer.HandleHTTP``) and
+response.go's ``watchEncoder`` plus the bookmark timing of the cacher's ``cacheWatcher``
+(storage/cacher). Events are JSON lines (``Content-Type: application/json``) or, for a
+protobuf watch, length-prefixed ``metav1.WatchEvent`` frames
+(``application/vnd.kubernetes.protobuf;stream=watch``); each event's object is the stored
+object at the watch's version, or its Table or PartialObjectMetadata view when the client
+asked for one (bookmarks included; ERROR Status objects are never transformed). The watch was
+opened and validated by ``Rest.open_watch`` before any byte is written; this module drains its
 ``Watcher`` until the timeout, a server-side close or the client hanging up, then ends the
 stream and unregisters the watcher.
 """
@@ -10,14 +15,20 @@ stream and unregisters the watcher.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
+from . import conversion, protobuf, transform
 from .httpserver import ConnectionHandler, peer_closed
+from .negotiation import JSON, PROTOBUF, MediaType
 from .request import Request
 from .resources import ResourceInfo
 from .responses import TableRenderer
 from .rest import WatchRequest
-from .storage import INITIAL_END, Storage, encode
+from .storage import INITIAL_END, Storage, Stored, encode
+
+# (event type, the object as clients read it) -> the bytes of one event on the wire
+_Framer = Callable[[str, Any], bytes]
 
 __all__ = ["serve_watch"]
 
@@ -30,22 +41,27 @@ def serve_watch(
     wr: WatchRequest,
     storage: Storage,
     bookmark_interval: float,
+    mt: MediaType | None = None,
     render_table: TableRenderer | None = None,
 ) -> None:
     """Stream ``wr`` to the client until it ends; ``storage`` unregisters the watcher after.
 
     bookmark_interval: seconds between periodic BOOKMARKs (only with allowWatchBookmarks).
+    mt: the negotiated stream media type (None: plain JSON).
     render_table: given when the client asked for Table rows: each event then carries a Table.
     A watch whose start RV has expired gets one ERROR event (410) and an immediate end.
     """
+    mt = mt or MediaType(JSON)
     req.code = 200
+    ctype = PROTOBUF + ";stream=watch" if mt.media_type == PROTOBUF else JSON
     h.wfile.write(
         b"HTTP/1.1 200 OK\r\nCache-Control: no-cache, private\r\n"
-        b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"Content-Type: " + ctype.encode() + b"\r\nTransfer-Encoding: chunked\r\n\r\n"
     )
     info = wr.info
-    gv = info.group_version
     write = h.wfile.write
+    frame = _framer(mt)
+    event = _event_encoder(info, mt, frame, render_table)
 
     def chunk(data: bytes) -> None:
         write(b"%x\r\n" % len(data) + data + b"\r\n")
@@ -53,7 +69,7 @@ def serve_watch(
     w = wr.watcher
     if w is None:
         assert wr.expired is not None  # open_watch sets one of the two
-        chunk(b'{"type":"ERROR","object":' + encode(wr.expired.body) + b"}\n")
+        chunk(frame("ERROR", wr.expired.body))
         write(b"0\r\n\r\n")
         return
     try:
@@ -72,30 +88,16 @@ def serve_watch(
                 parts = []
                 for etype, obj in items:
                     if etype == INITIAL_END:
-                        parts.append(_bookmark(info, obj, True))
+                        parts.append(_bookmark(info, obj, True, mt, frame))
                         last_bm_rv = max(last_bm_rv, obj)
-                    elif render_table is not None:
-                        parts.append(
-                            b'{"type":"'
-                            + etype.encode()
-                            + b'","object":'
-                            + encode(render_table(info, [obj], None))
-                            + b"}\n"
-                        )
                     else:
-                        parts.append(
-                            b'{"type":"'
-                            + etype.encode()
-                            + b'","object":'
-                            + obj.at_version(gv)
-                            + b"}\n"
-                        )
+                        parts.append(event(etype, obj))
                 chunk(b"".join(parts))
             now = time.monotonic()
             if w.bookmark_requested or now >= next_bm:
                 rv = w.take_bookmark_rv()
                 if wr.bookmarks and rv > last_bm_rv:
-                    chunk(_bookmark(info, rv, False))
+                    chunk(_bookmark(info, rv, False, mt, frame))
                     last_bm_rv = rv
                 if now >= next_bm:
                     next_bm = _next_bookmark(now, deadline, bookmark_interval)
@@ -115,6 +117,48 @@ def serve_watch(
         storage.unwatch(w)
 
 
+def _framer(mt: MediaType) -> _Framer:
+    """How one event is written: a JSON line, or a length-prefixed protobuf WatchEvent."""
+    if mt.media_type == PROTOBUF:
+        return protobuf.encode_watch_event
+
+    def json_line(etype: str, obj: Any) -> bytes:
+        return b'{"type":"' + etype.encode() + b'","object":' + encode(obj) + b"}\n"
+
+    return json_line
+
+
+def _event_encoder(
+    info: ResourceInfo, mt: MediaType, frame: _Framer, render_table: TableRenderer | None
+) -> Callable[[str, Stored], bytes]:
+    """The encoder of one stored object's event, chosen once per watch (watchEmbeddedEncoder).
+
+    A transform that does not fit (PartialObjectMetadataList asked of single objects) falls
+    back to the object itself, as the real encoder does after logging the failure.
+    """
+    gv = info.group_version
+    if mt.convert == transform.TABLE_KIND and render_table is not None:
+        return lambda etype, obj: frame(etype, render_table(info, [obj], None))
+    if mt.convert == transform.PARTIAL:
+        version = mt.convert_version
+        return lambda etype, obj: frame(etype, transform.partial_object_metadata(obj.obj, version))
+    if mt.media_type == PROTOBUF:
+        return lambda etype, obj: frame(etype, conversion.object_dict(info, obj))
+    if info.converter is not None and info.converter.converts_output:
+        return lambda etype, obj: (
+            b'{"type":"'
+            + etype.encode()
+            + b'","object":'
+            + conversion.object_json(info, obj)
+            + b"}\n"
+        )
+
+    def plain(etype: str, obj: Stored) -> bytes:
+        return b'{"type":"' + etype.encode() + b'","object":' + obj.at_version(gv) + b"}\n"
+
+    return plain
+
+
 def _next_bookmark(now: float, deadline: float, interval: float) -> float:
     """cacheWatcher.nextBookmarkTime: every interval, and once 2 s before the deadline."""
     nxt = now + interval
@@ -124,16 +168,23 @@ def _next_bookmark(now: float, deadline: float, interval: float) -> float:
     return nxt if nxt > now else float("inf")
 
 
-def _bookmark(info: ResourceInfo, rv: int, initial_end: bool) -> bytes:
-    """A BOOKMARK event line: an object of the watched kind carrying only its RV.
+def _bookmark(
+    info: ResourceInfo, rv: int, initial_end: bool, mt: MediaType, frame: _Framer
+) -> bytes:
+    """A BOOKMARK event: an object of the watched kind carrying only its RV.
 
     initial_end marks the end of a sendInitialEvents watch's initial events (the
     ``k8s.io/initial-events-end`` annotation). A built-in Deployment's bookmark carries the
     empty fields Go's encoding of an empty apps/v1 Deployment has, as the real server's does.
+    A metadata-only watch gets the bookmark's PartialObjectMetadata.
     """
     meta: dict[str, Any] = {"resourceVersion": str(rv)}
     if initial_end:
         meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+    if mt.convert == transform.PARTIAL:
+        return frame(
+            "BOOKMARK", transform.partial_object_metadata({"metadata": meta}, mt.convert_version)
+        )
     if info.kind == "Deployment" and not info.custom:
         meta["creationTimestamp"] = None
         obj = {
@@ -150,4 +201,4 @@ def _bookmark(info: ResourceInfo, rv: int, initial_end: bool) -> bytes:
         }
     else:
         obj = {"kind": info.kind, "apiVersion": info.group_version, "metadata": meta}
-    return b'{"type":"BOOKMARK","object":' + encode(obj) + b"}\n"
+    return frame("BOOKMARK", obj)

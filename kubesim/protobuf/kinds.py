@@ -56,6 +56,8 @@ KINDS: dict[tuple[str, str], str] = {
         "meta",
         ["PartialObjectMetadata", "PartialObjectMetadataList", "WatchEvent"],
     ),
+    ("meta.k8s.io/v1beta1", "PartialObjectMetadata"): "meta.PartialObjectMetadata",
+    ("meta.k8s.io/v1beta1", "PartialObjectMetadataList"): "meta.PartialObjectMetadataListV1beta1",
 }
 
 # Kinds that every group version registers (metav1.AddToGroupVersion): a typed client of

@@ -116,6 +116,12 @@ META: dict[str, str] = {
         1 metadata ListMeta
         2 items [PartialObjectMetadata]!
     """,
+    # meta.k8s.io/v1beta1's PartialObjectMetadataList (apis/meta/v1beta1): the same fields
+    # with the numbers the other way round; its items are v1's PartialObjectMetadata.
+    "PartialObjectMetadataListV1beta1": """
+        2 metadata ListMeta
+        1 items [PartialObjectMetadata]!
+    """,
     "List": """
         1 metadata ListMeta
         2 items [rawext]!

@@ -188,7 +188,11 @@ def test_event_columns_and_cells():
     new = {
         "metadata": {"name": "e"},
         "involvedObject": {"kind": "Node"},
-        "eventTime": _ago(30).replace("Z", ".123456Z"),
+        # MicroTime to the microsecond, so the age is 30 s plus the test's own run time (a
+        # whole-second stamp with a fraction pasted on could be up to a second younger)
+        "eventTime": (_dt.datetime.now(_dt.UTC) - _dt.timedelta(seconds=30)).strftime(
+            "%Y-%m-%dT%H:%M:%S.%fZ"
+        ),
         "series": {"count": 7, "lastObservedTime": _ago(10).replace("Z", ".000000Z")},
         "reportingComponent": "kubelet",
         "reportingInstance": "n1",
