@@ -373,7 +373,7 @@ class Controller:
             abandoned = self._abandon()
             log.warning(
                 "in-flight work did not finish within the graceful shutdown timeout",
-                extra={"timeout": budget.timeout, "abandoned": abandoned},
+                extra={"timeout": budget.timeout, "abandoned": ",".join(abandoned)},
             )
             self.workqueue.shut_down()  # releases the drain; get() still hands out what is queued
 
@@ -408,7 +408,7 @@ class Controller:
         # done() tells the queue we are finished with this key, whatever happens, so that it
         # can be handed out again (it may have been re-added while we worked on it).
         try:
-            self.sync_handler(key)
+            self._sync_in_flight(key)
         except AbandonedError:
             log.info("sync abandoned at the graceful shutdown deadline", extra={"key": key})
             return False
@@ -444,9 +444,15 @@ class Controller:
             )
             return True
         finally:
+            self.workqueue.done(key)
+
+    def _sync_in_flight(self, key: str) -> None:
+        """sync_handler, counted as in flight until it returns (not until it is logged)."""
+        try:
+            self.sync_handler(key)
+        finally:
             with self._in_flight_lock:
                 self._in_flight.pop(key, None)
-            self.workqueue.done(key)
 
     def _retry_after_error(self, key: str, err: Exception, start: float) -> None:
         self.workqueue.add_rate_limited(key)
@@ -554,6 +560,7 @@ class Controller:
 
         replicas = (foo.get("spec") or {}).get("replicas")
         if replicas is not None and replicas != (deployment.get("spec") or {}).get("replicas"):
+            self._raise_if_abandoned("update")
             log.info(
                 "updating deployment replicas",
                 extra={
@@ -579,8 +586,7 @@ class Controller:
         Once stopping, a write may take only until the drain deadline: one started during the
         drain is cut there, one started before is abandoned (it makes no further write).
         """
-        if self._abandoned:
-            raise AbandonedError(path)
+        self._raise_if_abandoned(path)
         timeout = REQUEST_TIMEOUT
         budget = self._budget
         if budget is not None and budget.started:
@@ -593,12 +599,17 @@ class Controller:
             timeout=timeout,
         )
 
-    def _event(self, foo: Foo, event_type: str, reason: str, message: str) -> None:
+    def _raise_if_abandoned(self, what: str) -> None:
+        """Called before each write (and before the log line that announces it)."""
         if self._abandoned:
-            raise AbandonedError(reason)
+            raise AbandonedError(what)
+
+    def _event(self, foo: Foo, event_type: str, reason: str, message: str) -> None:
+        self._raise_if_abandoned(reason)
         self.recorder.event(foo, event_type, reason, message)
 
     def _create_deployment(self, foo: Foo) -> Deployment:
+        self._raise_if_abandoned("create")
         namespace = foo["metadata"]["namespace"]
         log.info(
             "creating deployment",
@@ -635,6 +646,7 @@ class Controller:
         status = _keep_transition_times(current, status)
         if current == status and not force:
             return None
+        self._raise_if_abandoned("status")
         meta = foo["metadata"]
         if trace.isEnabledFor(logging.INFO) and current != status:
             trace.info(

@@ -12,6 +12,7 @@ import time
 
 from client.rest import RESTClient, resource_path
 from controller.foo_controller import FOO_GVR
+from controller.shutdown import EXIT_MARGIN, ShutdownBudget
 from kubesim import KubeSim
 from tests.helpers import wait_for
 from tests.integration.controller_harness import foo
@@ -99,7 +100,90 @@ def test_drain_is_bounded_by_the_graceful_shutdown_timeout(sim, proc_factory):
     proc.send(signal.SIGTERM)
     assert proc.wait_exit(5) == 0  # a bounded drain is still a clean stop
     took = time.monotonic() - signalled
-    assert 0.5 <= took < 4.0, took
+    # it waited for the drain (the budget less its reserve for the Event flush and the Lease
+    # release), and exited within the budget and the stated margin
+    budget = ShutdownBudget(0.5)
+    assert 0.5 - budget.reserve <= took < 0.5 + EXIT_MARGIN, took
     assert proc.has_log("in-flight work did not finish within the graceful shutdown timeout")
     assert not proc.has_log("successfully synced", key="default/slow")
+    sim.faults.remove(rule)
+
+
+def test_shutdown_keeps_to_its_budget_under_slow_creates(sim, proc_factory):
+    # 6 Foos queued, 3 s on every Deployment create, 2 workers and a 4 s budget: the queue
+    # cannot drain in time. At the drain deadline (3 s: 4 s less a quarter kept for the Event
+    # flush and the Lease release) no key starts any more, the creates in flight are
+    # abandoned, and the process still releases the Lease, flushes its Events and exits 0
+    # within the budget and the stated margin.
+    timeout = 4.0
+    proc = proc_factory(
+        *FAST_LEADER_ELECTION,
+        "--leader-elect-namespace",
+        "default",
+        "--graceful-shutdown-timeout",
+        f"{timeout:g}s",
+        "--trace",
+    )
+    proc.wait_log("became leader")
+    wait_for(lambda: proc.get("health-probes", "/readyz")[0] == 200, message="controller ready")
+    rule = sim.faults.add_latency(3.0, verbs=["create"], resources=["deployments"])
+    client = RESTClient(sim.new_api_client())
+    names = [f"queued-{i}" for i in range(6)]
+    for name in names:
+        client.request("POST", resource_path(*FOO_GVR, "default"), body=foo(name))
+    wait_for(lambda: rule.hits >= 2, message="two creates in flight")
+    signalled = time.monotonic()
+    proc.send(signal.SIGTERM)
+    assert proc.wait_exit(timeout + EXIT_MARGIN + 2) == 0
+    took = time.monotonic() - signalled
+    assert took < timeout + EXIT_MARGIN, f"exited {took:.2f}s after SIGTERM"
+
+    # The drain deadline passed with work in flight, and from then on no key was started.
+    records = proc.logs()
+    [deadline] = [
+        i
+        for i, r in enumerate(records)
+        if r.get("msg") == "in-flight work did not finish within the graceful shutdown timeout"
+    ]
+    abandoned = records[deadline]["abandoned"].split(",")
+    assert abandoned != [""], "the drain deadline found nothing in flight"
+    started = [r["key"] for r in records if r.get("msg") == "dequeue"]
+    assert not [r for r in records[deadline:] if r.get("msg") == "dequeue"], "a key started late"
+    assert set(abandoned) <= set(started) and len(started) < len(names)
+    synced = {r["key"] for r in records if r.get("msg") == "successfully synced"}
+    deadline_ts = records[deadline]["ts"]
+    for r in records[deadline:]:  # an abandoned sync announces no further write
+        assert r.get("msg") not in (
+            "creating deployment",
+            "updating deployment replicas",
+            "status write",
+            "event",
+        ), r
+
+    # The Lease was released and the Events of the finished syncs were written.
+    spec = lease_spec(sim)
+    assert "holderIdentity" not in spec and spec["leaseDurationSeconds"] == 1
+    events = RESTClient(sim.new_api_client()).request(
+        "GET", resource_path("", "v1", "events", "default")
+    )["items"]
+    assert {e["involvedObject"]["name"] for e in events if e["reason"] == "Synced"} == {
+        key.split("/")[1] for key in synced
+    }
+    # Every write the server received from the controller after the drain deadline was an
+    # Event or the Lease: the creates abandoned in flight had all been sent before it (the
+    # server finishes them after their 3 s, and logs them then, with their start time).
+    wait_for(
+        lambda: (
+            len([r for r in sim.request_log if r.resource == "deployments" and r.verb == "create"])
+            == rule.hits
+        ),
+        timeout=5,
+        message="the abandoned creates to end in the server",
+    )
+    writes = [
+        r
+        for r in sim.request_log
+        if r.user_agent == USER_AGENT and r.verb in ("create", "update") and r.time > deadline_ts
+    ]
+    assert {r.resource for r in writes} <= {"events", "leases"}, writes
     sim.faults.remove(rule)
