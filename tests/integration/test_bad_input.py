@@ -3,8 +3,9 @@
 - Foos the CRD schema refuses (no ``deploymentName``, a name that is no DNS-1123 subdomain,
   replicas 0, 11 or "abc") are rejected with a 422 whose message and causes name the field
   and the rule, so ``kubectl apply`` tells the user what to fix; the controller never sees them;
-- a Foo the schema accepts but the controller cannot act on (no ``spec`` at all) gets one
-  Warning Event and a Ready=False condition, and no retry loop;
+- a Foo the schema accepts but the controller cannot act on (no ``spec`` at all, or a name of
+  more than 63 characters, which cannot be its Deployment's label value) gets one Warning Event
+  and a Ready=False condition, and no retry loop;
 - a Deployment of the Foo's name owned by someone else is never written to; the Foo gets a
   Warning Event and its key is retried with a backoff that doubles (towards the 1000 s cap),
   visible in ``workqueue_retries_total``; when the other Deployment goes, the Foo gets its own;
@@ -200,6 +201,44 @@ def test_foo_without_spec_is_reported_once_and_not_retried(h, caplog, escaped): 
     clean_logs(caplog, escaped)
 
 
+def test_foo_whose_name_cannot_be_a_label_value_is_reported_once_and_not_retried(
+    h,
+    sim,
+    caplog,
+    escaped,  # noqa: F811
+):
+    # 64-253 characters make a valid Foo name but not a label value, and the Foo's name is the
+    # value of its Deployment's "controller" label and selector: a real server would refuse the
+    # Deployment. The controller says so instead of sending it (and retrying forever).
+    name = "a-foo-whose-name-is-longer-than-any-label-value-may-be-" + "x" * 20
+    assert 63 < len(name) <= 253
+    h.create_foo(foo(name, deployment_name="long-named"))
+    conditions = wait_for(
+        lambda: (h.get_foo(name).get("status") or {}).get("conditions"),
+        message="a Ready condition",
+    )
+    assert [(c["type"], c["status"], c["reason"]) for c in conditions] == [
+        ("Ready", "False", "InvalidName")
+    ]
+    assert f"metadata.name ({len(name)} characters)" in conditions[0]["message"]
+    wait_for(
+        lambda: len(messages(caplog, "foo name cannot be a label value", key=f"{NS}/{name}")) >= 3,
+        message="a few resyncs",
+    )
+    assert h.deployment_or_none("long-named") is None
+    assert not [r for r in sim.request_log if r.resource == "deployments" and r.verb == "create"]
+    assert (h.metric("controller_runtime_reconcile_errors_total", {"controller": "foo"}) or 0) == 0
+    assert (h.metric("workqueue_retries_total", {"name": "foo"}) or 0) == 0
+    warnings = wait_for(
+        lambda: [e for e in h.events(involved=name) if e["reason"] == "InvalidName"],
+        message="InvalidName event",
+    )
+    assert len(warnings) == 1 and warnings[0]["count"] == 1 and warnings[0]["type"] == "Warning"
+    status_writes = [r for r in sim.request_log if r.resource == "foos/status" and r.name == name]
+    assert len(status_writes) == 1
+    clean_logs(caplog, escaped)
+
+
 # -- someone else's Deployment -------------------------------------------------------------------
 
 
@@ -280,9 +319,9 @@ def test_deployment_owned_by_someone_else_is_never_touched_and_retried_with_back
         and r.user_agent.startswith("sample-controller-py/test")
     ] == []
 
-    # the other owner removes its Deployment: the next retry creates ours
+    # the other owner removes its Deployment: its delete event enqueues the Foo that names it
+    # (the Foo informer's index by deploymentName), and the sync creates ours
     h.client.request("DELETE", resource_path(*DEPLOYMENT_GVR, NS, "taken"))
-    controller.workqueue.add(key)  # as the Deployment delete handler would, had it been ours
     wait_for(ready(h, "collider", 5), message="the Foo got its own Deployment")
     mine = h.get_deployment("taken")
     assert mine["metadata"]["ownerReferences"][0]["uid"] == created["metadata"]["uid"]
