@@ -50,7 +50,10 @@ class _Expectation:
 
 
 class Expectations:
-    """Per object key (``"deployments", "ns/name"``): what our last write of it was.
+    """Per object key (``"deployments", "ns/name"``): what our last write of it was
+    (kube-controller-manager twin: k8s.io/kubernetes ``pkg/controller``
+    ``ControllerExpectations``, which counts expected creates and deletes per controller key;
+    this one keys by object and by resourceVersion).
     Thread-safe: workers record and check, event handlers observe."""
 
     def __init__(

@@ -39,7 +39,8 @@ _LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 
 class Problem(NamedTuple):
-    """Why a Foo cannot be acted on: an Event/condition reason and a message for the user."""
+    """Why a Foo cannot be acted on: an Event/condition reason and a message for the user
+    (no client-go twin: sample-controller logs these cases, or retries them)."""
 
     reason: str
     message: str
