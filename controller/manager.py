@@ -293,6 +293,12 @@ def run(
     return 0
 
 
+def _relay_stop(stop: threading.Event, leading_stop: threading.Event) -> None:
+    """Set ``leading_stop`` once ``stop`` is set (a daemon: ends with the process)."""
+    stop.wait()
+    leading_stop.set()
+
+
 def _signal_when_synced(
     controller: Controller, stop: threading.Event, ready: threading.Event
 ) -> None:
@@ -447,6 +453,12 @@ class Manager:
         result: dict[str, int] = {}
 
         def lead(leading_stop: threading.Event) -> None:
+            # The process stop reaches the controller at once, also while the elector is in
+            # the middle of a renewal (which may take up to the renew deadline): the shutdown
+            # budget runs from the signal.
+            threading.Thread(
+                target=_relay_stop, args=(stop, leading_stop), name="stop-relay", daemon=True
+            ).start()
             try:
                 result["code"] = run(
                     options,
@@ -529,7 +541,7 @@ def run_process(options: Options) -> int:
     runner.start()
     while runner.is_alive():
         if budget.started:
-            left = budget.left() + EXIT_MARGIN / 2
+            left = budget.left(budget.deadline + EXIT_MARGIN / 2)
             if left <= 0:
                 break
             runner.join(min(0.5, left))
