@@ -542,7 +542,7 @@ class Controller:
         if deployment is not None and not is_controlled_by(deployment, foo):
             message = MESSAGE_RESOURCE_EXISTS % deployment_name
             blocked = Problem(ERR_RESOURCE_EXISTS, message)
-            self._update_foo_status(foo, desired_status(foo, None, blocked, available=0))
+            self._update_foo_status(foo, desired_status(foo, None, blocked, blocked=True))
             self._event(foo, EVENT_TYPE_WARNING, ERR_RESOURCE_EXISTS, message)
             raise ResourceExistsError(message)
 
@@ -747,13 +747,15 @@ def desired_status(
     foo: Foo,
     deployment: Deployment | None,
     problem: Problem | None = None,
-    available: int | None = None,
+    blocked: bool = False,
 ) -> FooStatus:
     """The status a Foo should show, given its Deployment as last seen.
 
     With a ``problem`` (why nothing can be done), ``Ready`` is False with its reason and
-    message, and ``availableReplicas`` is left as it was unless ``available`` says otherwise.
-    Keeps the fields we do not own (anything another writer added) and replaces ours.
+    message, and ``availableReplicas`` is left as it was; ``blocked`` (the Deployment of its
+    name is someone else's) removes it: no replica is the Foo's, and none is claimed from the
+    other Deployment. Keeps the fields we do not own (anything another writer added) and
+    replaces ours.
     """
     status = FooStatus(**(foo.get("status") or {}))
     generation = (foo.get("metadata") or {}).get("generation")
@@ -761,8 +763,8 @@ def desired_status(
         status["observedGeneration"] = generation
     if problem is not None:
         condition = _condition("False", problem.reason, problem.message, generation)
-        if available is not None:
-            status["availableReplicas"] = available
+        if blocked:
+            status.pop("availableReplicas", None)
     else:
         available = int(((deployment or {}).get("status") or {}).get("availableReplicas") or 0)
         desired = (foo.get("spec") or {}).get("replicas")

@@ -272,8 +272,8 @@ def test_controlled_by_another_foo_with_same_name_is_not_ours():
 
 
 def assert_blocked(status, deployment):
-    """Ready=False with the collision's reason and message; no replicas of ours."""
-    assert status["availableReplicas"] == 0
+    """Ready=False with the collision's reason and message; no replicas claimed."""
+    assert "availableReplicas" not in status
     assert [(c["type"], c["status"], c["reason"], c["message"]) for c in status["conditions"]] == [
         (
             "Ready",
@@ -825,3 +825,11 @@ def test_run_starts_no_key_after_the_drain_deadline_and_abandons_what_is_in_flig
     assert [verb for verb, _, _ in f.rest.actions].count("POST") == 2
     assert f.recorder.events == []  # no Synced for work that was cut
     assert len(f.queue) == 4  # the rest were never handed to a sync
+
+
+def test_a_foo_whose_deployment_was_replaced_by_a_foreign_one_claims_no_replicas():
+    foo = new_foo(status={"availableReplicas": 1, "observedGeneration": 1})
+    f = Fixture(foos=[foo], deployments=[foreign_deployment("test")])
+    with pytest.raises(ResourceExistsError):
+        f.sync()
+    assert_blocked(f.rest.actions[0][2]["status"], "test")
