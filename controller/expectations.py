@@ -14,8 +14,11 @@ has seen the one it just created. Here the same idea covers the Foo controller's
 A sync that meets an unmet expectation does nothing and says it waited (``stale``): the
 informer event of our own write is on its way and enqueues the Foo again. The other way round,
 the event of our own update that no sync waited for carries nothing the sync that wrote it had
-not seen, and ``observed`` says it need not enqueue anything (any other change comes with its
-own event).
+not seen, so it need not enqueue anything (``observed`` returns False); any other change comes
+with its own event. An update is announced before it is sent (``begin_update``), because its
+watch event may be delivered before the writer has read the response: an event that arrives
+meanwhile is held, and ``end_update``, given the resourceVersion the write produced, tells
+whether it was the echo or someone else's change (which the writer then enqueues itself).
 
 Expectations are lowered by what the informers deliver (``observed``, from the event handlers)
 and by the syncs that find the cache caught up, and they expire after ``EXPECTATION_TTL`` in any
@@ -29,7 +32,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["EXPECTATION_TTL", "Expectations"]
 
@@ -41,11 +44,13 @@ EXPECTATION_TTL = 30.0
 @dataclass
 class _Expectation:
     """One object's: created by us (``replaced`` None), or updated from ``replaced`` to
-    ``produced``; ``waited`` once a sync skipped because of it."""
+    ``produced`` (None while the update is in flight)."""
 
     replaced: str | None  # the resourceVersion our update replaced; None for a create
-    produced: str | None  # the resourceVersion our update produced
     recorded: float  # monotonic time of the write
+    produced: str | None = None  # the resourceVersion our update produced, once known
+    in_flight: bool = False  # begun, not yet ended: events are held in ``held``
+    held: list[str] = field(default_factory=list)  # versions delivered while in flight
     waited: bool = False  # a sync found the cache behind and relies on the event to come
 
 
@@ -67,18 +72,42 @@ class Expectations:
 
     def expect_created(self, resource: str, key: str) -> None:
         """We created the object: until the cache has it, it is not missing."""
-        self._set(resource, key, _Expectation(None, None, self._clock()))
+        self._set(resource, key, _Expectation(None, self._clock()))
+
+    def begin_update(self, resource: str, key: str, replaced: str) -> None:
+        """We are about to update the object at resourceVersion ``replaced``."""
+        self._set(resource, key, _Expectation(replaced, self._clock(), in_flight=True))
+
+    def end_update(self, resource: str, key: str, produced: str | None) -> bool:
+        """The update returned ``produced`` (None: it failed).
+
+        Returns True when an event arrived meanwhile that was not our echo: the caller enqueues
+        the object's owner itself, as the handler would have.
+        """
+        with self._lock:
+            entry = self._pending.get((resource, key))
+            if entry is None or not entry.in_flight:
+                return False
+            others = [rv for rv in entry.held if rv != produced]
+            if produced is None or produced == entry.replaced or produced in entry.held:
+                # failed; or a no-op (the cached copy is current); or the echo is in the cache
+                del self._pending[(resource, key)]
+            else:
+                entry.in_flight, entry.produced, entry.held = False, produced, []
+            return bool(others)
 
     def expect_replaced(self, resource: str, key: str, replaced: str, produced: str) -> None:
-        """Our update replaced the object at ``replaced``, making ``produced``: a cached copy
-        at ``replaced`` is stale."""
-        self._set(resource, key, _Expectation(replaced, produced, self._clock()))
+        """Our update replaced the object at ``replaced``, making ``produced`` (begin and end
+        in one, for a write whose event cannot have arrived yet)."""
+        self.begin_update(resource, key, replaced)
+        self.end_update(resource, key, produced)
 
     def observed(self, resource: str, key: str, resource_version: str | None = None) -> bool:
         """An informer delivered the object at ``resource_version`` (None: its deletion).
 
-        Lowers what it meets, and returns False only for the echo of our own update that no
-        sync waited for: that event need not enqueue anything.
+        Lowers what it meets, and returns False for the echo of our own update that no sync
+        waited for, and for any update of an object while our update of it is in flight
+        (``end_update`` decides): those events need not enqueue anything.
         """
         with self._lock:
             entry = self._pending.get((resource, key))
@@ -86,6 +115,9 @@ class Expectations:
                 return True
             if entry.replaced is not None and resource_version == entry.replaced:
                 return True  # a resync of the copy we replaced: still waiting for the echo
+            if entry.in_flight and resource_version is not None:
+                entry.held.append(resource_version)
+                return False
             del self._pending[(resource, key)]
             own_echo = (
                 entry.replaced is not None
@@ -102,7 +134,7 @@ class Expectations:
         """
         with self._lock:
             entry = self._pending.get((resource, key))
-            if entry is None:
+            if entry is None or entry.in_flight:
                 return False
             if self._clock() - entry.recorded < self.ttl:
                 if entry.replaced is None and cached_resource_version is None:
@@ -129,7 +161,11 @@ class Expectations:
             now = entry.recorded
             if now >= self._next_sweep:
                 # Entries of objects nobody syncs again (deleted meanwhile) would stay forever.
-                expired = [k for k, e in self._pending.items() if now - e.recorded >= self.ttl]
+                expired = [
+                    k
+                    for k, e in self._pending.items()
+                    if now - e.recorded >= self.ttl and not e.in_flight
+                ]
                 for k in expired:
                     del self._pending[k]
                 self._next_sweep = now + self.ttl

@@ -42,7 +42,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -398,7 +398,7 @@ class Controller:
         # no key starts (client-go's queue hands out queued keys until it is empty, so the
         # refusal is here, and the queue keeps client-go's contract).
         with self._in_flight_lock:
-            refused = self._abandoned
+            refused = self._past_drain_deadline()
             if not refused:
                 self._in_flight[key] = start
                 trace.info("dequeue", extra={"key": key})
@@ -428,7 +428,7 @@ class Controller:
             )
             return True
         except Exception as err:  # noqa: BLE001 - every error is retried, none kills the worker
-            if self._abandoned:  # a request cut at the deadline: not an error worth a retry
+            if self._past_drain_deadline():  # a request cut at the deadline: no retry, no error
                 log.info("sync abandoned at the graceful shutdown deadline", extra={"key": key})
                 return False
             self._retry_after_error(key, err, start)
@@ -560,10 +560,10 @@ class Controller:
 
         replicas = (foo.get("spec") or {}).get("replicas")
         if replicas is not None and replicas != (deployment.get("spec") or {}).get("replicas"):
-            self._raise_if_abandoned("update")
-            log.info(
+            self._announce(
+                log,
                 "updating deployment replicas",
-                extra={
+                {
                     "key": key,
                     "deployment": deployment_name,
                     "replicas": replicas,
@@ -599,21 +599,40 @@ class Controller:
             timeout=timeout,
         )
 
-    def _raise_if_abandoned(self, what: str) -> None:
-        """Called before each write (and before the log line that announces it)."""
+    def _past_drain_deadline(self) -> bool:
+        """The drain deadline has passed: by the clock already, before run() marks it."""
         if self._abandoned:
+            return True
+        budget = self._budget
+        return budget is not None and budget.started and budget.left(budget.drain_deadline) <= 0
+
+    def _raise_if_abandoned(self, what: str) -> None:
+        if self._past_drain_deadline():
             raise AbandonedError(what)
 
+    def _announce(self, logger: logging.Logger, msg: str, extra: dict[str, Any] | None) -> None:
+        """Log the write about to be made, or raise AbandonedError past the drain deadline.
+
+        Under the lock that passes the deadline (``_abandon``), so every write announced in
+        the log was begun before the deadline's warning, and none after it. ``extra`` None:
+        only the check (a write the log does not announce).
+        """
+        with self._in_flight_lock:
+            self._raise_if_abandoned(msg)
+            if extra is not None:
+                logger.info(msg, extra=extra)
+
     def _event(self, foo: Foo, event_type: str, reason: str, message: str) -> None:
-        self._raise_if_abandoned(reason)
-        self.recorder.event(foo, event_type, reason, message)
+        with self._in_flight_lock:  # as _announce: no Event recorded past the deadline
+            self._raise_if_abandoned(reason)
+            self.recorder.event(foo, event_type, reason, message)
 
     def _create_deployment(self, foo: Foo) -> Deployment:
-        self._raise_if_abandoned("create")
         namespace = foo["metadata"]["namespace"]
-        log.info(
+        self._announce(
+            log,
             "creating deployment",
-            extra={
+            {
                 "key": f"{namespace}/{foo['metadata']['name']}",
                 "deployment": foo["spec"]["deploymentName"],
             },
@@ -629,10 +648,11 @@ class Controller:
         # the cached one. resourceVersion stays, so a concurrent change gets us a 409.
         updated = {**deployment, "spec": {**deployment["spec"], "replicas": replicas}}
         meta = deployment["metadata"]
-        written = self._write(
-            "PUT", resource_path(*DEPLOYMENT_GVR, meta["namespace"], meta["name"]), updated
+        path = resource_path(*DEPLOYMENT_GVR, meta["namespace"], meta["name"])
+        # (the Deployment's own events always reach handle_object: nothing to enqueue here)
+        written = self._tracked_update(
+            "deployments", deployment, lambda: self._write("PUT", path, updated)
         )
-        self._expect_replaced("deployments", deployment, written)
         return cast(Deployment, written)
 
     def _update_foo_status(self, foo: Foo, status: FooStatus, force: bool = False) -> Foo | None:
@@ -646,46 +666,57 @@ class Controller:
         status = _keep_transition_times(current, status)
         if current == status and not force:
             return None
-        self._raise_if_abandoned("status")
         meta = foo["metadata"]
+        announced = None
         if trace.isEnabledFor(logging.INFO) and current != status:
-            trace.info(
-                "status write",
-                extra={
-                    "key": _name_of(foo),
-                    "availableReplicas": status.get("availableReplicas"),
-                    "ready": next(
-                        (
-                            c.get("status")
-                            for c in status.get("conditions") or []
-                            if c.get("type") == READY
-                        ),
-                        None,
+            announced = {
+                "key": _name_of(foo),
+                "availableReplicas": status.get("availableReplicas"),
+                "ready": next(
+                    (
+                        c.get("status")
+                        for c in status.get("conditions") or []
+                        if c.get("type") == READY
                     ),
-                },
-            )
+                    None,
+                ),
+            }
+        self._announce(trace, "status write", announced)
         # UpdateStatus: a PUT of the whole Foo to /status, guarded by resourceVersion. Only the
         # status part is taken by the server; spec changes there are ignored.
+        path = resource_path(*FOO_GVR, meta["namespace"], meta["name"], "status")
         try:
-            written = self._write(
-                "PUT",
-                resource_path(*FOO_GVR, meta["namespace"], meta["name"], "status"),
-                {**foo, "status": status},
+            written = self._tracked_update(
+                "foos", foo, lambda: self._write("PUT", path, {**foo, "status": status})
             )
         except APIError as err:
             if is_not_found(err):
                 raise FooGoneError(_name_of(foo)) from err
             raise
-        self._expect_replaced("foos", foo, written)
         return None if current == status else cast(Foo, written)
 
-    def _expect_replaced(self, resource: str, old: Mapping[str, Any], new: Any) -> None:
-        """Remember that our write replaced ``old``, unless it changed nothing (a no-op update
-        keeps the resourceVersion: no event will come, the cached copy is current)."""
+    def _tracked_update(
+        self, resource: str, old: Mapping[str, Any], write: Callable[[], Any]
+    ) -> Any:
+        """Run an update of ``old`` under an expectation (``controller.expectations``).
+
+        Announced before it is sent, since its watch event may be handled before the response
+        is read here; a Foo event held meanwhile that was not our echo is enqueued here, as
+        the Foo handler would have.
+        """
+        key = _name_of(old)
         old_rv = (old.get("metadata") or {}).get("resourceVersion")
-        new_rv = ((new or {}).get("metadata") or {}).get("resourceVersion")
-        if old_rv and new_rv and new_rv != old_rv:
-            self.expectations.expect_replaced(resource, _name_of(old), old_rv, new_rv)
+        if not old_rv:
+            return write()
+        self.expectations.begin_update(resource, key, old_rv)
+        written = None
+        try:
+            written = write()
+            return written
+        finally:
+            new_rv = ((written or {}).get("metadata") or {}).get("resourceVersion")
+            if self.expectations.end_update(resource, key, new_rv) and resource == "foos":
+                self.enqueue_foo(old)
 
 
 # What the controller logs about a Foo it cannot act on, by reason.

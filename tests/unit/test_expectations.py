@@ -83,3 +83,46 @@ def test_entries_nobody_checks_again_are_swept():
     assert len(e) == 1
     e.forget("deployments", "ns/web")
     assert len(e) == 0
+
+
+def test_events_during_an_update_in_flight_are_held_until_it_returns():
+    # The watch event of our write can be handled before the writer has read the response.
+    e = Expectations()
+    e.begin_update("foos", "ns/a", "5")
+    assert not e.stale("foos", "ns/a", "5")  # in flight: no sync of this key runs meanwhile
+    assert not e.observed("foos", "ns/a", "6")  # held: was it ours?
+    assert not e.end_update("foos", "ns/a", "6")  # it was: nothing to enqueue
+    assert len(e) == 0 and not e.stale("foos", "ns/a", "6")  # and the cache has it
+
+
+def test_someone_elses_change_during_an_update_in_flight_is_handed_back():
+    e = Expectations()
+    e.begin_update("foos", "ns/a", "5")
+    assert not e.observed("foos", "ns/a", "6")  # someone else's
+    assert e.end_update("foos", "ns/a", "7")  # ours made 7: the caller enqueues for the 6
+    assert e.stale("foos", "ns/a", "5")  # our own echo (7) is still to come
+    assert e.observed("foos", "ns/a", "7")  # a sync waited for it: passed on
+
+
+def test_a_failed_or_no_op_update_leaves_no_expectation():
+    e = Expectations()
+    e.begin_update("foos", "ns/a", "5")
+    assert not e.end_update("foos", "ns/a", None)  # failed (a 409, a 404)
+    assert len(e) == 0
+    e.begin_update("foos", "ns/a", "5")
+    assert e.observed("foos", "ns/a", "5")  # a resync of the current copy: passed on
+    assert not e.end_update("foos", "ns/a", "5")  # a no-op update: same resourceVersion
+    assert len(e) == 0
+    e.begin_update("foos", "ns/a", "5")
+    assert e.observed("foos", "ns/a")  # deleted meanwhile: passed on, and dropped
+    assert not e.end_update("foos", "ns/a", None) and len(e) == 0
+
+
+def test_an_update_in_flight_is_never_swept():
+    clock = Clock()
+    e = Expectations(ttl=10, clock=clock)
+    e.begin_update("foos", "ns/slow", "5")
+    clock.now += 11
+    e.expect_created("deployments", "ns/web")  # the sweep runs here
+    assert not e.observed("foos", "ns/slow", "6")
+    assert not e.end_update("foos", "ns/slow", "6")

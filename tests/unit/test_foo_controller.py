@@ -833,3 +833,28 @@ def test_a_foo_whose_deployment_was_replaced_by_a_foreign_one_claims_no_replicas
     with pytest.raises(ResourceExistsError):
         f.sync()
     assert_blocked(f.rest.actions[0][2]["status"], "test")
+
+
+@pytest.mark.parametrize(("delivered", "enqueued"), [("200", []), ("55", ["default/test"])])
+def test_a_foo_event_handled_while_our_status_write_is_in_flight(delivered, enqueued):
+    # The watch event of our write can reach the handler before the worker has read the
+    # response. Our echo (the version the write produces, 200 here) must not cost a sync;
+    # someone else's change (55) must not be lost.
+    foo = new_foo()
+    dep = available(new_deployment(foo), 1)
+    dep["metadata"]["resourceVersion"] = "5"
+    f = Fixture(foos=[foo], deployments=[dep])
+    f.rest.versions = itertools.count(200)
+    h = handler(f, "foo")
+    request = f.rest.request
+
+    def racing(method, path, **kwargs):
+        if method == "PUT" and path == FOO_PATH:
+            event = copy.deepcopy(foo)
+            event["metadata"]["resourceVersion"] = delivered
+            h.on_update(foo, event)
+        return request(method, path, **kwargs)
+
+    f.rest.request = racing
+    assert f.sync() == [("PUT", FOO_PATH)]
+    assert drain(f.queue) == enqueued
