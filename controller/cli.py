@@ -203,7 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=not_negative_duration,
         default=30.0,
         metavar="DURATION",
-        help="How long in-flight work may take after SIGTERM (default 30s).",
+        help="How long the whole graceful shutdown may take after SIGTERM: the drain of "
+        "in-flight and queued work, the Event flush and the Lease release; the process "
+        "exits within it plus 1s (default 30s).",
     )
     p.add_argument(
         "--metrics-bind-address",

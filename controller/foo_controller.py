@@ -4,8 +4,10 @@ Read it top to bottom, as its Go twin:
 
 1. the constants for Event reasons and messages;
 2. ``Controller``, wired in ``__init__``: event handlers on the Foo and Deployment informers turn
-   every change into a ``namespace/name`` key on a rate-limited workqueue;
-3. ``run`` waits for the caches, starts the workers and, on stop, drains the queue;
+   every change into a ``namespace/name`` key on a rate-limited workqueue, and an index of Foos
+   by the Deployment they name finds the Foos a foreign Deployment blocks;
+3. ``run`` waits for the caches, starts the workers and, on stop, drains the queue within the
+   shutdown budget (``controller.shutdown``);
 4. ``run_worker`` / ``process_next_work_item`` take one key at a time and decide, from the
    result of ``sync_handler``, whether to forget the key or to retry it with backoff;
 5. ``sync_handler`` is the reconcile: read the Foo and its Deployment from the listers (the
@@ -20,10 +22,19 @@ Differences from sample-controller, each deliberate:
   built one: a concurrent writer gets a 409 instead of being overwritten;
 - status also carries ``observedGeneration`` and a ``Ready`` condition, and is written only when
   it differs, so a converged Foo costs no API writes per resync;
+- the status is written *before* a Deployment is created: the write is guarded by the Foo's
+  resourceVersion, so it proves that the Foo still exists, and a Foo deleted while our cache
+  still held it (the garbage collector's delete of its Deployment can overtake the Foo's own
+  watch event) gets a 404 there instead of a new Deployment;
+- the controller remembers what it wrote until its caches show it (``controller.expectations``)
+  and does not write again from an older copy; a 409 that still happens (someone else wrote
+  first) is a requeue, not an error, as controller-runtime users return ``Requeue: true``;
 - the ``Synced`` event is recorded when a sync wrote something, not on every resync: upstream's
   would PATCH an Event every 30 s per Foo forever;
-- an empty ``deploymentName`` gets a Warning Event and a ``Ready=False`` condition, once per
-  generation, where upstream only logs.
+- a Foo that cannot be acted on (no ``deploymentName``, a name that cannot be a label value) and
+  a Foo blocked by a Deployment it does not own get a ``Ready=False`` condition that says why,
+  written once per change, and a Warning Event, where upstream only logs or retries;
+- a Foo being deleted (``deletionTimestamp`` set) is left alone.
 """
 
 from __future__ import annotations
@@ -31,7 +42,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -45,6 +56,7 @@ from controller.apis import (
     FooStatus,
     OwnerReference,
 )
+from controller.expectations import Expectations
 from controller.interfaces import (
     DeploymentInformer,
     EventRecorderInterface,
@@ -52,7 +64,15 @@ from controller.interfaces import (
     HandlerRegistration,
 )
 from controller.metrics import ReconcileMetrics
+from controller.shutdown import ShutdownBudget
 from controller.trace import TRACE_LOGGER
+from controller.validation import (
+    ERR_INVALID_NAME,
+    ERR_INVALID_SPEC,
+    MESSAGE_NO_DEPLOYMENT_NAME,
+    Problem,
+    foo_problem,
+)
 from informer.lister import NotFoundError
 from informer.shared_informer import ResourceEventHandlerFuncs, wait_for_cache_sync
 from informer.store import (
@@ -67,12 +87,17 @@ __all__ = [
     "CONTROLLER_AGENT_NAME",
     "Controller",
     "DEPLOYMENT_GVR",
+    "DEPLOYMENT_NAME_INDEX",
+    "ERR_INVALID_NAME",
+    "ERR_INVALID_SPEC",
     "ERR_RESOURCE_EXISTS",
     "FIELD_MANAGER",
     "FOO_GVR",
+    "MESSAGE_NO_DEPLOYMENT_NAME",
     "MESSAGE_RESOURCE_EXISTS",
     "MESSAGE_RESOURCE_SYNCED",
     "SUCCESS_SYNCED",
+    "deployment_name_index_func",
     "new_deployment",
 ]
 
@@ -89,22 +114,47 @@ FIELD_MANAGER = "sample-controller"  # every write says who made it (managedFiel
 SUCCESS_SYNCED = "Synced"
 # ERR_RESOURCE_EXISTS is the reason when a Deployment of the Foo's name exists but is not ours.
 ERR_RESOURCE_EXISTS = "ErrResourceExists"
-# ERR_INVALID_SPEC is the reason when a Foo cannot be acted on as written.
-ERR_INVALID_SPEC = "InvalidSpec"
 MESSAGE_RESOURCE_EXISTS = 'Resource "%s" already exists and is not managed by Foo'
 MESSAGE_RESOURCE_SYNCED = "Foo synced successfully"
-MESSAGE_NO_DEPLOYMENT_NAME = "spec.deploymentName must be specified"
 
 FOO_GVR = ("samplecontroller.k8s.io", "v1alpha1", "foos")
 FOO_API_VERSION = "samplecontroller.k8s.io/v1alpha1"
 DEPLOYMENT_GVR = ("apps", "v1", "deployments")
 
+# The Foo informer's own index: Foos by the Deployment they name, "namespace/deploymentName".
+DEPLOYMENT_NAME_INDEX = "byDeploymentName"
+
 READY = "Ready"
+
+REQUEST_TIMEOUT = 60.0  # seconds a write may take, until the shutdown budget says less
 
 
 class ResourceExistsError(Exception):
     """The Deployment a Foo names exists and is controlled by someone else (sample-controller
     returns ``fmt.Errorf(MessageResourceExists)``)."""
+
+
+class FooGoneError(Exception):
+    """The Foo's status write met a 404: it was deleted while our cache still held it (no
+    client-go twin; sample-controller returns the error and retries)."""
+
+
+class AbandonedError(Exception):
+    """The shutdown budget's drain deadline has passed: the sync stops before its next write
+    (no client-go twin: a Go process ends its goroutines by exiting)."""
+
+
+def deployment_name_index_func(obj: Any) -> list[str]:
+    """The Foo's index value: ``namespace/spec.deploymentName``, none without a name.
+
+    client-go twin: an ``IndexFunc`` such as ``MetaNamespaceIndexFunc``. It is what lets a
+    Deployment event find the Foos that *name* it, where the ownerReference only finds the Foo
+    that *controls* it: a Foo blocked by someone else's Deployment is not its owner.
+    """
+    name = (obj.get("spec") or {}).get("deploymentName")
+    if not name:
+        return []
+    return [f"{(obj.get('metadata') or {}).get('namespace', '')}/{name}"]
 
 
 class Controller:
@@ -122,9 +172,13 @@ class Controller:
         recorder: EventRecorderInterface,
         queue: RateLimitingQueue | None = None,
         metrics: ReconcileMetrics | None = None,
+        expectations: Expectations | None = None,
     ) -> None:
         self.rest = rest  # API writes (reads come from the listers)
+        # Foos by spec.deploymentName; must be added before the informer starts.
+        foo_informer.add_indexers({DEPLOYMENT_NAME_INDEX: deployment_name_index_func})
         self.foos_lister = foo_informer.lister()  # the Foo cache
+        self.foos_indexer = foo_informer.get_indexer()  # the same cache, by index
         self.deployments_lister = deployment_informer.lister()  # the Deployment cache
         self.recorder = recorder  # Events on Foos
         # workqueue is a rate-limited queue of "namespace/name" keys. It ensures a key is
@@ -136,10 +190,15 @@ class Controller:
             else RateLimitingQueue(sample_controller_rate_limiter(), name="foo")
         )
         self.metrics = metrics  # reconcile counters; None in unit tests
+        # our writes that the caches do not show yet: no second write from an older copy
+        self.expectations = expectations if expectations is not None else Expectations()
         # handler registrations: synced once their informer is and our handlers have had its list
         self._registrations: list[HandlerRegistration] = []
         self._in_flight: dict[str, float] = {}  # key -> monotonic start, while a worker syncs it
+        # guards _in_flight and _abandoned: a key starts, or the drain deadline passes, first
         self._in_flight_lock = threading.Lock()
+        self._abandoned = False  # the drain deadline has passed: start nothing, write nothing
+        self._budget: ShutdownBudget | None = None  # set by run(); bounds writes once stopping
         self._workers: list[threading.Thread] = []  # started by run()
 
         log.info("setting up event handlers")
@@ -147,7 +206,7 @@ class Controller:
             foo_informer.add_event_handler(
                 ResourceEventHandlerFuncs(
                     add_func=self.enqueue_foo,
-                    update_func=lambda old, new: self.enqueue_foo(new),
+                    update_func=self._on_foo_update,
                     # no delete handler: the garbage collector removes the Deployment with its owner
                 )
             )
@@ -155,21 +214,45 @@ class Controller:
         self._registrations.append(
             deployment_informer.add_event_handler(
                 ResourceEventHandlerFuncs(
-                    add_func=self.handle_object,
+                    add_func=self._on_deployment_add,
                     update_func=self._on_deployment_update,
-                    delete_func=self.handle_object,
+                    delete_func=self._on_deployment_delete,
                 )
             )
         )
 
     # -- handlers -----------------------------------------------------------------------------
 
+    def _on_foo_update(self, old: Foo, new: Foo) -> None:
+        # Every update is enqueued (resyncs too, as upstream), except the echo of our own
+        # status write when no sync waited for it: the sync that wrote it had seen all it says.
+        rv = new["metadata"].get("resourceVersion")
+        if not self.expectations.observed("foos", _name_of(new), rv):
+            trace.info("own write", extra={"key": _name_of(new), "rv": rv})
+            return
+        self.enqueue_foo(new)
+
+    def _on_deployment_add(self, obj: Deployment) -> None:
+        # the create we expected (if it was ours) is now in the cache
+        rv = (obj.get("metadata") or {}).get("resourceVersion")
+        self.expectations.observed("deployments", _name_of(obj), rv)
+        self.handle_object(obj)
+
     def _on_deployment_update(self, old: Deployment, new: Deployment) -> None:
         # Periodic resync sends an update for every Deployment. Two versions of the same
         # Deployment always differ in resourceVersion, so equal ones mean nothing changed.
         if old["metadata"].get("resourceVersion") == new["metadata"].get("resourceVersion"):
             return
+        self.expectations.observed(
+            "deployments", _name_of(new), new["metadata"].get("resourceVersion")
+        )
         self.handle_object(new)
+
+    def _on_deployment_delete(self, obj: Any) -> None:
+        last = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+        if isinstance(last, dict):
+            self.expectations.observed("deployments", _name_of(last))
+        self.handle_object(obj)
 
     def enqueue_foo(self, obj: Any) -> None:
         """Put the Foo's key on the queue; never pass objects, they may be stale by then."""
@@ -182,7 +265,8 @@ class Controller:
         self.workqueue.add(key)
 
     def handle_object(self, obj: Any) -> None:
-        """Enqueue the Foo that controls obj (a Deployment), if there is one.
+        """Enqueue the Foos a Deployment event concerns: the one that controls it, and those
+        that name it without controlling it (it blocks them, or did until now).
 
         A deleted object may arrive as a tombstone (DeletedFinalStateUnknown) when the
         informer missed its deletion; its last known state is inside.
@@ -196,21 +280,40 @@ class Controller:
         meta = obj.get("metadata") or {}
         log.debug("processing object", extra={"object": _name_of(obj)})
         owner = controller_of(obj)
-        if owner is None:
-            return
         # Only Foos are of interest; the group is checked too, so a "Foo" of another API is
         # not mistaken for ours.
-        if owner.get("kind") != "Foo" or owner.get("apiVersion", "").split("/")[0] != FOO_GVR[0]:
-            return
-        try:
-            foo = self.foos_lister.get(meta.get("namespace", ""), owner["name"])
-        except NotFoundError:
-            log.debug(
-                "ignore orphaned object", extra={"object": _name_of(obj), "foo": owner["name"]}
-            )
-            return
-        trace.info("owner lookup", extra={"object": _name_of(obj), "owner": f"Foo/{owner['name']}"})
-        self.enqueue_foo(foo)
+        if (
+            owner is not None
+            and owner.get("kind") == "Foo"
+            and owner.get("apiVersion", "").split("/")[0] == FOO_GVR[0]
+        ):
+            try:
+                foo = self.foos_lister.get(meta.get("namespace", ""), owner["name"])
+            except NotFoundError:
+                log.debug(
+                    "ignore orphaned object", extra={"object": _name_of(obj), "foo": owner["name"]}
+                )
+            else:
+                trace.info(
+                    "owner lookup", extra={"object": _name_of(obj), "owner": f"Foo/{owner['name']}"}
+                )
+                self.enqueue_foo(foo)
+        self._enqueue_blocked_foos(obj, owner)
+
+    def _enqueue_blocked_foos(self, obj: Deployment, owner: OwnerReference | None) -> None:
+        """Enqueue the Foos that name this Deployment but are not its controller.
+
+        Such a Foo is blocked while the Deployment exists (``ErrResourceExists``), and its
+        retries back off up to 1000 s; this event (the Deployment deleted, or adopted, or
+        changed) may have unblocked it, so it is synced now, within the informer's latency.
+        The owner found through the ownerReference is not looked up twice.
+        """
+        owner_uid = owner.get("uid") if owner is not None else None
+        for foo in self.foos_indexer.by_index(DEPLOYMENT_NAME_INDEX, _name_of(obj)):
+            if owner_uid is not None and foo["metadata"].get("uid") == owner_uid:
+                continue
+            trace.info("index lookup", extra={"object": _name_of(obj), "foo": _name_of(foo)})
+            self.enqueue_foo(foo)
 
     # -- the loop -----------------------------------------------------------------------------
 
@@ -224,13 +327,18 @@ class Controller:
         stop: threading.Event,
         drain_timeout: float = 30.0,
         cache_sync_timeout: float | None = None,
+        budget: ShutdownBudget | None = None,
     ) -> None:
         """Wait for the caches, run ``workers`` worker threads until ``stop`` is set, then drain.
 
         The informers must have been started (``factory.start``). On stop, the queue refuses new
-        keys, the workers finish what is queued and in flight (up to ``drain_timeout``), and
-        ``run`` returns.
+        keys and the workers finish what is queued and in flight, until the ``budget``'s drain
+        deadline (without a budget, one of ``drain_timeout`` seconds). Past it, no key is
+        started, the syncs still in flight are abandoned (they make no further write), and
+        ``run`` returns without waiting for them.
         """
+        budget = budget if budget is not None else ShutdownBudget(drain_timeout)
+        self._budget = budget
         log.info("starting Foo controller")
         log.info("waiting for informer caches to sync")
         if not wait_for_cache_sync(stop, self, timeout=cache_sync_timeout):
@@ -251,54 +359,79 @@ class Controller:
             t.start()
         log.info("started workers")
         stop.wait()
+        budget.begin()
         log.info("shutting down workers")
         drained = threading.Thread(
             target=self.workqueue.shut_down_with_drain, name="queue-drain", daemon=True
         )
         drained.start()
-        drained.join(drain_timeout)
-        if drained.is_alive():
+        # Draining ends when nothing is in flight; the workers then take what is still queued.
+        drained.join(budget.left(budget.drain_deadline))
+        for t in threads:
+            t.join(budget.left(budget.drain_deadline))
+        if drained.is_alive() or any(t.is_alive() for t in threads):
+            abandoned = self._abandon()
             log.warning(
                 "in-flight work did not finish within the graceful shutdown timeout",
-                extra={"timeout": drain_timeout},
+                extra={"timeout": budget.timeout, "abandoned": ",".join(abandoned)},
             )
-            self.workqueue.shut_down()
-        end = time.monotonic() + max(drain_timeout, 0.1)
-        for t in threads:
-            t.join(max(0.0, end - time.monotonic()))
+            self.workqueue.shut_down()  # releases the drain; get() still hands out what is queued
+
+    def _abandon(self) -> list[str]:
+        """Pass the drain deadline: no key starts from now on; returns the keys in flight."""
+        with self._in_flight_lock:
+            self._abandoned = True
+            return sorted(self._in_flight)
 
     def run_worker(self) -> None:
-        """Process items until the queue shuts down."""
+        """Process items until the queue shuts down (or the drain deadline passes)."""
         while self.process_next_work_item():
             pass
 
     def process_next_work_item(self) -> bool:
-        """Take one key, sync it, and decide its fate; False when the queue has shut down."""
+        """Take one key, sync it, and decide its fate; False when the worker should stop."""
         key, shutdown = self.workqueue.get()
         if shutdown:
             return False
-        trace.info("dequeue", extra={"key": key})
+        start = time.monotonic()
+        # Starting a key and passing the drain deadline exclude each other: after _abandon()
+        # no key starts (client-go's queue hands out queued keys until it is empty, so the
+        # refusal is here, and the queue keeps client-go's contract).
+        with self._in_flight_lock:
+            refused = self._past_drain_deadline()
+            if not refused:
+                self._in_flight[key] = start
+                trace.info("dequeue", extra={"key": key})
+        if refused:
+            self.workqueue.done(key)
+            return False
         # done() tells the queue we are finished with this key, whatever happens, so that it
         # can be handed out again (it may have been re-added while we worked on it).
-        start = time.monotonic()
-        with self._in_flight_lock:
-            self._in_flight[key] = start
         try:
-            self.sync_handler(key)
-        except Exception as err:  # noqa: BLE001 - every error is retried, none kills the worker
+            self._sync_in_flight(key)
+        except AbandonedError:
+            log.info("sync abandoned at the graceful shutdown deadline", extra={"key": key})
+            return False
+        except APIError as err:
+            if err.code != 409:
+                self._retry_after_error(key, err, start)
+                return True
+            # A 409: someone wrote the object after the copy our sync read (a user, another
+            # controller, or our own write when its expectation has expired). Not an error:
+            # optimistic concurrency did its job. Retry once the cache has caught up, as a
+            # controller-runtime reconciler returns Requeue: true.
             self.workqueue.add_rate_limited(key)
-            self._observe("error", start)
-            # A 409 means our cache was a step behind the server (our own previous write, or a
-            # create racing the watch): expected, harmless and retried, so a warning, not an
-            # error that pages someone.
-            level = (
-                logging.WARNING if isinstance(err, APIError) and err.code == 409 else logging.ERROR
-            )
-            log.log(
-                level,
-                "error syncing, requeuing",
+            self._observe("requeue", start)
+            log.debug(
+                "conflict, requeuing",
                 extra={"key": key, "error": str(err), "requeues": self.workqueue.num_requeues(key)},
             )
+            return True
+        except Exception as err:  # noqa: BLE001 - every error is retried, none kills the worker
+            if self._past_drain_deadline():  # a request cut at the deadline: no retry, no error
+                log.info("sync abandoned at the graceful shutdown deadline", extra={"key": key})
+                return False
+            self._retry_after_error(key, err, start)
             return True
         else:
             # Success: stop tracking the key's failures, so its next error starts the backoff
@@ -311,9 +444,23 @@ class Controller:
             )
             return True
         finally:
+            self.workqueue.done(key)
+
+    def _sync_in_flight(self, key: str) -> None:
+        """sync_handler, counted as in flight until it returns (not until it is logged)."""
+        try:
+            self.sync_handler(key)
+        finally:
             with self._in_flight_lock:
                 self._in_flight.pop(key, None)
-            self.workqueue.done(key)
+
+    def _retry_after_error(self, key: str, err: Exception, start: float) -> None:
+        self.workqueue.add_rate_limited(key)
+        self._observe("error", start)
+        log.error(
+            "error syncing, requeuing",
+            extra={"key": key, "error": str(err), "requeues": self.workqueue.num_requeues(key)},
+        )
 
     def longest_running_sync(self) -> float:
         """Seconds the oldest in-flight sync has been running (0 when none): a wedge detector."""
@@ -341,39 +488,82 @@ class Controller:
             foo = self.foos_lister.get(namespace, name)
         except NotFoundError:
             # The Foo is gone; its Deployment goes with it through garbage collection.
+            self.expectations.forget("foos", key)
             log.info("foo no longer exists", extra={"key": key})
             return
+        if foo["metadata"].get("deletionTimestamp"):
+            # Being deleted (a finalizer, or foreground deletion while the garbage collector
+            # removes its Deployment): creating or repairing now would fight the deletion.
+            log.info("foo is being deleted, nothing to do", extra={"key": key})
+            return
+        if self.expectations.stale("foos", key, foo["metadata"].get("resourceVersion")):
+            # Our last status write replaced this very copy; its watch event will enqueue the
+            # Foo again. Writing from this copy would be refused with a 409.
+            trace.info("cache behind our write", extra={"key": key})
+            return
+        try:
+            self._sync(key, foo)
+        except FooGoneError:
+            # deleted meanwhile; nothing left to report on (its Deployment, if we just made
+            # one, goes with it through garbage collection)
+            log.info("foo deleted during sync, status not written", extra={"key": key})
 
-        deployment_name = (foo.get("spec") or {}).get("deploymentName") or ""
-        if not deployment_name:
-            # Nothing can be done until the user fixes the spec; retrying would not help.
-            log.warning("deployment name must be specified", extra={"key": key})
-            status = desired_status(foo, None, invalid=MESSAGE_NO_DEPLOYMENT_NAME)
-            if self._update_foo_status(foo, status):
-                self.recorder.event(
-                    foo, EVENT_TYPE_WARNING, ERR_INVALID_SPEC, MESSAGE_NO_DEPLOYMENT_NAME
-                )
+    def _sync(self, key: str, foo: Foo) -> None:
+        namespace = foo["metadata"]["namespace"]
+        problem = foo_problem(foo)
+        if problem is not None:
+            # Nothing can be done until the user fixes the Foo; retrying would not help.
+            log.warning(
+                _PROBLEM_LOG.get(problem.reason, "foo cannot be acted on"),
+                extra={"key": key, "reason": problem.reason, "problem": problem.message},
+            )
+            if self._update_foo_status(foo, desired_status(foo, None, problem)) is not None:
+                self._event(foo, EVENT_TYPE_WARNING, problem.reason, problem.message)
             return
 
-        wrote = False
+        deployment_name = foo["spec"]["deploymentName"]
+        deployment_key = f"{namespace}/{deployment_name}"
+        deployment: Deployment | None
         try:
             deployment = self.deployments_lister.get(namespace, deployment_name)
         except NotFoundError:
+            deployment = None
+        cached_rv = deployment["metadata"].get("resourceVersion") if deployment else None
+        if self.expectations.stale("deployments", deployment_key, cached_rv):
+            # The Deployment we created or updated is not in the cache yet; its event will
+            # enqueue the Foo again.
+            trace.info("cache behind our write", extra={"key": key, "deployment": deployment_key})
+            return
+
+        # If the Deployment is not controlled by this Foo, say so in the status (once) and
+        # in an Event, and retry with backoff: the user may delete or rename the other one,
+        # and its Deployment events enqueue this Foo at once (DEPLOYMENT_NAME_INDEX). Never
+        # touch it.
+        if deployment is not None and not is_controlled_by(deployment, foo):
+            message = MESSAGE_RESOURCE_EXISTS % deployment_name
+            blocked = Problem(ERR_RESOURCE_EXISTS, message)
+            self._update_foo_status(foo, desired_status(foo, None, blocked, blocked=True))
+            self._event(foo, EVENT_TYPE_WARNING, ERR_RESOURCE_EXISTS, message)
+            raise ResourceExistsError(message)
+
+        wrote = False
+        if deployment is None:
+            # Status first: the write is guarded by the Foo's resourceVersion, so it succeeds
+            # only if the Foo still exists as cached. A Foo already deleted (the garbage
+            # collector removing its Deployment can overtake the Foo's own watch event) gets
+            # a 404 here (FooGoneError) instead of a new Deployment.
+            written = self._update_foo_status(foo, desired_status(foo, None), force=True)
+            if written is not None:
+                foo = written
             deployment = self._create_deployment(foo)
             wrote = True
 
-        # If the Deployment is not controlled by this Foo, warn and retry with backoff: the
-        # user may delete or rename the other one. Never touch it.
-        if not is_controlled_by(deployment, foo):
-            message = MESSAGE_RESOURCE_EXISTS % deployment_name
-            self.recorder.event(foo, EVENT_TYPE_WARNING, ERR_RESOURCE_EXISTS, message)
-            raise ResourceExistsError(message)
-
         replicas = (foo.get("spec") or {}).get("replicas")
         if replicas is not None and replicas != (deployment.get("spec") or {}).get("replicas"):
-            log.info(
+            self._announce(
+                log,
                 "updating deployment replicas",
-                extra={
+                {
                     "key": key,
                     "deployment": deployment_name,
                     "replicas": replicas,
@@ -383,26 +573,74 @@ class Controller:
             deployment = self._update_deployment_replicas(deployment, replicas)
             wrote = True
 
-        if self._update_foo_status(foo, desired_status(foo, deployment)):
+        if self._update_foo_status(foo, desired_status(foo, deployment)) is not None:
             wrote = True
         if wrote:
-            self.recorder.event(foo, EVENT_TYPE_NORMAL, SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED)
+            self._event(foo, EVENT_TYPE_NORMAL, SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED)
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def _write(self, method: str, path: str, body: Any) -> Any:
+        """One API write, unless the drain deadline has passed (AbandonedError).
+
+        Once stopping, a write may take only until the drain deadline: one started during the
+        drain is cut there, one started before is abandoned (it makes no further write).
+        """
+        self._raise_if_abandoned(path)
+        timeout = REQUEST_TIMEOUT
+        budget = self._budget
+        if budget is not None and budget.started:
+            timeout = max(0.001, min(timeout, budget.left(budget.drain_deadline)))
+        return self.rest.request(
+            method,
+            path,
+            params={"fieldManager": FIELD_MANAGER},
+            body=body,
+            timeout=timeout,
+        )
+
+    def _past_drain_deadline(self) -> bool:
+        """The drain deadline has passed: by the clock already, before run() marks it."""
+        if self._abandoned:
+            return True
+        budget = self._budget
+        return budget is not None and budget.started and budget.left(budget.drain_deadline) <= 0
+
+    def _raise_if_abandoned(self, what: str) -> None:
+        if self._past_drain_deadline():
+            raise AbandonedError(what)
+
+    def _announce(self, logger: logging.Logger, msg: str, extra: dict[str, Any] | None) -> None:
+        """Log the write about to be made, or raise AbandonedError past the drain deadline.
+
+        Under the lock that passes the deadline (``_abandon``), so every write announced in
+        the log was begun before the deadline's warning, and none after it. ``extra`` None:
+        only the check (a write the log does not announce).
+        """
+        with self._in_flight_lock:
+            self._raise_if_abandoned(msg)
+            if extra is not None:
+                logger.info(msg, extra=extra)
+
+    def _event(self, foo: Foo, event_type: str, reason: str, message: str) -> None:
+        with self._in_flight_lock:  # as _announce: no Event recorded past the deadline
+            self._raise_if_abandoned(reason)
+            self.recorder.event(foo, event_type, reason, message)
 
     def _create_deployment(self, foo: Foo) -> Deployment:
         namespace = foo["metadata"]["namespace"]
-        log.info(
+        self._announce(
+            log,
             "creating deployment",
-            extra={
+            {
                 "key": f"{namespace}/{foo['metadata']['name']}",
                 "deployment": foo["spec"]["deploymentName"],
             },
         )
-        created = self.rest.request(
-            "POST",
-            resource_path(*DEPLOYMENT_GVR, namespace),
-            params={"fieldManager": FIELD_MANAGER},
-            body=new_deployment(foo),
+        created = self._write(
+            "POST", resource_path(*DEPLOYMENT_GVR, namespace), new_deployment(foo)
         )
+        self.expectations.expect_created("deployments", _name_of(created))
         return cast(Deployment, created)
 
     def _update_deployment_replicas(self, deployment: Deployment, replicas: int) -> Deployment:
@@ -410,58 +648,82 @@ class Controller:
         # the cached one. resourceVersion stays, so a concurrent change gets us a 409.
         updated = {**deployment, "spec": {**deployment["spec"], "replicas": replicas}}
         meta = deployment["metadata"]
-        written = self.rest.request(
-            "PUT",
-            resource_path(*DEPLOYMENT_GVR, meta["namespace"], meta["name"]),
-            params={"fieldManager": FIELD_MANAGER},
-            body=updated,
+        path = resource_path(*DEPLOYMENT_GVR, meta["namespace"], meta["name"])
+        # (the Deployment's own events always reach handle_object: nothing to enqueue here)
+        written = self._tracked_update(
+            "deployments", deployment, lambda: self._write("PUT", path, updated)
         )
         return cast(Deployment, written)
 
-    def _update_foo_status(self, foo: Foo, status: FooStatus) -> bool:
-        """Write status through the status subresource when it differs; True when written."""
+    def _update_foo_status(self, foo: Foo, status: FooStatus, force: bool = False) -> Foo | None:
+        """Write status through the status subresource when it differs; the Foo as written,
+        or None when nothing changed. Raises FooGoneError when the Foo no longer exists.
+
+        ``force`` writes an unchanged status too: the server makes no change (a no-op update
+        keeps the resourceVersion) but still checks that the Foo exists at this version.
+        """
         current = foo.get("status") or {}
         status = _keep_transition_times(current, status)
-        if current == status:
-            return False
+        if current == status and not force:
+            return None
         meta = foo["metadata"]
-        if trace.isEnabledFor(logging.INFO):
-            trace.info(
-                "status write",
-                extra={
-                    "key": _name_of(foo),
-                    "availableReplicas": status.get("availableReplicas"),
-                    "ready": next(
-                        (
-                            c.get("status")
-                            for c in status.get("conditions") or []
-                            if c.get("type") == READY
-                        ),
-                        None,
+        announced = None
+        if trace.isEnabledFor(logging.INFO) and current != status:
+            announced = {
+                "key": _name_of(foo),
+                "availableReplicas": status.get("availableReplicas"),
+                "ready": next(
+                    (
+                        c.get("status")
+                        for c in status.get("conditions") or []
+                        if c.get("type") == READY
                     ),
-                },
-            )
+                    None,
+                ),
+            }
+        self._announce(trace, "status write", announced)
         # UpdateStatus: a PUT of the whole Foo to /status, guarded by resourceVersion. Only the
         # status part is taken by the server; spec changes there are ignored.
-        updated = {**foo, "status": status}
+        path = resource_path(*FOO_GVR, meta["namespace"], meta["name"], "status")
         try:
-            self.rest.request(
-                "PUT",
-                resource_path(*FOO_GVR, meta["namespace"], meta["name"], "status"),
-                params={"fieldManager": FIELD_MANAGER},
-                body=updated,
+            written = self._tracked_update(
+                "foos", foo, lambda: self._write("PUT", path, {**foo, "status": status})
             )
         except APIError as err:
             if is_not_found(err):
-                # deleted meanwhile; nothing left to report on (its Deployment, if we just made
-                # one, goes with it through garbage collection)
-                log.info(
-                    "foo deleted during sync, status not written",
-                    extra={"key": f"{meta['namespace']}/{meta['name']}"},
-                )
-                return False
+                raise FooGoneError(_name_of(foo)) from err
             raise
-        return True
+        return None if current == status else cast(Foo, written)
+
+    def _tracked_update(
+        self, resource: str, old: Mapping[str, Any], write: Callable[[], Any]
+    ) -> Any:
+        """Run an update of ``old`` under an expectation (``controller.expectations``).
+
+        Announced before it is sent, since its watch event may be handled before the response
+        is read here; a Foo event held meanwhile that was not our echo is enqueued here, as
+        the Foo handler would have.
+        """
+        key = _name_of(old)
+        old_rv = (old.get("metadata") or {}).get("resourceVersion")
+        if not old_rv:
+            return write()
+        self.expectations.begin_update(resource, key, old_rv)
+        written = None
+        try:
+            written = write()
+            return written
+        finally:
+            new_rv = ((written or {}).get("metadata") or {}).get("resourceVersion")
+            if self.expectations.end_update(resource, key, new_rv) and resource == "foos":
+                self.enqueue_foo(old)
+
+
+# What the controller logs about a Foo it cannot act on, by reason.
+_PROBLEM_LOG = {
+    ERR_INVALID_SPEC: "deployment name must be specified",
+    ERR_INVALID_NAME: "foo name cannot be a label value",
+}
 
 
 def controller_of(obj: Foo | Deployment) -> OwnerReference | None:
@@ -513,18 +775,27 @@ def new_deployment(foo: Foo) -> Deployment:
 
 
 def desired_status(
-    foo: Foo, deployment: Deployment | None, invalid: str | None = None
+    foo: Foo,
+    deployment: Deployment | None,
+    problem: Problem | None = None,
+    blocked: bool = False,
 ) -> FooStatus:
     """The status a Foo should show, given its Deployment as last seen.
 
-    Keeps the fields we do not own (anything another writer added) and replaces ours.
+    With a ``problem`` (why nothing can be done), ``Ready`` is False with its reason and
+    message, and ``availableReplicas`` is left as it was; ``blocked`` (the Deployment of its
+    name is someone else's) removes it: no replica is the Foo's, and none is claimed from the
+    other Deployment. Keeps the fields we do not own (anything another writer added) and
+    replaces ours.
     """
     status = FooStatus(**(foo.get("status") or {}))
     generation = (foo.get("metadata") or {}).get("generation")
     if generation is not None:
         status["observedGeneration"] = generation
-    if invalid is not None:
-        condition = _condition("False", ERR_INVALID_SPEC, invalid, generation)
+    if problem is not None:
+        condition = _condition("False", problem.reason, problem.message, generation)
+        if blocked:
+            status.pop("availableReplicas", None)
     else:
         available = int(((deployment or {}).get("status") or {}).get("availableReplicas") or 0)
         desired = (foo.get("spec") or {}).get("replicas")

@@ -10,17 +10,19 @@ reasons. In Go they are generated per type for the controller's use; here the in
 generic class, and the only place that knows an informer holds Foos is the controller. And a
 Python ``Protocol`` is structural, so its natural home is with the code that depends on it: it
 says the least the controller needs (add a handler, ask whether it has synced, get by
-namespace and name, record an event), which ``informer.SharedIndexInformer`` and
-``tools.record.EventRecorder`` satisfy without naming it, and which a test double satisfies in
-a few lines.
+namespace and name, add an index and look it up, record an event), which
+``informer.SharedIndexInformer`` and ``tools.record.EventRecorder`` satisfy without naming it,
+and which a test double satisfies in a few lines.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 from controller.apis import Deployment, Foo
 from informer.shared_informer import ResourceEventHandler
+from informer.store import IndexFunc
 
 __all__ = [
     "DeploymentInformer",
@@ -29,6 +31,8 @@ __all__ = [
     "FooInformer",
     "FooLister",
     "HandlerRegistration",
+    "IndexedInformer",
+    "TypedIndexer",
     "TypedInformer",
     "TypedLister",
 ]
@@ -61,13 +65,29 @@ class TypedInformer(Protocol[T_co]):
     def lister(self) -> TypedLister[T_co]: ...
 
 
+class TypedIndexer(Protocol[T_co]):
+    """client-go ``cache.Indexer``'s ``ByIndex``: the cached objects whose index function gave
+    ``indexed_value`` for ``index_name``."""
+
+    def by_index(self, index_name: str, indexed_value: str) -> Sequence[T_co]: ...
+
+
+class IndexedInformer(TypedInformer[T_co], Protocol[T_co]):
+    """An informer the controller adds its own index to (client-go ``SharedIndexInformer``'s
+    ``AddIndexers`` and ``GetIndexer``); indexers are added before the informer starts."""
+
+    def add_indexers(self, indexers: Mapping[str, IndexFunc]) -> None: ...
+
+    def get_indexer(self) -> TypedIndexer[T_co]: ...
+
+
 class EventRecorderInterface(Protocol):
     """client-go ``record.EventRecorder``'s ``Event``: never blocks, may drop under load."""
 
     def event(self, obj: Any, event_type: str, reason: str, message: str) -> None: ...
 
 
-FooInformer = TypedInformer[Foo]
+FooInformer = IndexedInformer[Foo]
 FooLister = TypedLister[Foo]
 DeploymentInformer = TypedInformer[Deployment]
 DeploymentLister = TypedLister[Deployment]

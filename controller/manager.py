@@ -6,10 +6,15 @@ stops it gracefully on SIGTERM; sample-controller's main.go does the same by han
 
 - ``run_process`` is all of ``sample-controller`` after the flags are parsed: logging, client,
   ``check_api``, signal handlers, then ``Manager.start`` on a thread, so the main thread stays
-  free to run the signal handlers (Python runs them on the main thread only);
+  free to run the signal handlers (Python runs them on the main thread only), and to end the
+  process if the graceful shutdown overruns its budget;
 - ``Manager`` holds what the probes look at and runs the endpoints and leader election;
 - ``run`` builds one controller with its informers and runs it until stopped: once per process,
   or once per leadership term.
+
+A graceful shutdown keeps to one budget, ``--graceful-shutdown-timeout``, shared by the drain,
+the Event flush and the Lease release (``controller.shutdown.ShutdownBudget``); the process
+exits within it plus ``EXIT_MARGIN``.
 
 Tests and the demo use these directly: ``Manager(options, rest, registry).start(stop)`` is the
 whole process without signals, and ``run`` the controller alone.
@@ -39,6 +44,7 @@ from controller.health import Checks, EndpointServer
 from controller.logs import configure_logging
 from controller.metrics import ReconcileMetrics
 from controller.options import Options
+from controller.shutdown import EXIT_MARGIN, ShutdownBudget
 from controller.trace import install_trace
 from informer.factory import SharedInformerFactory
 from informer.metrics import InformerMetricsProvider, default_metrics_provider
@@ -50,6 +56,7 @@ from workqueue import PrometheusMetricsProvider, RateLimitingQueue, sample_contr
 
 __all__ = [
     "POD_NAMESPACE_FILE",
+    "RELEASE_MIN_TIMEOUT",
     "STUCK_SYNC_SECONDS",
     "USER_AGENT",
     "Components",
@@ -73,6 +80,10 @@ POD_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 # A reconcile running this long is wedged (a hung connection, a deadlock): /healthz fails so
 # the kubelet restarts the pod. Far above any sane sync, which takes milliseconds.
 STUCK_SYNC_SECONDS = 300.0
+
+# The Lease release is tried even when the budget is spent (a drain of 0 s): a standby then
+# takes over at once instead of after a lease duration. It stays inside EXIT_MARGIN.
+RELEASE_MIN_TIMEOUT = 0.25
 
 
 class StartupError(Exception):
@@ -139,13 +150,19 @@ def tune_gc() -> None:
     gc.set_threshold(100_000, 50, 100)
 
 
-def install_signal_handlers(stop: threading.Event) -> None:
-    """First SIGTERM/SIGINT: graceful stop. Second: exit 1 at once (SetupSignalHandler)."""
+def install_signal_handlers(stop: threading.Event, budget: ShutdownBudget | None = None) -> None:
+    """First SIGTERM/SIGINT: graceful stop. Second: exit 1 at once (SetupSignalHandler).
+
+    The first signal also starts the shutdown ``budget``: it runs from the signal, not from
+    when each part of the process notices the stop.
+    """
 
     def handler(signum: int, _frame: Any) -> None:
         if stop.is_set():
             log.warning("second signal, exiting immediately", extra={"signal": signum})
             os._exit(1)
+        if budget is not None:
+            budget.begin()
         log.info("signal received, shutting down gracefully", extra={"signal": signum})
         stop.set()
 
@@ -186,14 +203,19 @@ def run(
     registry: CollectorRegistry | None = None,
     ready: threading.Event | None = None,
     on_start: Callable[[Components], None] | None = None,
+    budget: ShutdownBudget | None = None,
 ) -> int:
     """Run the controller until ``stop`` is set; return the exit status.
 
     Kept apart from the manager so tests can run a whole controller in a thread with their own
     stop event and metrics registry. ``ready`` is set once the caches have synced; ``on_start``
     receives the shared informers and the controller before anything starts (the manager's
-    probes look at them; the demo taps them to narrate what happens).
+    probes look at them; the demo taps them to narrate what happens). ``budget`` bounds the
+    shutdown (default: ``--graceful-shutdown-timeout`` from when the stop is noticed): the
+    drain ends by its drain deadline and the Event flush by its flush deadline.
     """
+    if budget is None:
+        budget = ShutdownBudget(options.graceful_shutdown_timeout)
     registry = REGISTRY if registry is None else registry
     informer_metrics = (
         default_metrics_provider() if registry is REGISTRY else InformerMetricsProvider(registry)
@@ -261,13 +283,20 @@ def run(
             daemon=True,
         ).start()
     try:
-        controller.run(options.workers, stop, drain_timeout=options.graceful_shutdown_timeout)
+        controller.run(options.workers, stop, budget=budget)
     finally:
+        budget.begin()  # (already begun, unless the controller failed)
         stop.set()  # stops the informers when run() ends for any reason
-        if not recorder.shutdown(timeout=5.0):
+        if not recorder.shutdown(timeout=budget.left(budget.flush_deadline)):
             log.warning("some events were not written before exit")
     log.info("controller stopped")
     return 0
+
+
+def _relay_stop(stop: threading.Event, leading_stop: threading.Event) -> None:
+    """Set ``leading_stop`` once ``stop`` is set (a daemon: ends with the process)."""
+    stop.wait()
+    leading_stop.set()
 
 
 def _signal_when_synced(
@@ -293,6 +322,7 @@ class Manager:
         options: Options,
         rest: RESTClient,
         registry: CollectorRegistry | None = None,
+        budget: ShutdownBudget | None = None,
     ) -> None:
         self.options = options
         self.rest = rest  # the controller's client (its QPS, its user agent)
@@ -304,6 +334,10 @@ class Manager:
         # on a pod that is going away.
         self.stop: threading.Event | None = None
         self.shutting_down = threading.Event()  # set once the work has ended
+        # The one deadline of the graceful shutdown: drain, Event flush, Lease release.
+        self.budget = (
+            budget if budget is not None else ShutdownBudget(options.graceful_shutdown_timeout)
+        )
 
     @property
     def controller(self) -> Controller | None:
@@ -394,12 +428,23 @@ class Manager:
             return 1
         try:
             if not self.options.leader_elect:
-                return run(self.options, self.rest, stop, self.registry, on_start=self._started)
+                return run(
+                    self.options,
+                    self.rest,
+                    stop,
+                    self.registry,
+                    on_start=self._started,
+                    budget=self.budget,
+                )
             return self._lead_while_elected(stop)
         finally:
             self.shutting_down.set()
-            for server in servers:
-                server.stop()
+            # together: each waits up to its poll interval (0.2 s) for its serving thread
+            stoppers = [threading.Thread(target=server.stop, daemon=True) for server in servers]
+            for t in stoppers:
+                t.start()
+            for t in stoppers:
+                t.join()
 
     def _lead_while_elected(self, stop: threading.Event) -> int:
         options = self.options
@@ -408,9 +453,20 @@ class Manager:
         result: dict[str, int] = {}
 
         def lead(leading_stop: threading.Event) -> None:
+            # The process stop reaches the controller at once, also while the elector is in
+            # the middle of a renewal (which may take up to the renew deadline): the shutdown
+            # budget runs from the signal.
+            threading.Thread(
+                target=_relay_stop, args=(stop, leading_stop), name="stop-relay", daemon=True
+            ).start()
             try:
                 result["code"] = run(
-                    options, self.rest, leading_stop, self.registry, on_start=self._started
+                    options,
+                    self.rest,
+                    leading_stop,
+                    self.registry,
+                    on_start=self._started,
+                    budget=self.budget,
                 )
             except Exception:  # noqa: BLE001 - reported, then the process exits non-zero
                 log.exception("the controller failed")
@@ -428,7 +484,8 @@ class Manager:
                 lease_duration=options.leader_elect_lease_duration,
                 renew_deadline=options.leader_elect_renew_deadline,
                 retry_period=options.leader_elect_retry_period,
-                release_on_cancel=True,
+                # released below, within what is left of the shutdown budget
+                release_on_cancel=False,
                 on_started_leading=lead,
             ),
             registry=self.registry,
@@ -438,6 +495,11 @@ class Manager:
             extra={"lease": f"{namespace}/{options.leader_elect_lease_name}", "identity": identity},
         )
         clean = self.elector.run(stop)
+        if clean:
+            # Hand over at once: the work has returned (drained or abandoned). The release
+            # gets what is left of the budget, and at least RELEASE_MIN_TIMEOUT to be tried.
+            self.budget.begin()
+            self.elector.release(timeout=max(RELEASE_MIN_TIMEOUT, self.budget.left()))
         self.shutting_down.set()
         if not clean:
             # Even during a graceful stop: the work was abandoned, not drained.
@@ -464,17 +526,33 @@ def run_process(options: Options) -> int:
         log.error("cannot start", extra={"error": str(err)})
         return 1
     stop = threading.Event()
-    install_signal_handlers(stop)
-    manager = Manager(options, rest)
+    budget = ShutdownBudget(options.graceful_shutdown_timeout)
+    install_signal_handlers(stop, budget)
+    manager = Manager(options, rest, budget=budget)
     # The work runs in a thread; the main thread only waits, in short slices, so that it stays
-    # responsive to signals (Python runs signal handlers on the main thread only).
+    # responsive to signals (Python runs signal handlers on the main thread only). Once the
+    # shutdown has begun it waits until the budget's deadline and half the exit margin at
+    # most: whatever still runs then (a request to a hung server) is abandoned with the
+    # process, whose threads are all daemons.
     result: dict[str, int] = {}
     runner = threading.Thread(
         target=lambda: result.update(code=manager.start(stop)), name="controller", daemon=True
     )
     runner.start()
     while runner.is_alive():
-        runner.join(0.5)
+        if budget.started:
+            left = budget.left(budget.deadline + EXIT_MARGIN / 2)
+            if left <= 0:
+                break
+            runner.join(min(0.5, left))
+        else:
+            runner.join(0.5)
+    if runner.is_alive():
+        log.error(
+            "the graceful shutdown overran its budget; exiting now",
+            extra={"timeout": options.graceful_shutdown_timeout},
+        )
+        result.setdefault("code", 1)
     code = result.get("code", 1)
     log.info("exiting", extra={"code": code})
     return code

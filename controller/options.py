@@ -64,7 +64,8 @@ class Options:
     """Drop ``metadata.managedFields`` before objects are cached (``--strip-managed-fields``)."""
 
     graceful_shutdown_timeout: float = 30.0
-    """Seconds in-flight work may take after SIGTERM (``--graceful-shutdown-timeout``)."""
+    """Seconds the graceful shutdown may take after SIGTERM, drain, Event flush and Lease release
+    together (``--graceful-shutdown-timeout``; ``controller.shutdown.ShutdownBudget``)."""
 
     metrics_bind_address: BindAddress | None = ("", 8080)
     """Where ``/metrics`` listens (``--metrics-bind-address``); None: not served."""

@@ -84,6 +84,12 @@ class Narrator(logging.Handler):
             f"{r.key}: error, retry #{r.requeues} with backoff: {r.error}"
         ),
         "foo no longer exists": lambda r: f"{r.key}: Foo is gone, nothing to do",
+        "foo deleted during sync, status not written": lambda r: (
+            f"{r.key}: the status write found the Foo gone (404): nothing created, no Event"
+        ),
+        "foo is being deleted, nothing to do": lambda r: (
+            f"{r.key}: Foo is being deleted, hands off"
+        ),
     }
 
     def emit(self, record: logging.LogRecord) -> None:

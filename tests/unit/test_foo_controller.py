@@ -8,19 +8,26 @@ adds or what upstream only covers implicitly.
 from __future__ import annotations
 
 import copy
+import itertools
 import threading
+import time
 
 import pytest
+from prometheus_client import CollectorRegistry
 
 from client.errors import APIError
 from controller.foo_controller import (
+    DEPLOYMENT_NAME_INDEX,
     Controller,
     ResourceExistsError,
+    deployment_name_index_func,
     desired_status,
     new_deployment,
 )
+from controller.metrics import ReconcileMetrics
+from controller.shutdown import ShutdownBudget
 from informer.lister import NotFoundError
-from informer.store import DeletedFinalStateUnknown
+from informer.store import DeletedFinalStateUnknown, Indexer
 from tests.helpers import wait_for
 from workqueue import FakeClock, RateLimitingQueue, sample_controller_rate_limiter
 
@@ -60,13 +67,32 @@ class FakeLister:
             raise NotFoundError("foos", namespace, name) from None
 
 
+class FakeIndexer:
+    """The informer's index, over the lister's objects (client-go cache.Indexer's ByIndex)."""
+
+    def __init__(self, lister):
+        self.lister = lister
+        self.indexers = {}
+
+    def by_index(self, index_name, indexed_value):
+        func = self.indexers[index_name]
+        return [o for o in self.lister.objects.values() if indexed_value in func(o)]
+
+
 class FakeInformer:
     def __init__(self, objects=()):
         self._lister = FakeLister(objects)
+        self._indexer = FakeIndexer(self._lister)
         self.handlers = []
 
     def lister(self):
         return self._lister
+
+    def add_indexers(self, indexers):
+        self._indexer.indexers.update(indexers)
+
+    def get_indexer(self):
+        return self._indexer
 
     def add_event_handler(self, handler, resync_period=None):
         self.handlers.append(handler)
@@ -82,6 +108,8 @@ class FakeRest:
     def __init__(self, errors=None):
         self.actions = []
         self.errors = dict(errors or {})  # (verb, path) -> exception to raise once
+        self.versions = itertools.count(100)  # every write makes a new resourceVersion
+        self.returned = []  # (verb, path, object) the server answered, for Fixture.catch_up
 
     def request(
         self, method, path, params=None, body=None, content_type="application/json", timeout=None
@@ -93,6 +121,8 @@ class FakeRest:
             raise err
         out = copy.deepcopy(body)
         out["metadata"].setdefault("uid", "dep-uid")
+        out["metadata"]["resourceVersion"] = str(next(self.versions))
+        self.returned.append((method, path, copy.deepcopy(out)))
         return out
 
 
@@ -120,6 +150,15 @@ class Fixture:
         self.controller.sync_handler(key)
         return [(verb, path) for verb, path, _ in self.rest.actions]
 
+    def catch_up(self):
+        """Put what the server returned for every write so far into the caches, as the
+        informers would once the watch events arrived (without calling the handlers)."""
+        for _, path, out in self.rest.returned:
+            meta = out["metadata"]
+            informer = self.foo_informer if "/foos/" in path else self.dep_informer
+            informer.lister().objects[(meta["namespace"], meta["name"])] = out
+        self.rest.returned.clear()
+
 
 def available(dep, n):
     dep = copy.deepcopy(dep)
@@ -131,8 +170,10 @@ def test_creates_deployment():
     foo = new_foo()
     f = Fixture(foos=[foo])
     actions = f.sync()
-    assert actions == [("POST", DEP_PATH), ("PUT", FOO_PATH)]
-    created = f.rest.actions[0][2]
+    # status first (upstream creates first): the write, guarded by the Foo's resourceVersion,
+    # proves the Foo still exists before a Deployment is made for it
+    assert actions == [("PUT", FOO_PATH), ("POST", DEP_PATH)]
+    created = f.rest.actions[1][2]
     assert created == new_deployment(foo)
     assert created["metadata"]["ownerReferences"] == [
         {
@@ -151,7 +192,7 @@ def test_creates_deployment():
     assert created["spec"]["template"]["spec"]["containers"] == [
         {"name": "nginx", "image": "nginx:latest"}
     ]
-    status = f.rest.actions[1][2]["status"]
+    status = f.rest.actions[0][2]["status"]
     assert status["availableReplicas"] == 0 and status["observedGeneration"] == 1
     assert status["conditions"][0]["status"] == "False"
     assert f.recorder.events == [("test", "Normal", "Synced", "Foo synced successfully")]
@@ -203,7 +244,9 @@ def test_not_controlled_by_us():
         ResourceExistsError, match='Resource "test" already exists and is not managed by Foo'
     ):
         f.sync()
-    assert f.rest.actions == []  # the foreign Deployment is never touched
+    # the foreign Deployment is never touched; the Foo's status says why it waits
+    assert [(verb, path) for verb, path, _ in f.rest.actions] == [("PUT", FOO_PATH)]
+    assert_blocked(f.rest.actions[0][2]["status"], "test")
     assert f.recorder.events == [
         (
             "test",
@@ -223,8 +266,22 @@ def test_controlled_by_another_foo_with_same_name_is_not_ours():
     with pytest.raises(ResourceExistsError, match=message):
         f.sync()
     # the same name is not the same Foo: the uid decides, and the Deployment is left alone
-    assert f.rest.actions == []
+    assert [(verb, path) for verb, path, _ in f.rest.actions] == [("PUT", FOO_PATH)]
+    assert_blocked(f.rest.actions[0][2]["status"], "test")
     assert f.recorder.events == [("test", "Warning", "ErrResourceExists", message)]
+
+
+def assert_blocked(status, deployment):
+    """Ready=False with the collision's reason and message; no replicas claimed."""
+    assert "availableReplicas" not in status
+    assert [(c["type"], c["status"], c["reason"], c["message"]) for c in status["conditions"]] == [
+        (
+            "Ready",
+            "False",
+            "ErrResourceExists",
+            f'Resource "{deployment}" already exists and is not managed by Foo',
+        )
+    ]
 
 
 def test_missing_foo_is_not_an_error():
@@ -252,10 +309,8 @@ def test_status_write_conflict_is_returned_for_retry():
     with pytest.raises(APIError) as raised:
         f.sync()
     assert raised.value.code == 409  # returned as it is, so the queue retries with backoff
-    assert [(verb, path) for verb, path, _ in f.rest.actions] == [
-        ("POST", DEP_PATH),
-        ("PUT", FOO_PATH),
-    ]
+    # the status write comes first, and its conflict stops the sync before the create
+    assert [(verb, path) for verb, path, _ in f.rest.actions] == [("PUT", FOO_PATH)]
     assert f.recorder.events == []  # not synced: no Synced event
 
 
@@ -280,6 +335,7 @@ def test_process_next_work_item_forgets_on_success_and_backs_off_on_error():
     assert f.controller.process_next_work_item()
     assert f.queue.num_requeues("default/test") == 1
     assert len(f.queue) == 0  # waiting out its backoff (5 ms), not queued yet
+    f.catch_up()  # the cache shows the status the first sync wrote
     f.clock.step(0.006)
     wait_for(lambda: len(f.queue) == 1, message="the key back in the queue")
     assert f.controller.process_next_work_item()
@@ -385,7 +441,8 @@ def test_deployment_resync_update_is_skipped():
     ],
 )
 def test_deployment_without_a_known_controlling_foo_is_ignored(owner_refs):
-    f = Fixture(foos=[new_foo()])
+    # the cached Foo names another Deployment: only the ownerReference could lead to it
+    f = Fixture(foos=[new_foo(deployment_name="elsewhere")])
     dep = new_deployment(new_foo())
     dep["metadata"]["ownerReferences"] = owner_refs
     handler(f, "dep").on_add(dep, False)
@@ -427,23 +484,377 @@ def test_run_without_synced_caches_starts_no_worker():
     assert g.controller.workers_started() == 0 and g.queue.shutting_down()
 
 
-def test_conflicts_are_warnings_other_errors_are_errors(caplog):
+@pytest.mark.parametrize(
+    "conflict",
+    [
+        APIError(409, "Conflict", "the object has been modified"),
+        APIError(409, "AlreadyExists", 'deployments.apps "test" already exists'),
+    ],
+)
+def test_conflicts_are_requeues_other_errors_are_errors(caplog, conflict):
+    # A 409 is optimistic concurrency doing its job: a requeue (controller-runtime's
+    # result="requeue"), logged at debug, not counted as an error and not logged as one.
     foo = new_foo()
-    f = Fixture(foos=[foo], errors={("PUT", FOO_PATH): APIError(409, "Conflict", "stale")})
+    f = Fixture(foos=[foo], errors={("PUT", FOO_PATH): conflict})
+    f.controller.metrics = ReconcileMetrics("foo", CollectorRegistry())
     f.queue.add("default/test")
-    with caplog.at_level("INFO", logger="controller.foo_controller"):
+    with caplog.at_level("DEBUG", logger="controller.foo_controller"):
         assert f.controller.process_next_work_item()
-    (record,) = [r for r in caplog.records if r.getMessage() == "error syncing, requeuing"]
-    assert record.levelname == "WARNING" and "409" in record.error
+    assert not [r for r in caplog.records if r.getMessage() == "error syncing, requeuing"]
+    (record,) = [r for r in caplog.records if r.getMessage() == "conflict, requeuing"]
+    assert record.levelname == "DEBUG" and "409" in record.error and record.requeues == 1
+    assert f.queue.num_requeues("default/test") == 1  # retried with backoff all the same
+    assert reconcile_counts(f) == {"success": 0, "error": 0, "requeue": 1, "errors_total": 0}
 
     caplog.clear()
     dep = new_deployment(foo)
     dep["metadata"]["ownerReferences"] = []
     g = Fixture(foos=[foo], deployments=[dep])
+    g.controller.metrics = ReconcileMetrics("foo", CollectorRegistry())
     g.queue.add("default/test")
     with caplog.at_level("INFO", logger="controller.foo_controller"):
         assert g.controller.process_next_work_item()
     (record,) = [r for r in caplog.records if r.getMessage() == "error syncing, requeuing"]
     assert record.levelname == "ERROR"
+    assert reconcile_counts(g) == {"success": 0, "error": 1, "requeue": 0, "errors_total": 1}
     f.queue.shut_down()
     g.queue.shut_down()
+
+
+def reconcile_counts(f):
+    metrics = f.controller.metrics
+    counts = {
+        result: metrics.total.labels("foo", result)._value.get()
+        for result in ("success", "error", "requeue")
+    }
+    counts["errors_total"] = metrics.errors.labels("foo")._value.get()
+    return counts
+
+
+# -- the index of Foos by the Deployment they name --------------------------------------------
+
+
+def test_the_index_keys_foos_by_namespace_and_deployment_name():
+    indexer = Indexer(indexers={DEPLOYMENT_NAME_INDEX: deployment_name_index_func})
+    a = new_foo("a", deployment_name="web")
+    b = new_foo("b", deployment_name="web")
+    c = new_foo("c", deployment_name="db")
+    other_ns = new_foo("d", deployment_name="web")
+    other_ns["metadata"]["namespace"] = "other"
+    nameless = new_foo("e", deployment_name="")
+    for obj in (a, b, c, other_ns, nameless):
+        indexer.add(obj)
+    names = lambda value: sorted(  # noqa: E731
+        f["metadata"]["name"] for f in indexer.by_index(DEPLOYMENT_NAME_INDEX, value)
+    )
+    assert names("default/web") == ["a", "b"]
+    assert names("default/db") == ["c"] and names("other/web") == ["d"]
+    assert deployment_name_index_func(nameless) == []  # no name, no entry
+    b2 = copy.deepcopy(b)
+    b2["spec"]["deploymentName"] = "db"  # renamed: the index follows the update
+    indexer.update(b2)
+    assert names("default/web") == ["a"] and names("default/db") == ["b", "c"]
+
+
+def foreign_deployment(name="taken", owner_refs=None):
+    dep = new_deployment(new_foo(name))
+    dep["metadata"]["ownerReferences"] = owner_refs or []
+    dep["metadata"]["resourceVersion"] = "3"
+    return dep
+
+
+def test_a_foreign_deployment_enqueues_the_foos_it_blocks_on_add_update_and_delete():
+    blocked = new_foo("blocked", deployment_name="taken")
+    bystander = new_foo("bystander", deployment_name="other")
+    f = Fixture(foos=[blocked, bystander])
+    # the constructor added the index to the informer
+    assert DEPLOYMENT_NAME_INDEX in f.foo_informer.get_indexer().indexers
+    h = handler(f, "dep")
+    dep = foreign_deployment()
+    h.on_add(dep, False)
+    assert drain(f.queue) == ["default/blocked"]
+    newer = copy.deepcopy(dep)
+    newer["metadata"]["resourceVersion"] = "4"
+    h.on_update(dep, newer)
+    assert drain(f.queue) == ["default/blocked"]
+    h.on_update(newer, newer)  # a resync changes nothing: nothing to do
+    assert drain(f.queue) == []
+    h.on_delete(newer)  # the blocker is gone: the Foo is synced now, not after its backoff
+    assert drain(f.queue) == ["default/blocked"]
+    h.on_delete(DeletedFinalStateUnknown("default/taken", newer))
+    assert drain(f.queue) == ["default/blocked"]
+
+
+def test_a_deployment_controlled_by_another_foo_enqueues_both():
+    owner = new_foo("owner", deployment_name="shared")
+    blocked = new_foo("blocked", deployment_name="shared")
+    f = Fixture(foos=[owner, blocked])
+    dep = new_deployment(owner)
+    dep["metadata"]["resourceVersion"] = "3"
+    handler(f, "dep").on_delete(dep)
+    assert sorted(drain(f.queue)) == ["default/blocked", "default/owner"]
+
+
+def test_blocker_deleted_then_the_foo_gets_its_deployment():
+    foo = new_foo()
+    f = Fixture(foos=[foo], deployments=[foreign_deployment("test")])
+    with pytest.raises(ResourceExistsError):
+        f.sync()
+    f.catch_up()
+    del f.dep_informer.lister().objects[("default", "test")]  # the blocker is deleted
+    handler(f, "dep").on_delete(foreign_deployment("test"))
+    assert drain(f.queue) == ["default/test"]
+    f.rest.actions.clear()
+    assert f.sync() == [("PUT", FOO_PATH), ("POST", DEP_PATH)]
+    assert f.rest.actions[0][2]["status"]["conditions"][0]["reason"] == "DeploymentNotAvailable"
+
+
+def test_a_blocked_foo_writes_its_status_once_across_retries():
+    foo = new_foo()
+    f = Fixture(foos=[foo], deployments=[foreign_deployment("test")])
+    for _ in range(4):
+        with pytest.raises(ResourceExistsError):
+            f.sync()
+        f.catch_up()  # the cache shows what was written
+    assert [(verb, path) for verb, path, _ in f.rest.actions] == [("PUT", FOO_PATH)]
+    assert_blocked(f.rest.actions[0][2]["status"], "test")
+    # the Warning Event is recorded on every retry (aggregated into one Event with a count)
+    assert [e[2] for e in f.recorder.events] == ["ErrResourceExists"] * 4
+
+
+def test_a_new_generation_of_a_blocked_foo_is_written_again():
+    foo = new_foo()
+    f = Fixture(foos=[foo], deployments=[foreign_deployment("test")])
+    with pytest.raises(ResourceExistsError):
+        f.sync()
+    f.catch_up()
+    cached = f.foo_informer.lister().objects[("default", "test")]
+    cached["metadata"]["generation"] = 2  # spec.replicas changed, still blocked
+    cached["spec"]["replicas"] = 3
+    with pytest.raises(ResourceExistsError):
+        f.sync()
+    puts = [body for verb, _, body in f.rest.actions if verb == "PUT"]
+    assert [p["status"]["observedGeneration"] for p in puts] == [1, 2]
+
+
+# -- Foos being deleted, or gone -------------------------------------------------------------
+
+
+def test_a_foo_being_deleted_is_left_alone():
+    foo = new_foo()
+    foo["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+    foo["metadata"]["finalizers"] = ["foregroundDeletion"]
+    f = Fixture(foos=[foo])  # its Deployment is already gone (the garbage collector)
+    assert f.sync() == []  # not re-created, no status written
+    assert f.recorder.events == []
+
+
+def test_a_foo_gone_before_its_first_write_gets_no_deployment_and_no_event():
+    # Our cache still holds the Foo, the server has deleted it: the status write, made before
+    # any create, meets the 404, and nothing else happens.
+    f = Fixture(foos=[new_foo()], errors={("PUT", FOO_PATH): APIError(404, "NotFound", "gone")})
+    assert f.sync() == [("PUT", FOO_PATH)]
+    assert f.recorder.events == []
+
+
+def test_a_deployment_to_recreate_is_preceded_by_a_write_even_without_a_status_change():
+    # The status already says 0 available: the write that proves the Foo exists is then a
+    # no-op update of the same status (the server keeps the resourceVersion).
+    foo = new_foo()
+    foo["status"] = desired_status(foo, None)
+    f = Fixture(foos=[foo])
+    assert f.sync() == [("PUT", FOO_PATH), ("POST", DEP_PATH)]
+    assert f.rest.actions[0][2]["status"] == foo["status"]
+    assert f.recorder.events == [("test", "Normal", "Synced", "Foo synced successfully")]
+
+
+# -- the cache behind our own writes ---------------------------------------------------------
+
+
+def test_a_create_is_not_repeated_while_the_cache_lacks_it():
+    foo = new_foo()
+    f = Fixture(foos=[foo])
+    assert f.sync() == [("PUT", FOO_PATH), ("POST", DEP_PATH)]
+    # the Foo's echo has arrived, the Deployment's not yet: no second create (a 409)
+    f.catch_up()
+    f.dep_informer.lister().objects.clear()
+    f.rest.actions.clear()
+    assert f.sync() == []
+    # the Deployment's add event lowers the expectation, and the sync it causes is a no-op
+    created = new_deployment(foo)
+    created["metadata"].update(resourceVersion="7", uid="dep-uid")
+    f.dep_informer.lister().objects[("default", "test")] = created
+    handler(f, "dep").on_add(created, False)
+    assert drain(f.queue) == ["default/test"]
+    assert len(f.controller.expectations) == 0
+    assert f.sync() == []
+
+
+def test_no_write_from_a_copy_our_last_write_replaced():
+    foo = new_foo()
+    dep = new_deployment(foo)
+    dep["metadata"]["resourceVersion"] = "5"
+    f = Fixture(foos=[foo], deployments=[available(dep, 1)])
+    assert f.sync() == [("PUT", FOO_PATH)]  # status: 1/1 available
+    f.rest.actions.clear()
+    # a Deployment event re-runs the sync before the Foo's echo: the cached Foo is still the
+    # copy our write replaced, and writing from it would be refused with a 409
+    assert f.sync() == []
+    # the echo no sync waited for is not enqueued; one a sync waited for is
+    (_, _, written) = f.rest.returned[-1]
+    h = handler(f, "foo")
+    h.on_update(foo, written)
+    assert drain(f.queue) == ["default/test"]  # the sync above skipped: it waits for this
+
+
+def test_the_echo_of_our_own_status_write_is_not_enqueued():
+    foo = new_foo()
+    dep = new_deployment(foo)
+    dep["metadata"]["resourceVersion"] = "5"
+    f = Fixture(foos=[foo], deployments=[available(dep, 1)])
+    assert f.sync() == [("PUT", FOO_PATH)]
+    (_, _, written) = f.rest.returned[-1]
+    h = handler(f, "foo")
+    h.on_update(foo, written)  # nothing new in it: the sync that wrote it saw it all
+    assert drain(f.queue) == []
+    someone_else = copy.deepcopy(written)
+    someone_else["metadata"]["resourceVersion"] = "999"
+    h.on_update(written, someone_else)
+    assert drain(f.queue) == ["default/test"]
+
+
+def test_a_replica_update_is_not_repeated_from_the_copy_it_replaced():
+    foo = new_foo(replicas=3)
+    dep = available(new_deployment(new_foo(replicas=1)), 1)
+    dep["metadata"]["resourceVersion"] = "5"
+    f = Fixture(foos=[foo], deployments=[dep])
+    assert f.sync() == [("PUT", DEP_PATH + "/test"), ("PUT", FOO_PATH)]
+    f.rest.actions.clear()
+    assert f.sync() == []  # the Deployment cache still says 1 replica, at the replaced version
+    f.catch_up()
+    assert f.sync() == []  # caught up: converged, nothing to write
+
+
+# -- a name that cannot be a label value -----------------------------------------------------
+
+
+def test_a_name_too_long_for_a_label_value_is_reported_once_per_generation():
+    name = "n" * 64
+    path = f"/apis/samplecontroller.k8s.io/v1alpha1/namespaces/default/foos/{name}/status"
+    foo = new_foo(name)
+    f = Fixture(foos=[foo])
+    assert f.sync(f"default/{name}") == [("PUT", path)]  # no Deployment the server would refuse
+    status = f.rest.actions[0][2]["status"]
+    [ready] = status["conditions"]
+    assert (ready["type"], ready["status"], ready["reason"]) == ("Ready", "False", "InvalidName")
+    assert "64 characters" in ready["message"] and "at most" not in ready["message"]
+    assert "must be no more than 63 characters" in ready["message"]
+    assert f.recorder.events == [(name, "Warning", "InvalidName", ready["message"])]
+    # retried (a resync, or any event): nothing new to say, no write, no Event
+    f.catch_up()
+    for _ in range(3):
+        f.sync(f"default/{name}")
+    assert len(f.rest.actions) == 1 and len(f.recorder.events) == 1
+    # a new generation is written and reported once more
+    f.foo_informer.lister().objects[("default", name)]["metadata"]["generation"] = 2
+    f.sync(f"default/{name}")
+    f.catch_up()
+    f.sync(f"default/{name}")
+    assert len(f.rest.actions) == 2 and len(f.recorder.events) == 2
+
+
+def test_a_name_of_63_characters_gets_its_deployment():
+    name = "n" * 63
+    f = Fixture(foos=[new_foo(name)])
+    actions = f.sync(f"default/{name}")
+    assert [verb for verb, _ in actions] == ["PUT", "POST"]
+    assert f.rest.actions[1][2]["spec"]["selector"]["matchLabels"]["controller"] == name
+
+
+def test_no_sync_error_for_an_invalid_name():
+    name = "n" * 100
+    f = Fixture(foos=[new_foo(name)])
+    f.queue.add(f"default/{name}")
+    assert f.controller.process_next_work_item()
+    assert f.queue.num_requeues(f"default/{name}") == 0  # not retried: only a new Foo helps
+    f.queue.shut_down()
+
+
+# -- shutdown ------------------------------------------------------------------------------------
+
+
+class BlockingRest(FakeRest):
+    """A FakeRest whose Deployment creates wait until `release` is set."""
+
+    def __init__(self):
+        super().__init__()
+        self.release = threading.Event()
+        self.creates_started = []
+
+    def request(self, method, path, **kwargs):
+        if method == "POST" and path == DEP_PATH:
+            self.creates_started.append(kwargs["body"]["metadata"]["name"])
+            self.release.wait(10)
+        return super().request(method, path, **kwargs)
+
+
+def test_run_starts_no_key_after_the_drain_deadline_and_abandons_what_is_in_flight():
+    foos = [new_foo(f"f{i}") for i in range(6)]
+    f = Fixture(foos=foos)
+    f.rest = f.controller.rest = BlockingRest()
+    budget = ShutdownBudget(0.8)
+    stop = threading.Event()
+    t = threading.Thread(target=f.controller.run, args=(2, stop), kwargs={"budget": budget})
+    t.start()
+    for foo in foos:
+        f.queue.add(f"default/{foo['metadata']['name']}")
+    wait_for(lambda: len(f.rest.creates_started) == 2, message="two creates in flight")
+    stop.set()
+    t.join(5)
+    returned = time.monotonic()
+    assert not t.is_alive()
+    # run() returned at the drain deadline (0.6 s: 0.8 s less its quarter for the Lease release
+    # and the Event flush), not when the work ended, nor a second timeout later
+    assert budget.drain_deadline == pytest.approx(budget.deadline - 0.2)
+    assert budget.drain_deadline - 0.01 <= returned < budget.deadline
+    # the two in flight are abandoned: released now, they make no further write or Event
+    in_flight = sorted(f.rest.creates_started)
+    f.rest.release.set()
+    wait_for(lambda: f.controller.longest_running_sync() == 0, message="the syncs ended")
+    assert sorted(f.rest.creates_started) == in_flight  # no other key was started
+    assert [verb for verb, _, _ in f.rest.actions].count("POST") == 2
+    assert f.recorder.events == []  # no Synced for work that was cut
+    assert len(f.queue) == 4  # the rest were never handed to a sync
+
+
+def test_a_foo_whose_deployment_was_replaced_by_a_foreign_one_claims_no_replicas():
+    foo = new_foo(status={"availableReplicas": 1, "observedGeneration": 1})
+    f = Fixture(foos=[foo], deployments=[foreign_deployment("test")])
+    with pytest.raises(ResourceExistsError):
+        f.sync()
+    assert_blocked(f.rest.actions[0][2]["status"], "test")
+
+
+@pytest.mark.parametrize(("delivered", "enqueued"), [("200", []), ("55", ["default/test"])])
+def test_a_foo_event_handled_while_our_status_write_is_in_flight(delivered, enqueued):
+    # The watch event of our write can reach the handler before the worker has read the
+    # response. Our echo (the version the write produces, 200 here) must not cost a sync;
+    # someone else's change (55) must not be lost.
+    foo = new_foo()
+    dep = available(new_deployment(foo), 1)
+    dep["metadata"]["resourceVersion"] = "5"
+    f = Fixture(foos=[foo], deployments=[dep])
+    f.rest.versions = itertools.count(200)
+    h = handler(f, "foo")
+    request = f.rest.request
+
+    def racing(method, path, **kwargs):
+        if method == "PUT" and path == FOO_PATH:
+            event = copy.deepcopy(foo)
+            event["metadata"]["resourceVersion"] = delivered
+            h.on_update(foo, event)
+        return request(method, path, **kwargs)
+
+    f.rest.request = racing
+    assert f.sync() == [("PUT", FOO_PATH)]
+    assert drain(f.queue) == enqueued

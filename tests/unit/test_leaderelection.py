@@ -114,6 +114,28 @@ def test_release_writes_empty_holder_and_one_second():
     assert not elector(FakeLeaseServer(), "c").release()  # not leader: nothing to release
 
 
+def test_release_is_bounded_by_its_timeout():
+    # A shutdown with a deadline gives the release what is left of it: the write carries that
+    # timeout (so a hung server cannot hold the exit), and the default one without it.
+    server = FakeLeaseServer()
+    a = elector(server, "a")
+    assert a.try_acquire_or_renew()
+    timeouts = []
+    request = server.request
+
+    def recording(method, path, timeout=None, **kw):
+        timeouts.append((method, timeout))
+        return request(method, path, timeout=timeout, **kw)
+
+    server.request = recording
+    assert a.release(timeout=0.4)
+    assert timeouts == [("PUT", 0.4)]
+    assert a.try_acquire_or_renew()
+    timeouts.clear()
+    assert a.release()
+    assert timeouts == [("PUT", 10.0)]  # resourcelock.REQUEST_TIMEOUT
+
+
 def test_run_leads_until_stop_then_releases():
     server = FakeLeaseServer()
     started, stopped = threading.Event(), threading.Event()

@@ -305,8 +305,12 @@ class LeaderElector:
             if self.config.on_new_leader:
                 self.config.on_new_leader(record.holder_identity)
 
-    def release(self) -> bool:
-        """Give the lease up now: no holder, 1 s duration (client-go's release)."""
+    def release(self, timeout: float | None = None) -> bool:
+        """Give the lease up now: no holder, 1 s duration (client-go's release).
+
+        The write ends within ``timeout`` seconds (default: the lock's request timeout), so a
+        shutdown with a deadline can bound it, as client-go bounds it with a context.
+        """
         if self._observed is None or self._observed.holder_identity != self.config.lock.identity:
             return False
         now = micro_time(self._wall())
@@ -318,7 +322,10 @@ class LeaderElector:
             lease_transitions=self._observed.lease_transitions,
         )
         try:
-            self.config.lock.update(record)
+            if timeout is None:
+                self.config.lock.update(record)
+            else:
+                self.config.lock.update(record, timeout=max(0.001, timeout))
         except (APIError, TransportError) as err:
             log.error("failed to release lease", extra={"error": str(err)})
             return False
