@@ -3,9 +3,9 @@
 kubesim runs in the bench's own process (its CPU is the bench's, see ``measure.self_cpu``); each
 controller runs in a child process of its own, so that its CPU seconds count nothing else. The
 controllers are ours (``python -m controller``, the real CLI) and the peers in ``bench.peers``.
-A new contender (a floor that makes the controller's API calls with the plainest loop, say) is
-one more ``Kind``, one more entry in ``COMMANDS``, and its program in ``bench.peers``: every
-trial, figure and table then takes it like the others.
+A new contender is one more ``Kind``, one more entry in ``COMMANDS``, and its program in
+``bench.peers``: every trial, figure and table then takes it like the others. The floor
+(``bench.peers.floor``: the controller's API calls made by the plainest loop) came in that way.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ FOO_GVR = ("samplecontroller.k8s.io", "v1alpha1", "foos")
 NAMESPACE = "default"
 WARMUP_TIMEOUT = 90.0  # seconds a controller may take to start and converge its first Foo
 
-Kind = Literal["ours", "kopf", "official"]
+Kind = Literal["ours", "kopf", "official", "floor"]
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class Variant:
             return f"ours w={self.workers} qps={'unlimited' if not self.qps else f'{self.qps:g}'}"
         if self.kind == "official":
             return f"official w={self.workers}"
-        return "kopf"
+        return self.kind  # kopf, floor: no knobs
 
 
 OURS = Variant("ours")
@@ -58,6 +58,7 @@ OURS8 = Variant("ours", workers=8)
 KOPF = Variant("kopf")
 OFFICIAL = Variant("official")
 OFFICIAL8 = Variant("official", workers=8)
+FLOOR = Variant("floor")
 
 
 @dataclass(frozen=True)
@@ -100,12 +101,17 @@ def _kopf(v: Variant, kubeconfig: str, launch: Launch) -> list[str]:
     return [str(kopf), "run", "--standalone", "-A", str(PEERS / "kopf_operator.py")]
 
 
+def _floor(v: Variant, kubeconfig: str, launch: Launch) -> list[str]:
+    return [PY, "-m", "bench.peers.floor", "--kubeconfig", kubeconfig]
+
+
 # The command line of each kind of controller. Children run in ROOT, so ``python -m bench...``
 # finds the bench package there and ``controller`` comes from the editable install.
 COMMANDS: dict[Kind, Callable[[Variant, str, Launch], list[str]]] = {
     "ours": _ours,
     "official": _official,
     "kopf": _kopf,
+    "floor": _floor,
 }
 
 

@@ -21,13 +21,18 @@ RATIO_PAIRS = [
     (W2, "kopf"),
     (W8, "official w=8"),
     (W8, "kopf"),
+    (W2, "floor"),
 ]
+FLOOR = "floor"
+# The columns of the CPU-per-Foo table: ours beside the peers and the floor.
+CPU_COLUMNS = [W2, W8, "official w=2", "kopf", FLOOR]
 CHART_STYLES = {  # variant label -> (legend, colour, line style)
     W2: ("ours, 2 workers", "C0", "-"),
     W8: ("ours, 8 workers", "C0", "--"),
     "official w=2": ("official client, 2 workers", "C1", "-"),
     "official w=8": ("official client, 8 workers", "C1", "--"),
     "kopf": ("kopf", "C2", "-"),
+    FLOOR: ("floor (plain http.client loop)", "0.5", ":"),
 }
 
 
@@ -82,7 +87,7 @@ def _table(header: list[str], align: list[str]) -> list[str]:
 
 
 def _order(label: str) -> tuple[int, bool, str]:
-    kinds = {"ours": 0, "official": 1, "kopf": 2}
+    kinds = {"ours": 0, "official": 1, "kopf": 2, "floor": 3}
     return (kinds.get(label.split()[0], 9), "qps=20" in label, label)
 
 
@@ -123,6 +128,28 @@ def ratio_table(summary: dict[Key, dict]) -> list[str]:
             f"| {n:,} | {latency * 1000:.0f} ms | {_short(ours)} / {peer} | "
             f"**{a['seconds'] / b['seconds']:.2f}x** | {a['cpu'] / b['cpu']:.2f}x |"
         )
+    return lines
+
+
+def cpu_per_foo_table(summary: dict[Key, dict]) -> list[str]:
+    """Controller CPU per converged Foo, ours beside the peers and the floor, per (N, latency).
+
+    The floor (``bench.peers.floor``) makes the controller's API calls once each with the
+    plainest loop: its column is what the calls themselves cost on this interpreter.
+    """
+    present = [c for c in CPU_COLUMNS if any(k[0] == c for k in summary)]
+    lines = _table(
+        ["N", "latency"] + [_short(c) for c in present] + ["ours w=2 / floor"],
+        ["---:", "---:"] + ["---:"] * (len(present) + 1),
+    )
+    for n, latency in sorted({(k[1], k[2]) for k in summary}, key=lambda x: (x[1], x[0])):
+        cells = []
+        for c in present:
+            s = summary.get((c, n, latency))
+            cells.append(f"{s['cpu'] / n * 1000:.2f} ms" if s else "")
+        ours, floor = summary.get((W2, n, latency)), summary.get((FLOOR, n, latency))
+        ratio = f"**{ours['cpu'] / floor['cpu']:.2f}x**" if ours and floor else ""
+        lines.append(f"| {n:,} | {latency * 1000:.0f} ms | " + " | ".join(cells + [ratio]) + " |")
     return lines
 
 
@@ -205,6 +232,18 @@ def targets(results: dict, summary: dict[Key, dict]) -> list[str]:
                 f"- {_short(ours)}: converges faster than both peers at every N: "
                 f"{_verdict(time_r)}; uses less CPU: {_verdict(cpu_r)}."
             )
+    floor_r = [
+        (f"N={n:,} {latency * 1000:.0f} ms", summary[(W2, n, latency)]["cpu"] / s["cpu"])
+        for (variant, n, latency), s in summary.items()
+        if variant == FLOOR and (W2, n, latency) in summary
+    ]
+    if floor_r:
+        span = f"{min(r for _, r in floor_r):.2f}x-{max(r for _, r in floor_r):.2f}x"
+        verdict = "met" if max(r for _, r in floor_r) <= 1.2 else "**missed**"
+        lines.append(
+            f"- ours w=2: CPU within 1.2x of the floor (the steer for the 1.2x-of-Go CPU "
+            f"target; Go itself is not measured here): {verdict} ({span})."
+        )
     steady = results.get("steady")
     if steady:
         lines.append(
@@ -307,6 +346,9 @@ def figures(results: dict, command: str) -> str:
     if summary:
         lines += ["**Ratios, ours / peer** (below 1: ours is faster or cheaper)", ""]
         lines += ratio_table(summary)
+        lines.append("")
+        lines += ["**Controller CPU per Foo** (CPU seconds of the burst / N)", ""]
+        lines += cpu_per_foo_table(summary)
         lines.append("")
     steady = results.get("steady")
     if steady:
