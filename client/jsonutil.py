@@ -41,7 +41,8 @@ _is_encoded: Callable[[Any], bool]  # True for an item LazyItems still has to de
 
 
 class LazyItems(Sequence[Any]):
-    """A List's items, each decoded from its JSON when it is read (``loads_list``).
+    """A List's items, each decoded from its JSON when it is read (``loads_list``; no client-go
+    twin: Go decodes a list whole, into typed objects far smaller than Python's dicts).
 
     A read-only sequence: ``len``, indexing and iteration work as on a list, but every read
     decodes afresh and returns a new object, which the reader then owns (changes to it are not

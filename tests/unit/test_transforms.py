@@ -33,7 +33,9 @@ def test_intern_strings_shares_equal_short_values_and_keeps_the_object_equal():
                 {
                     "apiVersion": "apps/v1",
                     "metadata": {"name": name, "labels": {"app": "nginx"}},
-                    "spec": {"containers": [{"image": "nginx:latest", "args": ["--one", ["--two"]]}]},
+                    "spec": {
+                        "containers": [{"image": "nginx:latest", "args": ["--one", ["--two"]]}]
+                    },
                     "status": {"message": "x" * (INTERN_MAX_LENGTH + 1), "replicas": 1},
                 }
             )
