@@ -42,10 +42,15 @@ class Variant:
     kind: Kind
     workers: int = 2  # worker threads (ours, official); kopf schedules per object
     qps: float = 0.0  # ours: --kube-api-qps (0: unlimited)
+    # ours: run the controller of this other checkout (its controller, client, informer, ...)
+    # instead of this one's: a same-run baseline for a change. None: this checkout.
+    source: Path | None = None
 
     @property
     def label(self) -> str:
         """The name tables and results use; it identifies the variant across rounds."""
+        if self.kind == "ours" and self.source is not None:
+            return f"base w={self.workers}"
         if self.kind == "ours":
             return f"ours w={self.workers} qps={'unlimited' if not self.qps else f'{self.qps:g}'}"
         if self.kind == "official":
@@ -174,7 +179,9 @@ class Controller:
         self._log: IO[bytes] = open(log_path, "ab")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             COMMANDS[v.kind](v, kubeconfig, launch),
-            cwd=ROOT,
+            # ``python -m`` puts the working directory first on sys.path: a baseline's source
+            # tree is imported instead of this one (the same interpreter and dependencies)
+            cwd=v.source or ROOT,
             env=env,
             stdout=self._log,
             stderr=subprocess.STDOUT,

@@ -22,6 +22,7 @@ RATIO_PAIRS = [
     (W8, "official w=8"),
     (W8, "kopf"),
     (W2, "floor"),
+    (W2, "base w=2"),
 ]
 FLOOR = "floor"
 # The columns of the CPU-per-Foo table: ours beside the peers and the floor.
@@ -29,6 +30,7 @@ CPU_COLUMNS = [W2, W8, "official w=2", "kopf", FLOOR]
 CHART_STYLES = {  # variant label -> (legend, colour, line style)
     W2: ("ours, 2 workers", "C0", "-"),
     W8: ("ours, 8 workers", "C0", "--"),
+    "base w=2": ("ours before (baseline checkout), 2 workers", "C4", "-."),
     "official w=2": ("official client, 2 workers", "C1", "-"),
     "official w=8": ("official client, 8 workers", "C1", "--"),
     "kopf": ("kopf", "C2", "-"),
@@ -87,7 +89,7 @@ def _table(header: list[str], align: list[str]) -> list[str]:
 
 
 def _order(label: str) -> tuple[int, bool, str]:
-    kinds = {"ours": 0, "official": 1, "kopf": 2, "floor": 3}
+    kinds = {"ours": 0, "base": 1, "official": 2, "kopf": 3, "floor": 4}
     return (kinds.get(label.split()[0], 9), "qps=20" in label, label)
 
 
