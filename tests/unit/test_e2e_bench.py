@@ -116,7 +116,10 @@ def test_report_prints_figures_of_every_part_and_the_targets():
     assert "python -m bench.e2e_bench --sizes 10" in text
     assert "| 10 | 0 ms | ours w=2 / kopf | **0.50x** | 0.50x |" in text
     assert "| 10 | 2s | 2 | **0** | 0 | 20 | 0.10 |" in text  # steady state
-    assert "| stripped (transform) | 200 B | 50 B | 45 B | **1.11x** |" in text
+    assert "| stripped (transform) | 200 B | 50 B | 45 B | 1.11x | **4.44x** |" in text
+    assert (
+        "peak RSS (the delta over start-up) within 1.3x of the decoded objects: **missed**" in text
+    )
     assert "- Steady-state writes are 0: met (0 writes over 2 resync periods)." in text
     figures = dict(report.bound_figures(results, stats.summarise(rows)))
     assert figures["ours w=2, 0 ms, N=10: controller CPU per Foo"] == "50.0 ms"
