@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from client import jsonutil
 from client.errors import APIError, is_expired_error
-from client.jsonutil import LazyItems
 
 __all__ = ["DEFAULT_PAGE_SIZE", "ListFunc", "ListPager"]
 
@@ -75,6 +75,7 @@ class ListPager:
 def _join(pages: list[Any]) -> Any:
     """The pages' items as one sequence: still undecoded if the pages' items were
     (``jsonutil.LazyItems``, so joining pages decodes nothing), else one list."""
-    if any(isinstance(p, LazyItems) for p in pages):
-        return LazyItems.join(pages)
+    lazy = jsonutil.LazyItems  # looked up at call time: the module may have been reloaded
+    if any(isinstance(p, lazy) for p in pages):
+        return lazy.join(pages)
     return [item for page in pages for item in page]
