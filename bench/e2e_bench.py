@@ -58,6 +58,12 @@ def parser() -> argparse.ArgumentParser:
         help="rewrite the figures of docs/benchmarks.md's 'End to end' section and "
         "docs/e2e_converge.png",
     )
+    p.add_argument(
+        "--baseline",
+        type=Path,
+        help="also run the controller of this other checkout (e.g. `git archive REV | tar -x "
+        "-C DIR`), 2 workers, beside ours at every N: 'base w=2' in the tables",
+    )
     p.add_argument("--json", help="also write every raw result to this file")
     p.add_argument("--from-json", help="skip measuring: report the results saved by --json")
     return p
@@ -73,6 +79,7 @@ def command_line(args: argparse.Namespace) -> str:
         + (f" --steady-n {args.steady_n}" if args.steady_n else "")
         + (f" --memory-n {args.memory_n}" if args.memory_n else "")
         + "".join(f" --only {o}" for o in args.only or [])
+        + (f" --baseline {args.baseline}" if args.baseline else "")
     )
 
 
@@ -87,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
         the_plan.steady_n = args.steady_n
     if args.memory_n:
         the_plan.memory_n = args.memory_n
+    if args.baseline:
+        the_plan.peers.insert(1, harness.Variant("ours", source=args.baseline.resolve()))
     parts = set(args.only or plan.PARTS)
     command = command_line(args)
     if args.from_json:

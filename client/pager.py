@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from client import jsonutil
 from client.errors import APIError, is_expired_error
 
 __all__ = ["DEFAULT_PAGE_SIZE", "ListFunc", "ListPager"]
@@ -48,7 +49,7 @@ class ListPager:
         token = (first.get("metadata") or {}).get("continue")
         if not token:
             return first, False
-        items = list(first.get("items") or [])
+        pages = [first.get("items") or []]
         while token:
             page_opts = {
                 k: v
@@ -63,9 +64,18 @@ class ListPager:
                     raise
                 full = {k: v for k, v in options.items() if k not in ("limit", "continue")}
                 return self.list_func(full), True
-            items.extend(page.get("items") or [])
+            pages.append(page.get("items") or [])
             token = (page.get("metadata") or {}).get("continue")
         combined = dict(first)
         combined["metadata"] = dict(first.get("metadata") or {}, **{"continue": ""})
-        combined["items"] = items
+        combined["items"] = _join(pages)
         return combined, True
+
+
+def _join(pages: list[Any]) -> Any:
+    """The pages' items as one sequence: still undecoded if the pages' items were
+    (``jsonutil.LazyItems``, so joining pages decodes nothing), else one list."""
+    lazy = jsonutil.LazyItems  # looked up at call time: the module may have been reloaded
+    if any(isinstance(p, lazy) for p in pages):
+        return lazy.join(pages)
+    return [item for page in pages for item in page]

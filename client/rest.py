@@ -110,6 +110,8 @@ class Interface(Protocol):
         body: Any = None,
         content_type: str = "application/json",
         timeout: Timeout = 60.0,
+        *,
+        lazy_items: bool = False,
     ) -> Object: ...
 
     def stream(
@@ -192,13 +194,21 @@ class RESTClient:
         body: Any = None,
         content_type: str = "application/json",
         timeout: Timeout = 60.0,
+        *,
+        lazy_items: bool = False,
     ) -> Object:
-        """Send one request and return the decoded JSON body; raise APIError on non-2xx."""
+        """Send one request and return the decoded JSON body; raise APIError on non-2xx.
+
+        ``lazy_items``: a List answer's ``items`` come back as ``jsonutil.LazyItems``, each
+        decoded only when read (an informer's list: see ``jsonutil.loads_list``).
+        """
         resp = self._send(method, path, params, body, content_type, timeout, stream=False)
         data = resp.data
         if resp.status >= 300:
             raise APIError.from_response(resp.status, resp.reason or "", resp.headers, data)
-        decoded: Object = jsonutil.loads(data) if data else {}
+        if not data:
+            return {}
+        decoded: Object = jsonutil.loads_list(data) if lazy_items else jsonutil.loads(data)
         return decoded
 
     def stream(

@@ -121,6 +121,9 @@ class SharedInformerFactory:
                 resource,
                 self.namespace,
                 tweak_list_options=self.tweak_list_options,
+                # The shipped client can keep list items encoded until the informer reads them;
+                # a substitute (a test's fake) need not know the keyword.
+                lazy_items=isinstance(self.rest_client, RESTClient),
             )
             metrics = (
                 self.metrics.for_informer(self.name, group, version, resource)

@@ -71,6 +71,7 @@ class ListWatch:
         label_selector: str | None = None,
         field_selector: str | None = None,
         tweak_list_options: TweakListOptionsFunc | None = None,
+        lazy_items: bool = False,
     ) -> None:
         self.rest_client = rest_client  # the shared transport; thread-safe
         self.group = group  # API group; "" is the core group
@@ -80,6 +81,9 @@ class ListWatch:
         self.label_selector = label_selector or None  # applied to list and watch
         self.field_selector = field_selector or None  # applied to list and watch
         self.tweak_list_options = tweak_list_options  # last word on every options dict
+        # list answers keep their items encoded until read (jsonutil.LazyItems): the reflector
+        # reads each once, into the store's transform, so a big list never exists decoded whole
+        self.lazy_items = lazy_items
         self.path = resource_path(group, version, resource, self.namespace)  # the collection URL
 
     def __repr__(self) -> str:
@@ -102,12 +106,13 @@ class ListWatch:
 
         An empty ``resourceVersion`` is dropped, which asks for a consistent (quorum) read.
         """
-        return self.rest_client.request(
-            "GET",
-            self.path,
-            params=self._params(options),
-            timeout=(CONNECT_TIMEOUT, LIST_READ_TIMEOUT),
-        )
+        params = self._params(options)
+        timeout = (CONNECT_TIMEOUT, LIST_READ_TIMEOUT)
+        if self.lazy_items:
+            return self.rest_client.request(
+                "GET", self.path, params=params, timeout=timeout, lazy_items=True
+            )
+        return self.rest_client.request("GET", self.path, params=params, timeout=timeout)
 
     def watch(self, options: Mapping[str, Any], *, read_timeout: float | None = None) -> Watch:
         """Open a watch; a read that waits longer than ``read_timeout`` raises TransportError.

@@ -87,7 +87,10 @@ class RealFIFO(Queue):
 
     def replace(self, objects: Iterable[Any], resource_version: str = "") -> None:
         key_func = self._key_func
-        objects = list(objects)
+        # New states are transformed as they are taken, one by one: a list decoded lazily
+        # (jsonutil.LazyItems) then never holds every object untransformed at once.
+        transform = self._transform
+        objects = [transform(o) for o in objects] if transform is not None else list(objects)
         with self._lock:
             listed = {key_func(o) for o in objects}
             # The last queued entry of each key, in first-queued order.
@@ -104,9 +107,9 @@ class RealFIFO(Queue):
                 last_obj = self._known_objects.get_by_key(key)
                 self._append(DeltaType.DELETED, DeletedFinalStateUnknown(key, last_obj), False)
             # Keys are known good (computed above): append without re-checking each one.
-            transform, append, replaced = self._transform, self._items.append, DeltaType.REPLACED
+            append, replaced = self._items.append, DeltaType.REPLACED
             for obj in objects:
-                append(Delta(replaced, transform(obj) if transform is not None else obj))
+                append(Delta(replaced, obj))
             self._not_empty.notify()
             self._reported()
             if not self._populated:

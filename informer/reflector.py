@@ -49,7 +49,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 from client.errors import (
@@ -97,7 +97,7 @@ class ReflectorStore(Protocol):
 
     def delete(self, obj: Any) -> None: ...
 
-    def replace(self, objects: list[Any], resource_version: str) -> None: ...
+    def replace(self, objects: Iterable[Any], resource_version: str) -> None: ...
 
     def resync(self) -> None: ...
 
@@ -319,13 +319,14 @@ class Reflector:
         self._set_rv_unavailable(False)
         metadata = result.get("metadata") or {}
         resource_version = metadata.get("resourceVersion") or ""
-        items = _items_with_kind(result)
-        self.store.replace(items, resource_version)
+        items = result.get("items") or []
+        # One pass: with a lazily decoded list each item is decoded here, as the store takes it
+        # (and transforms it), so the whole list never exists decoded at once.
+        self.store.replace(_with_kind(items, result), resource_version)
+        del result, items
         self._set_last_sync_resource_version(resource_version)
         self._listed_once = True
-        log.debug(
-            "%s: listed %d items at resourceVersion %s", self.name, len(items), resource_version
-        )
+        log.debug("%s: listed at resourceVersion %s", self.name, resource_version)
 
     def _paged_list(self, options: Mapping[str, Any], page_size: int) -> tuple[Object, bool]:
         """All pages of one list through client-go's pager; returns (list, was_paged)."""
@@ -643,20 +644,21 @@ def _close(stream: object) -> None:
             log.debug("closing a watch stream failed", exc_info=True)
 
 
-def _items_with_kind(result: Mapping[str, Any]) -> list[Any]:
-    """The list's items, each given the kind/apiVersion that typed lists leave out.
+def _with_kind(items: Iterable[Any], result: Mapping[str, Any]) -> Iterator[Any]:
+    """The list's items, one at a time, each given the kind/apiVersion that typed lists leave out.
 
     Watch events and single GETs always carry them; items of built-in lists do not. Filling them
     in (as client-go's unstructured list decoding does) makes every cached object look the same
     however it arrived. The items are fresh from the decoder, so nothing shared is mutated.
     """
-    items = result.get("items") or []
     kind = result.get("kind") or ""
     api_version = result.get("apiVersion")
-    if kind.endswith("List") and api_version:
-        item_kind = kind[: -len("List")]
-        for item in items:
-            if isinstance(item, dict) and "kind" not in item:
-                item["kind"] = item_kind
-                item["apiVersion"] = api_version
-    return items
+    if not (kind.endswith("List") and api_version):
+        yield from items
+        return
+    item_kind = kind[: -len("List")]
+    for item in items:
+        if isinstance(item, dict) and "kind" not in item:
+            item["kind"] = item_kind
+            item["apiVersion"] = api_version
+        yield item

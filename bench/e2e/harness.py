@@ -3,9 +3,9 @@
 kubesim runs in the bench's own process (its CPU is the bench's, see ``measure.self_cpu``); each
 controller runs in a child process of its own, so that its CPU seconds count nothing else. The
 controllers are ours (``python -m controller``, the real CLI) and the peers in ``bench.peers``.
-A new contender (a floor that makes the controller's API calls with the plainest loop, say) is
-one more ``Kind``, one more entry in ``COMMANDS``, and its program in ``bench.peers``: every
-trial, figure and table then takes it like the others.
+A new contender is one more ``Kind``, one more entry in ``COMMANDS``, and its program in
+``bench.peers``: every trial, figure and table then takes it like the others. The floor
+(``bench.peers.floor``: the controller's API calls made by the plainest loop) came in that way.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ FOO_GVR = ("samplecontroller.k8s.io", "v1alpha1", "foos")
 NAMESPACE = "default"
 WARMUP_TIMEOUT = 90.0  # seconds a controller may take to start and converge its first Foo
 
-Kind = Literal["ours", "kopf", "official"]
+Kind = Literal["ours", "kopf", "official", "floor"]
 
 
 @dataclass(frozen=True)
@@ -42,15 +42,20 @@ class Variant:
     kind: Kind
     workers: int = 2  # worker threads (ours, official); kopf schedules per object
     qps: float = 0.0  # ours: --kube-api-qps (0: unlimited)
+    # ours: run the controller of this other checkout (its controller, client, informer, ...)
+    # instead of this one's: a same-run baseline for a change. None: this checkout.
+    source: Path | None = None
 
     @property
     def label(self) -> str:
         """The name tables and results use; it identifies the variant across rounds."""
+        if self.kind == "ours" and self.source is not None:
+            return f"base w={self.workers}"
         if self.kind == "ours":
             return f"ours w={self.workers} qps={'unlimited' if not self.qps else f'{self.qps:g}'}"
         if self.kind == "official":
             return f"official w={self.workers}"
-        return "kopf"
+        return self.kind  # kopf, floor: no knobs
 
 
 OURS = Variant("ours")
@@ -58,6 +63,7 @@ OURS8 = Variant("ours", workers=8)
 KOPF = Variant("kopf")
 OFFICIAL = Variant("official")
 OFFICIAL8 = Variant("official", workers=8)
+FLOOR = Variant("floor")
 
 
 @dataclass(frozen=True)
@@ -100,12 +106,17 @@ def _kopf(v: Variant, kubeconfig: str, launch: Launch) -> list[str]:
     return [str(kopf), "run", "--standalone", "-A", str(PEERS / "kopf_operator.py")]
 
 
+def _floor(v: Variant, kubeconfig: str, launch: Launch) -> list[str]:
+    return [PY, "-m", "bench.peers.floor", "--kubeconfig", kubeconfig]
+
+
 # The command line of each kind of controller. Children run in ROOT, so ``python -m bench...``
 # finds the bench package there and ``controller`` comes from the editable install.
 COMMANDS: dict[Kind, Callable[[Variant, str, Launch], list[str]]] = {
     "ours": _ours,
     "official": _official,
     "kopf": _kopf,
+    "floor": _floor,
 }
 
 
@@ -168,7 +179,9 @@ class Controller:
         self._log: IO[bytes] = open(log_path, "ab")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             COMMANDS[v.kind](v, kubeconfig, launch),
-            cwd=ROOT,
+            # ``python -m`` puts the working directory first on sys.path: a baseline's source
+            # tree is imported instead of this one (the same interpreter and dependencies)
+            cwd=v.source or ROOT,
             env=env,
             stdout=self._log,
             stderr=subprocess.STDOUT,

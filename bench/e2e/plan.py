@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.e2e import report, trials
-from bench.e2e.harness import KOPF, OFFICIAL, OFFICIAL8, OURS, OURS8, Variant
+from bench.e2e.harness import FLOOR, KOPF, OFFICIAL, OFFICIAL8, OURS, OURS8, Variant
 
 Trial = tuple[Variant, int, float]  # (controller, N, seconds of added latency)
 PARTS = ("burst", "steady", "memory")
@@ -53,7 +53,7 @@ def quick() -> Plan:
         sizes=[100, 1000],
         latencies=[0.0, 0.005],
         rounds=1,
-        peers=[OURS, OURS8, OFFICIAL, KOPF],
+        peers=[OURS, OURS8, OFFICIAL, KOPF, FLOOR],
         scaling_n=1000,
         qps20=[(100, 0.0)],
         steady_n=1000,
@@ -69,7 +69,7 @@ def full() -> Plan:
         sizes=[100, 1000, 5000],
         latencies=[0.0, 0.005],
         rounds=3,
-        peers=[OURS, OURS8, OFFICIAL, OFFICIAL8, KOPF],
+        peers=[OURS, OURS8, OFFICIAL, OFFICIAL8, KOPF, FLOOR],
         scaling_n=1000,
         qps20=[(100, 0.0), (100, 0.005)],
         steady_n=1000,

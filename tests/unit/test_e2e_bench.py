@@ -116,7 +116,10 @@ def test_report_prints_figures_of_every_part_and_the_targets():
     assert "python -m bench.e2e_bench --sizes 10" in text
     assert "| 10 | 0 ms | ours w=2 / kopf | **0.50x** | 0.50x |" in text
     assert "| 10 | 2s | 2 | **0** | 0 | 20 | 0.10 |" in text  # steady state
-    assert "| stripped (transform) | 200 B | 50 B | 45 B | **1.11x** |" in text
+    assert "| stripped (transform) | 200 B | 50 B | 45 B | 1.11x | **4.44x** |" in text
+    assert (
+        "peak RSS (the delta over start-up) within 1.3x of the decoded objects: **missed**" in text
+    )
     assert "- Steady-state writes are 0: met (0 writes over 2 resync periods)." in text
     figures = dict(report.bound_figures(results, stats.summarise(rows)))
     assert figures["ours w=2, 0 ms, N=10: controller CPU per Foo"] == "50.0 ms"
@@ -152,3 +155,28 @@ def test_write_docs_replaces_a_last_block_and_appends_when_missing(tmp_path):
     assert docs.read_text() == (
         "# Benchmarks\n\n## Workqueue\n\nW\n\n## End to end\n\n" + section("new") + "\n"
     )
+
+
+def test_cpu_per_foo_sets_ours_beside_the_peers_and_the_floor():
+    rows = [
+        burst_row("ours w=2 qps=unlimited", 1.0, 0.03, 0, n=10),
+        burst_row("kopf", 2.0, 0.06, 0, n=10),
+        burst_row("floor", 0.5, 0.01, 0, n=10),
+    ]
+    summary = stats.summarise(rows)
+    table = "\n".join(report.cpu_per_foo_table(summary))
+    assert "| N | latency | ours w=2 | kopf | floor | ours w=2 / floor |" in table
+    assert "| 10 | 0 ms | 3.00 ms | 6.00 ms | 1.00 ms | **3.00x** |" in table
+    text = report.figures({"bursts": rows, "elapsed": 1.0}, "cmd")
+    assert "CPU within 1.2x of the floor" in text and "**missed** (3.00x-3.00x)" in text
+    # the floor is a yardstick, not a peer to beat on time
+    assert "vs floor" not in text
+
+
+def test_every_kind_of_contender_has_a_command():
+    from bench.e2e import harness
+
+    for v in (harness.OURS, harness.KOPF, harness.OFFICIAL, harness.FLOOR):
+        cmd = harness.COMMANDS[v.kind](v, "/tmp/kubeconfig", harness.Launch())
+        assert cmd and "/tmp/kubeconfig" in " ".join(cmd) or v.kind == "kopf"
+    assert harness.FLOOR.label == "floor"

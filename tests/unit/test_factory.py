@@ -155,3 +155,5 @@ def test_api_client_is_wrapped_in_a_rest_client():
     config.host = "http://127.0.0.1:1"
     factory = SharedInformerFactory(ApiClient(config))
     assert isinstance(factory.rest_client, RESTClient)
+    # the shipped client keeps list items encoded until the informer takes them, one by one
+    assert factory.for_resource("apps", "v1", "deployments").list_watch.lazy_items

@@ -250,3 +250,24 @@ def test_concurrent_producer_and_consumer_lose_nothing(kind):
     consumer.join(5)
     assert not consumer.is_alive()
     assert seen == names
+
+
+def test_replace_transforms_each_listed_object_before_taking_the_next(kind):
+    # A lazily decoded list hands objects out one at a time: each must be transformed (here, its
+    # bulky part dropped) before the next is decoded, so the list never exists whole untouched.
+    counts = {"listed": 0, "transformed": 0}
+
+    def strip(o):
+        counts["transformed"] += 1
+        return {**o, "bulk": None}
+
+    def listed():
+        for name in ("a", "b", "c"):
+            assert counts["transformed"] == counts["listed"], "an earlier object is untransformed"
+            counts["listed"] += 1
+            yield obj(name, bulk="x" * 100)
+
+    fifo, _ = make(kind, transform=strip)
+    fifo.replace(listed(), "5")
+    assert counts == {"listed": 3, "transformed": 3}
+    assert [d[1] for d in pop_all(fifo)] == ["a", "b", "c"]

@@ -73,3 +73,52 @@ def test_shared_by_threads():
     for t in threads:
         t.join()
     assert errors == []
+
+
+LIST = {
+    "kind": "DeploymentList",
+    "apiVersion": "apps/v1",
+    "metadata": {"resourceVersion": "42", "continue": ""},
+    "items": [{"metadata": {"name": f"d{i}"}, "spec": {"replicas": i}} for i in range(3)],
+}
+
+
+def test_a_list_read_lazily_holds_what_loads_gives(codec):
+    body = json.dumps(LIST).encode()
+    lazy = codec.loads_list(body)
+    assert {k: v for k, v in lazy.items() if k != "items"} == {
+        k: v for k, v in LIST.items() if k != "items"
+    }
+    items = lazy["items"]
+    assert len(items) == 3 and list(items) == LIST["items"] and items[1] == LIST["items"][1]
+    assert list(items[1:]) == LIST["items"][1:]
+
+
+def test_lazy_items_are_decoded_on_each_read_and_belong_to_the_reader():
+    items = client.jsonutil.loads_list(json.dumps(LIST).encode())["items"]
+    if client.jsonutil.CODEC != "msgspec":
+        pytest.skip("only msgspec decodes items lazily")
+    assert isinstance(items, client.jsonutil.LazyItems)
+    first = items[0]
+    first["spec"]["replicas"] = 99  # the reader's own object
+    assert items[0]["spec"]["replicas"] == 0 and items[0] is not first
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"[1, 2]", b'{"items": null}', b'{"items": {"a": 1}}', b'{"kind": "Status", "code": 404}'],
+)
+def test_anything_but_a_list_decodes_as_loads_does(codec, body):
+    assert codec.loads_list(body) == json.loads(body)
+
+
+def test_invalid_json_is_a_value_error_when_read_lazily(codec):
+    with pytest.raises(ValueError):
+        codec.loads_list(b'{"items": [1,')
+
+
+def test_pages_join_without_decoding_and_with_decoded_pages():
+    page = client.jsonutil.loads_list(json.dumps(LIST).encode())["items"]
+    joined = client.jsonutil.LazyItems.join([page, [{"plain": True}], page])
+    assert len(joined) == 7
+    assert list(joined) == LIST["items"] + [{"plain": True}] + LIST["items"]

@@ -77,3 +77,15 @@ def test_watch_params_and_stall_deadline():
 def test_watch_read_timeout_is_slightly_past_the_server_deadline():
     assert watch_read_timeout(1) == 3.0  # at least 2 s of slack
     assert watch_read_timeout(600) == 630.0  # 5% past
+
+
+def test_lazy_items_is_asked_of_the_client_only_when_set():
+    class LazyRecordingRESTClient(RecordingRESTClient):
+        def request(self, method, path, params=None, timeout=None, *, lazy_items=False):
+            self.requests.append((method, path, lazy_items))
+            return {"kind": "List", "metadata": {"resourceVersion": "7"}, "items": []}
+
+    rc = LazyRecordingRESTClient()
+    ListWatch(rc, "apps", "v1", "deployments", lazy_items=True).list({})
+    ListWatch(rc, "apps", "v1", "deployments").list({})
+    assert [r[2] for r in rc.requests] == [True, False]

@@ -3,11 +3,13 @@ continue token expires (client-go ``tools/pager``), against a fake paged list fu
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
+from client import jsonutil
 from client.errors import APIError
 from client.pager import DEFAULT_PAGE_SIZE, ListPager
 
@@ -135,3 +137,17 @@ def test_other_errors_on_a_later_page_are_raised():
         ListPager(lister, page_size=3).list({})
     assert err.value.code == 500
     assert len(lister.calls) == 2  # no full list: only an expired token is worked around
+
+
+def test_pages_decoded_lazily_stay_undecoded_when_joined():
+    lister = PagedList(7)
+
+    def lazy_pages(options: Mapping[str, Any]) -> dict[str, Any]:
+        page = lister(options)
+        return jsonutil.loads_list(json.dumps(page).encode())
+
+    result, paged = ListPager(lazy_pages, page_size=3).list({"resourceVersion": "0"})
+    assert paged
+    if jsonutil.CODEC == "msgspec":
+        assert isinstance(result["items"], jsonutil.LazyItems)
+    assert names(result) == [f"o{i}" for i in range(7)]

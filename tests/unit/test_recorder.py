@@ -3,6 +3,8 @@ records every request (POST, PATCH, retries, shutdown, a full queue)."""
 
 from __future__ import annotations
 
+import copy
+import logging
 import threading
 import time
 
@@ -177,3 +179,106 @@ def test_full_queue_drops_without_blocking():
     for i in range(5):
         rec.event(FOO, EVENT_TYPE_NORMAL, "R", f"m{i}")
     assert rec.dropped == 3
+
+
+def test_the_caller_only_hands_off_the_event_is_built_and_logged_by_a_sender(caplog):
+    rest = FakeRest()
+    calls = iter([1_700_000_000_123_456_789])  # one call: the clock is read by event(), not later
+    rec = EventRecorder(rest, component="c", host="h", clock=lambda: next(calls))
+    with caplog.at_level(logging.INFO, logger="tools.record.recorder"):
+        rec.event(FOO, EVENT_TYPE_NORMAL, "Synced", "ok")
+        assert not [r for r in caplog.records if r.getMessage() == "event"]  # nothing logged yet
+        rec.start()
+        assert rec.shutdown(timeout=5)
+    (logged,) = [r for r in caplog.records if r.getMessage() == "event"]
+    assert logged.threadName.startswith("event-sender-")
+    (_, _, _, body, _) = rest.calls[0]
+    # name and timestamps come from the moment of the call
+    assert body["metadata"]["name"] == "foo-a.17979cfe3d85cd15"
+    assert body["firstTimestamp"] == body["lastTimestamp"] == "2023-11-14T22:13:20Z"
+
+
+def test_the_object_is_read_at_the_call_not_when_the_event_is_written():
+    rest = FakeRest()
+    rec = EventRecorder(rest, component="c", host="h")
+    obj = copy.deepcopy(FOO)
+    rec.event(obj, EVENT_TYPE_NORMAL, "Synced", "ok")
+    obj["metadata"]["resourceVersion"] = "8"  # a caller that reuses its dict
+    rec.start()
+    assert rec.shutdown(timeout=5)
+    assert rest.calls[0][3]["involvedObject"]["resourceVersion"] == "7"
+
+
+class GatedRest(FakeRest):
+    """Holds every write until `release` is set, counting how many are in flight at once."""
+
+    def __init__(self):
+        super().__init__()
+        self.release = threading.Event()
+        self.lock = threading.Lock()
+        self.in_flight = 0
+        self.most_in_flight = 0
+
+    def request(self, *args, **kwargs):
+        with self.lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            self.release.wait(5)
+            with self.lock:  # FakeRest's bookkeeping is not thread-safe
+                return super().request(*args, **kwargs)
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+
+def other(name):
+    return {**FOO, "metadata": {**FOO["metadata"], "name": name, "uid": f"u-{name}"}}
+
+
+def test_senders_write_events_about_different_objects_side_by_side():
+    rest = GatedRest()
+    rec = EventRecorder(rest, component="c", host="h", senders=4)
+    rec.start()
+    names = [f"foo-{i}" for i in range(40)]  # enough that every sender gets some
+    for name in names:
+        rec.event(other(name), EVENT_TYPE_NORMAL, "Synced", "ok")
+    wait_for(lambda: rest.most_in_flight >= 2, message="two writes in flight at once")
+    rest.release.set()
+    assert rec.shutdown(timeout=5)
+    assert sorted(c[3]["involvedObject"]["name"] for c in rest.calls) == sorted(names)
+
+
+def test_events_about_one_object_stay_in_order_and_repeats_still_patch_with_many_senders():
+    rest = FakeRest()
+    rec = EventRecorder(rest, component="c", host="h", senders=4)
+    for i in range(3):
+        for name in ("a", "b", "c", "d", "e"):
+            rec.event(other(name), EVENT_TYPE_NORMAL, "Synced", "ok")
+            rec.event(other(name), EVENT_TYPE_NORMAL, "Scaled", f"to {i}")
+    rec.start()
+    assert rec.shutdown(timeout=5)
+    for name in ("a", "b", "c", "d", "e"):
+        mine = [c for c in rest.calls if c[0] == "POST" and c[3]["involvedObject"]["name"] == name]
+        mine += [c for c in rest.calls if c[0] == "PATCH" and f"/{name}." in c[1]]
+        # one POST per distinct event, every repeat a PATCH of it: never a duplicate POST
+        assert [c[3].get("reason") for c in mine if c[0] == "POST"] == ["Synced"] + ["Scaled"] * 3
+        assert [c[3]["count"] for c in mine if c[0] == "PATCH"] == [2, 3]
+    # and in the order recorded, per object
+    messages_a = [
+        c[3]["message"]
+        for c in rest.calls
+        if c[0] == "POST" and c[3]["involvedObject"]["name"] == "a" and c[3]["reason"] == "Scaled"
+    ]
+    assert messages_a == ["to 0", "to 1", "to 2"]
+
+
+def test_the_queue_bound_holds_across_senders():
+    rest = FakeRest()
+    rec = EventRecorder(rest, component="c", host="h", queue_length=3, senders=4)  # not started
+    for name in "abcdef":
+        rec.event(other(name), EVENT_TYPE_NORMAL, "R", "m")
+    assert rec.dropped == 3
+    rec.start()
+    assert rec.shutdown(timeout=5)
+    assert len(rest.calls) == 3

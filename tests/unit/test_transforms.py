@@ -19,3 +19,46 @@ def test_leaves_other_objects_alone():
     assert transform_strip_managed_fields({}) == {}
     tombstone_like = object()
     assert transform_strip_managed_fields(tombstone_like) is tombstone_like
+
+
+def test_intern_strings_shares_equal_short_values_and_keeps_the_object_equal():
+    import copy
+    import json
+
+    from informer.transforms import INTERN_MAX_LENGTH, transform_intern_strings
+
+    def decoded(name):  # what a decoder hands over: fresh strings everywhere
+        return json.loads(
+            json.dumps(
+                {
+                    "apiVersion": "apps/v1",
+                    "metadata": {"name": name, "labels": {"app": "nginx"}},
+                    "spec": {
+                        "containers": [{"image": "nginx:latest", "args": ["--one", ["--two"]]}]
+                    },
+                    "status": {"message": "x" * (INTERN_MAX_LENGTH + 1), "replicas": 1},
+                }
+            )
+        )
+
+    a, b = decoded("a"), decoded("b")
+    before = copy.deepcopy(a)
+    assert transform_intern_strings(a) is a and a == before
+    transform_intern_strings(b)
+    assert a["apiVersion"] is b["apiVersion"]
+    assert a["metadata"]["labels"]["app"] is b["metadata"]["labels"]["app"]
+    image = a["spec"]["containers"][0]
+    assert image["image"] is b["spec"]["containers"][0]["image"]
+    assert image["args"][1][0] is b["spec"]["containers"][0]["args"][1][0]  # nested lists too
+    assert a["status"]["message"] is not b["status"]["message"]  # long ones are left alone
+    assert transform_intern_strings(a) == before  # idempotent
+    assert transform_intern_strings("tombstone") == "tombstone"
+
+
+def test_chain_applies_transforms_in_order():
+    from informer.transforms import chain_transforms, transform_intern_strings
+
+    chained = chain_transforms(transform_strip_managed_fields, transform_intern_strings)
+    obj = {"metadata": {"name": "a", "managedFields": [{}]}}
+    assert chained(obj) == {"metadata": {"name": "a"}}
+    assert chain_transforms(lambda o: o + [1], lambda o: o + [2])([]) == [1, 2]

@@ -4,8 +4,9 @@ Why this is more than one POST per event: a controller that reconciles every 30 
 new Event object every 30 s per Foo, flooding etcd and making ``kubectl describe`` unreadable. So,
 as upstream:
 
-- ``EventRecorder.event`` never blocks the caller: events go into a bounded queue (1000) that a
-  sender thread drains; when the queue is full the event is dropped with a log line
+- ``EventRecorder.event`` never blocks the caller and costs it only a hand-off: a small tuple
+  goes into a bounded queue (1000) that sender threads drain, building, logging and writing
+  the Event there; when the queue is full the event is dropped with a log line
   (``record.EventBroadcaster``, ``watch.Broadcaster`` with ``DropIfChannelFull``);
 - the ``EventCorrelator`` (``correlator.py``, events_cache.go) runs before each write: it folds
   similar events into one, turns a repeat into a PATCH of its ``count``, and drops a storm;
@@ -13,8 +14,10 @@ as upstream:
   itself is wrong (``recordToSink``).
 
 client-go twins: ``record.EventRecorder`` / ``EventBroadcaster`` (event.go), ``EventCorrelator``
-(events_cache.go). Differences: one sender thread instead of a broadcaster with watchers (we have
-exactly one sink, the API), and no ``StartLogging`` watcher: the recorder logs each event itself.
+(events_cache.go). Differences: sender threads instead of a broadcaster with watchers (we have
+exactly one sink, the API), each owning the Events of a share of the objects so that one
+object's Events are still written in order; and no ``StartLogging`` watcher: the senders log
+each event as they build it.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import random
 import socket
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -48,19 +52,37 @@ EVENT_TYPE_WARNING = "Warning"
 QUEUE_LENGTH = 1000  # maxQueuedEvents
 MAX_TRIES_PER_EVENT = 12  # maxTriesPerEvent
 RETRY_INTERVAL = 10.0  # defaultSleepDuration, seconds
+# Ours: threads writing Events. client-go's sink writes one Event at a time; at a few ms a round
+# trip that caps Events near 1 / RTT per second, about what two workers making one write each
+# produce, so two keep up with sample-controller's default of two workers.
+SENDERS = 2
+
+# What a caller hands off: the involved object's kind, apiVersion, namespace, name, uid and
+# resourceVersion as they were at the call, then type, reason, message and the call's time (unix
+# nanoseconds). Everything else (the Event, its timestamps, the log line) is made by a sender.
+_Recorded = tuple[str, str, str, str, str, str, str, str, str, int]
 
 
-def _now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+def _rfc3339(unix_ns: int) -> str:
+    return datetime.fromtimestamp(unix_ns / 1e9, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class EventRecorder:
     """Record Events about objects, asynchronously (client-go ``record.EventRecorder``).
 
-    Differs: one sender thread where client-go runs an ``EventBroadcaster`` with watchers.
+    Differs: sender threads where client-go runs an ``EventBroadcaster`` with watchers.
 
-    ``event(obj, type, reason, message)`` returns at once. ``start()`` runs the sender thread;
-    ``shutdown(timeout)`` flushes what is queued, within the timeout, and stops it.
+    ``event(obj, type, reason, message)`` returns at once, having done no more than copy six
+    fields of ``obj`` into a tuple and queue it: building the Event, formatting its timestamps,
+    logging it and writing it happen on a sender thread, so a worker pays for the hand-off only.
+    ``start()`` runs the senders; ``shutdown(timeout)`` flushes what is queued, within the
+    timeout, and stops them.
+
+    Ordering: every Event about one object goes to the same sender (chosen by the object's
+    namespace and name), which writes them one at a time in the order they were recorded, as
+    client-go's sink does. The correlator's state is per involved object (its keys start with
+    it), so a repeat still becomes a PATCH of the Event written before it, never a second POST.
+    Events about different objects are written side by side, ``senders`` at a time.
     """
 
     def __init__(
@@ -73,18 +95,27 @@ class EventRecorder:
         max_tries: int = MAX_TRIES_PER_EVENT,
         retry_interval: float = RETRY_INTERVAL,
         correlator: EventCorrelator | None = None,
+        senders: int = SENDERS,
+        clock: Callable[[], int] = time.time_ns,
     ) -> None:
         self._rest = rest  # writes Events through the API
         self._component = component  # source.component and reportingComponent
         self._host = host or socket.gethostname()  # source.host and reportingInstance
         self._field_manager = field_manager or component  # ?fieldManager= on every write
-        # events waiting for the sender; None, put by shutdown, ends it
-        self._queue: queue.Queue[Object | None] = queue.Queue(maxsize=queue_length)
+        # one queue per sender; None, put by shutdown, ends that sender. SimpleQueue (C, no
+        # Condition) keeps the hand-off cheap; the bound is kept by _queued below.
+        self._queues: list[queue.SimpleQueue[_Recorded | None]] = [
+            queue.SimpleQueue() for _ in range(max(1, senders))
+        ]
+        self._queue_length = queue_length  # events waiting, all senders together, at most
+        self._queued = 0  # events waiting now (recorded, not yet taken by a sender)
+        self._queued_lock = threading.Lock()
         self._max_tries = max_tries  # write attempts per event before it is dropped
         self._retry_interval = retry_interval  # seconds between attempts
         self._correlator = correlator or EventCorrelator()
+        self._clock = clock  # unix nanoseconds of a call: the Event's name and timestamps
         self._stop = threading.Event()  # set by shutdown: stop retrying, flush what is queued
-        self._thread: threading.Thread | None = None  # the sender
+        self._threads: list[threading.Thread] = []  # the senders, once started
         self.dropped = 0  # events dropped because the queue was full (for tests and metrics)
 
     # -- producing ----------------------------------------------------------------------------
@@ -92,84 +123,111 @@ class EventRecorder:
     def event(self, obj: Object, event_type: str, reason: str, message: str) -> None:
         """Record an event about obj (a Foo, a Deployment, ...). Never blocks."""
         meta = obj.get("metadata") or {}
-        now = _now_rfc3339()
-        namespace = meta.get("namespace") or "default"
-        ev = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {
-                # "<object name>.<hex unix nanos>", as makeEvent
-                "name": f"{meta.get('name', '')}.{time.time_ns():x}",
-                "namespace": namespace,
-            },
-            "involvedObject": {
-                "kind": obj.get("kind", ""),
-                "namespace": meta.get("namespace", ""),
-                "name": meta.get("name", ""),
-                "uid": meta.get("uid", ""),
-                "apiVersion": obj.get("apiVersion", ""),
-                "resourceVersion": meta.get("resourceVersion", ""),
-            },
-            "reason": reason,
-            "message": message,
-            "source": {"component": self._component, "host": self._host},
-            "firstTimestamp": now,
-            "lastTimestamp": now,
-            "count": 1,
-            "type": event_type,
-            "reportingComponent": self._component,
-            "reportingInstance": self._host,
-        }
+        namespace, name = meta.get("namespace", ""), meta.get("name", "")
+        recorded: _Recorded = (
+            obj.get("kind", ""),
+            obj.get("apiVersion", ""),
+            namespace,
+            name,
+            meta.get("uid", ""),
+            meta.get("resourceVersion", ""),
+            event_type,
+            reason,
+            message,
+            self._clock(),
+        )
+        with self._queued_lock:
+            full = self._queued >= self._queue_length
+            if not full:
+                self._queued += 1
+        if full:
+            # client-go's ActionOrDrop: a burst of Events must not stall the caller
+            self.dropped += 1
+            log.error("event queue full, dropping event", extra={"reason": reason})
+            return
+        queues = self._queues
+        queues[hash((namespace, name)) % len(queues) if len(queues) > 1 else 0].put(recorded)
+
+    def eventf(self, obj: Object, event_type: str, reason: str, fmt: str, *args: Any) -> None:
+        self.event(obj, event_type, reason, fmt % args if args else fmt)
+
+    def _make_event(self, recorded: _Recorded) -> Object:
+        """The Event a recorded tuple stands for (client-go ``makeEvent``), and its log line."""
+        kind, api_version, namespace, name, uid, rv, event_type, reason, message, at = recorded
         log.info(
             "event",
             extra={
-                "object": f"{meta.get('namespace', '')}/{meta.get('name', '')}",
-                "kind": obj.get("kind", ""),
+                "object": f"{namespace}/{name}",
+                "kind": kind,
                 "type": event_type,
                 "reason": reason,
                 "event_message": message,
             },
         )
-        try:
-            self._queue.put_nowait(ev)
-        except queue.Full:
-            self.dropped += 1
-            log.error("event queue full, dropping event", extra={"reason": reason})
-
-    def eventf(self, obj: Object, event_type: str, reason: str, fmt: str, *args: Any) -> None:
-        self.event(obj, event_type, reason, fmt % args if args else fmt)
+        stamp = _rfc3339(at)
+        return {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {
+                # "<object name>.<hex unix nanos>", as makeEvent
+                "name": f"{name}.{at:x}",
+                "namespace": namespace or "default",
+            },
+            "involvedObject": {
+                "kind": kind,
+                "namespace": namespace,
+                "name": name,
+                "uid": uid,
+                "apiVersion": api_version,
+                "resourceVersion": rv,
+            },
+            "reason": reason,
+            "message": message,
+            "source": {"component": self._component, "host": self._host},
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "count": 1,
+            "type": event_type,
+            "reportingComponent": self._component,
+            "reportingInstance": self._host,
+        }
 
     # -- sending ------------------------------------------------------------------------------
 
     def start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="event-sender", daemon=True)
-            self._thread.start()
+        if self._threads:
+            return
+        for i, q in enumerate(self._queues):
+            t = threading.Thread(target=self._run, args=(q,), name=f"event-sender-{i}", daemon=True)
+            self._threads.append(t)
+            t.start()
 
     def shutdown(self, timeout: float = 5.0) -> bool:
-        """Flush queued events (no more retries), stop the sender; True when all were sent.
+        """Flush queued events (no more retries), stop the senders; True when all were sent.
 
-        Returns within ``timeout`` even when the queue is full behind a write to a hung server;
-        the sender, a daemon, is then left to end with the process.
+        Returns within ``timeout`` even when a sender is stuck behind a write to a hung
+        server; the senders, daemons, are then left to end with the process.
         """
         self._stop.set()
-        if self._thread is None:
-            return self._queue.empty()
+        if not self._threads:
+            with self._queued_lock:
+                return self._queued == 0
         deadline = time.monotonic() + timeout
-        try:
-            self._queue.put(None, timeout=timeout)  # wakes the sender once the queue is drained
-        except queue.Full:
-            return False
-        self._thread.join(max(0.0, deadline - time.monotonic()))
-        return not self._thread.is_alive()
+        for q in self._queues:
+            q.put(None)  # after what is queued: wakes its sender once that is drained
+        for t in self._threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+        return not any(t.is_alive() for t in self._threads)
 
-    def _run(self) -> None:
+    def _run(self, q: queue.SimpleQueue[_Recorded | None]) -> None:
         while True:
-            ev = self._queue.get()
-            if ev is None:
+            recorded = q.get()
+            if recorded is None:
                 return
+            with self._queued_lock:
+                self._queued -= 1
             try:
-                self._record_to_sink(ev)
+                self._record_to_sink(self._make_event(recorded))
             except Exception:  # noqa: BLE001 - the sender must outlive any single bad event
                 log.exception("unexpected error while writing an event")
 
@@ -215,7 +273,7 @@ class EventRecorder:
                     self._correlator.forget(key)
                     ev = dict(ev, count=1, firstTimestamp=ev["lastTimestamp"])
                     ev["metadata"] = {
-                        "name": f"{ev['involvedObject']['name']}.{time.time_ns():x}",
+                        "name": f"{ev['involvedObject']['name']}.{self._clock():x}",
                         "namespace": namespace,
                     }
                     stored = self._create(ev, params)
