@@ -49,7 +49,11 @@ from controller.trace import install_trace
 from informer.factory import SharedInformerFactory
 from informer.metrics import InformerMetricsProvider, default_metrics_provider
 from informer.shared_informer import SharedIndexInformer, wait_for_cache_sync
-from informer.transforms import transform_strip_managed_fields
+from informer.transforms import (
+    chain_transforms,
+    transform_intern_strings,
+    transform_strip_managed_fields,
+)
 from tools.leaderelection import LeaderElectionConfig, LeaderElector, LeaseLock
 from tools.record import EventRecorder
 from workqueue import PrometheusMetricsProvider, RateLimitingQueue, sample_controller_rate_limiter
@@ -229,7 +233,13 @@ def run(
 
     # Two factories, as sample-controller has: the Foo selector (sharding) must narrow the Foo
     # informer only; Deployments of Foos outside the shard are ignored by handle_object.
-    transform = transform_strip_managed_fields if options.strip_managed_fields else None
+    # Strip managedFields (unless told not to), then share repeated strings: together they
+    # halve what the cache holds (docs/benchmarks.md, Cache memory).
+    transform = (
+        chain_transforms(transform_strip_managed_fields, transform_intern_strings)
+        if options.strip_managed_fields
+        else transform_intern_strings
+    )
     kube_factory = SharedInformerFactory(
         rest,
         options.resync_period,
