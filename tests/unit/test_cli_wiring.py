@@ -1,5 +1,6 @@
 """controller.manager.run wires the flags into the informers (no API server needed)."""
 
+import sys
 import threading
 
 import controller.manager as manager
@@ -50,9 +51,20 @@ def run_with(monkeypatch, *flags):
     return [f.kwargs for f in RecordingFactory.made]
 
 
+def _with_managed_fields() -> dict:
+    return {
+        "metadata": {"name": "d", "managedFields": [{"manager": "kubectl"}]},
+        "spec": {"image": "".join(["nginx:", "1.25"])},  # built at run time: not interned yet
+    }
+
+
 def test_managed_fields_are_stripped_by_default(monkeypatch):
     made = run_with(monkeypatch)
-    assert [k["transform"] for k in made] == [transform_strip_managed_fields] * 2
+    for kwargs in made:
+        transformed = kwargs["transform"](_with_managed_fields())
+        assert transformed == transform_strip_managed_fields(_with_managed_fields())
+        assert "managedFields" not in transformed["metadata"]
+        assert transformed["spec"]["image"] is sys.intern("nginx:1.25")  # then interned
     assert {k["resync"] for k in made} == {90.0}
 
 
@@ -60,7 +72,10 @@ def test_no_strip_managed_fields_keeps_them(monkeypatch):
     made = run_with(
         monkeypatch, "--no-strip-managed-fields", "--fifo", "delta", "--namespace", "ns1"
     )
-    assert [k["transform"] for k in made] == [None, None]
+    for kwargs in made:  # only interned: managedFields stay
+        transformed = kwargs["transform"](_with_managed_fields())
+        assert transformed["metadata"]["managedFields"] == [{"manager": "kubectl"}]
+        assert transformed["spec"]["image"] is sys.intern("nginx:1.25")
     assert {k["fifo"] for k in made} == {"delta"} and {k["namespace"] for k in made} == {"ns1"}
 
 
