@@ -11,11 +11,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from client.errors import is_not_found
 
-__all__ = ["CRD", "ROOT", "wait_for"]
+__all__ = ["CRD", "ROOT", "foreign_deployment", "wait_for"]
 
 ROOT = Path(__file__).resolve().parents[1]  # the repository checkout
 CRD = ROOT / "crds" / "foo-crd.yaml"  # the Foo CRD as the project ships it
@@ -59,3 +59,21 @@ def wait_for(
             what = what or getattr(predicate, "__qualname__", repr(predicate))
             raise AssertionError(f"timed out after {timeout}s waiting for {what}; last: {last!r}")
         time.sleep(interval)
+
+
+def foreign_deployment(name: str) -> dict[str, Any]:
+    """A Deployment someone else made (no ownerReference, 2 replicas): what a Foo naming it
+    must never touch."""
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "labels": {"owner": "someone-else"}},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "x"}},
+            "template": {
+                "metadata": {"labels": {"app": "x"}},
+                "spec": {"containers": [{"name": "x", "image": "busybox:1"}]},
+            },
+        },
+    }

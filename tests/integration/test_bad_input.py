@@ -29,7 +29,7 @@ import pytest
 from client.errors import APIError
 from client.rest import resource_path
 from controller.foo_controller import DEPLOYMENT_GVR
-from tests.helpers import wait_for
+from tests.helpers import foreign_deployment, wait_for
 from tests.integration.controller_harness import foo
 from tests.integration.test_faults import (  # noqa: F401 - escaped is a fixture
     FaultHarness,
@@ -251,19 +251,7 @@ def test_deployment_owned_by_someone_else_is_never_touched_and_retried_with_back
     foreign = h.client.request(
         "POST",
         resource_path(*DEPLOYMENT_GVR, NS),
-        body={
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "taken", "labels": {"owner": "someone-else"}},
-            "spec": {
-                "replicas": 2,
-                "selector": {"matchLabels": {"app": "x"}},
-                "template": {
-                    "metadata": {"labels": {"app": "x"}},
-                    "spec": {"containers": [{"name": "x", "image": "busybox:1"}]},
-                },
-            },
-        },
+        body=foreign_deployment("taken"),
     )
     # kubesim's deployment "controller" fills in its status; from then on nobody should write it
     foreign = wait_for(

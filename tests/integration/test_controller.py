@@ -11,7 +11,7 @@ from client.rest import resource_path
 from controller.__main__ import main
 from controller.foo_controller import DEPLOYMENT_GVR
 from kubesim import KubeSim
-from tests.helpers import wait_for
+from tests.helpers import foreign_deployment, wait_for
 from tests.integration.controller_harness import (
     ControllerHarness,
     foo,
@@ -108,19 +108,7 @@ def test_collision_with_a_deployment_we_do_not_own(harness):
     foreign = h.client.request(
         "POST",
         resource_path(*DEPLOYMENT_GVR, "default"),
-        body={
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "taken", "labels": {"owner": "someone-else"}},
-            "spec": {
-                "replicas": 2,
-                "selector": {"matchLabels": {"app": "x"}},
-                "template": {
-                    "metadata": {"labels": {"app": "x"}},
-                    "spec": {"containers": [{"name": "x", "image": "busybox:1"}]},
-                },
-            },
-        },
+        body=foreign_deployment("taken"),
     )
     h.create_foo(foo("collider", deployment_name="taken", replicas=5))
 
@@ -145,22 +133,6 @@ def test_collision_with_a_deployment_we_do_not_own(harness):
     assert after["metadata"]["resourceVersion"] == foreign["metadata"]["resourceVersion"]
     assert after["spec"]["replicas"] == 2
     assert "ownerReferences" not in after["metadata"]
-
-
-def foreign_deployment(name: str) -> dict:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "labels": {"owner": "someone-else"}},
-        "spec": {
-            "replicas": 2,
-            "selector": {"matchLabels": {"app": "x"}},
-            "template": {
-                "metadata": {"labels": {"app": "x"}},
-                "spec": {"containers": [{"name": "x", "image": "busybox:1"}]},
-            },
-        },
-    }
 
 
 def status_writes(sim: KubeSim, name: str) -> list:
