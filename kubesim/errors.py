@@ -37,7 +37,6 @@ __all__ = [
     "internal_error",
     "invalid",
     "method_not_allowed",
-    "not_acceptable",
     "not_found",
     "page_not_found",
     "qualified",
@@ -298,14 +297,6 @@ def forbidden(group: str, resource: str, name: str, message: str, causes=None) -
 def method_not_allowed() -> ApiError:
     msg = "the server does not allow this method on the requested resource"
     return ApiError(405, status(405, "MethodNotAllowed", msg, {}))
-
-
-def not_acceptable(accept: str) -> ApiError:
-    msg = (
-        "only the following media types are accepted: application/json, application/yaml "
-        f"(got {accept})"
-    )
-    return ApiError(406, status(406, "NotAcceptable", msg))
 
 
 def unsupported_media_type(content_type: str) -> ApiError:
