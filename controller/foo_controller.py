@@ -29,6 +29,9 @@ Differences from sample-controller, each deliberate:
 - the controller remembers what it wrote until its caches show it (``controller.expectations``)
   and does not write again from an older copy; a 409 that still happens (someone else wrote
   first) is a requeue, not an error, as controller-runtime users return ``Requeue: true``;
+- a worker does not wait for the last write of a sync (the Deployment create, or the status
+  write): a free writer thread makes it while the worker takes the next key, and the key stays
+  in the queue's processing set until the write has landed (``controller.writebehind``);
 - the ``Synced`` event is recorded when a sync wrote something, not on every resync: upstream's
   would PATCH an Event every 30 s per Foo forever;
 - a Foo that cannot be acted on (no ``deploymentName``, a name that cannot be a label value) and
@@ -73,6 +76,7 @@ from controller.validation import (
     Problem,
     foo_problem,
 )
+from controller.writebehind import WriteBehind
 from informer.lister import NotFoundError
 from informer.shared_informer import ResourceEventHandlerFuncs, wait_for_cache_sync
 from informer.store import (
@@ -125,6 +129,9 @@ DEPLOYMENT_GVR = ("apps", "v1", "deployments")
 DEPLOYMENT_NAME_INDEX = "byDeploymentName"
 
 READY = "Ready"
+
+# The write that ends a sync, left unmade for a writer thread (``controller.writebehind``).
+LastWrite = Callable[[], None]
 
 REQUEST_TIMEOUT = 60.0  # seconds a write may take, until the shutdown budget says less
 
@@ -200,6 +207,7 @@ class Controller:
         self._abandoned = False  # the drain deadline has passed: start nothing, write nothing
         self._budget: ShutdownBudget | None = None  # set by run(); bounds writes once stopping
         self._workers: list[threading.Thread] = []  # started by run()
+        self._writers: WriteBehind | None = None  # started by run(): the syncs' last writes
 
         log.info("setting up event handlers")
         self._registrations.append(
@@ -350,8 +358,13 @@ class Controller:
         # run_worker returns only once the queue has shut down and is empty: an error in a
         # sync is caught in process_next_work_item, so (unlike Go's wait.Until) no restart
         # loop is needed to survive one.
+        # As many writer threads as workers: a worker leaves the last write of a sync to a
+        # free one and takes the next key meanwhile (controller.writebehind).
+        writers = self._writers = WriteBehind(workers, name="foo-writer")
         threads = [
-            threading.Thread(target=self.run_worker, name=f"foo-worker-{i}", daemon=True)
+            threading.Thread(
+                target=self.run_worker, args=(writers,), name=f"foo-worker-{i}", daemon=True
+            )
             for i in range(workers)
         ]
         self._workers = threads
@@ -376,6 +389,8 @@ class Controller:
                 extra={"timeout": budget.timeout, "abandoned": ",".join(abandoned)},
             )
             self.workqueue.shut_down()  # releases the drain; get() still hands out what is queued
+            return
+        writers.stop(budget.left(budget.drain_deadline))
 
     def _abandon(self) -> list[str]:
         """Pass the drain deadline: no key starts from now on; returns the keys in flight."""
@@ -383,13 +398,34 @@ class Controller:
             self._abandoned = True
             return sorted(self._in_flight)
 
-    def run_worker(self) -> None:
-        """Process items until the queue shuts down (or the drain deadline passes)."""
-        while self.process_next_work_item():
-            pass
+    def run_worker(self, writers: WriteBehind | None = None) -> None:
+        """Process items until the queue shuts down (or the drain deadline passes), leaving
+        the last write of a sync to ``writers`` when one of them is free."""
+        while True:
+            while self.process_next_work_item(writers):
+                pass
+            # The queue is shut down and empty, but a last write still in flight may put its
+            # key back (the key was added again while it was held): a worker that had made the
+            # write itself would take it now, so wait for the writers and take what they put
+            # back.
+            budget = self._budget
+            if writers is None or self._past_drain_deadline():
+                return
+            timeout = budget.left(budget.drain_deadline) if budget and budget.started else None
+            if not writers.wait_idle(timeout) or len(self.workqueue) == 0:
+                return
 
-    def process_next_work_item(self) -> bool:
-        """Take one key, sync it, and decide its fate; False when the worker should stop."""
+    def process_next_work_item(self, writers: WriteBehind | None = None) -> bool:
+        """Take one key, sync it, and decide its fate; False when the worker should stop.
+
+        The sync's last write, if it has one, is left to one of ``writers``
+        (``controller.writebehind``) when one is free: the key is finished (forgotten or
+        requeued, then ``done``) once that write has landed, and until then it stays in the
+        queue's processing set, so nobody else syncs it. With no free writer the worker makes
+        the write itself.
+        """
+        if self._past_drain_deadline():  # (checked again below: get() may block past it)
+            return False
         key, shutdown = self.workqueue.get()
         if shutdown:
             return False
@@ -405,54 +441,68 @@ class Controller:
         if refused:
             self.workqueue.done(key)
             return False
+        try:
+            last_write = self._begin_sync(key)
+        except Exception as err:  # noqa: BLE001 - every error is retried, none kills the worker
+            return self._finish(key, start, err)
+        if last_write is None:
+            return self._finish(key, start, None)
+        # Nothing in the sync waits for the answer: a free writer makes the write while this
+        # worker takes the next key. If none is free, the worker makes it, so there are never
+        # more writes in flight than workers and writers together.
+        if writers is not None and writers.try_submit(
+            lambda: self._finish(key, start, _outcome(last_write))
+        ):
+            return True
+        return self._finish(key, start, _outcome(last_write))
+
+    def _finish(self, key: str, start: float, err: Exception | None) -> bool:
+        """Forget or requeue the key as its sync ended (``err``), then mark it done; False
+        when the drain deadline has cut the sync (the worker should stop)."""
+        with self._in_flight_lock:  # in flight until its sync ended, not until it is logged
+            self._in_flight.pop(key, None)
         # done() tells the queue we are finished with this key, whatever happens, so that it
         # can be handed out again (it may have been re-added while we worked on it).
         try:
-            self._sync_in_flight(key)
-        except AbandonedError:
-            log.info("sync abandoned at the graceful shutdown deadline", extra={"key": key})
-            return False
-        except APIError as err:
-            if err.code != 409:
-                self._retry_after_error(key, err, start)
+            if err is None:
+                # Success: stop tracking the key's failures, so its next error starts the
+                # backoff from the base delay again.
+                self.workqueue.forget(key)
+                self._observe("success", start)
+                log.info(
+                    "successfully synced",
+                    extra={"key": key, "duration": round(time.monotonic() - start, 6)},
+                )
                 return True
-            # A 409: someone wrote the object after the copy our sync read (a user, another
-            # controller, or our own write when its expectation has expired). Not an error:
-            # optimistic concurrency did its job. Retry once the cache has caught up, as a
-            # controller-runtime reconciler returns Requeue: true.
-            self.workqueue.add_rate_limited(key)
-            self._observe("requeue", start)
-            log.debug(
-                "conflict, requeuing",
-                extra={"key": key, "error": str(err), "requeues": self.workqueue.num_requeues(key)},
-            )
-            return True
-        except Exception as err:  # noqa: BLE001 - every error is retried, none kills the worker
+            if isinstance(err, AbandonedError):
+                log.info("sync abandoned at the graceful shutdown deadline", extra={"key": key})
+                return False
+            if isinstance(err, APIError):
+                if err.code != 409:
+                    self._retry_after_error(key, err, start)
+                    return True
+                # A 409: someone wrote the object after the copy our sync read (a user, another
+                # controller, or our own write when its expectation has expired). Not an
+                # error: optimistic concurrency did its job. Retry once the cache has caught
+                # up, as a controller-runtime reconciler returns Requeue: true.
+                self.workqueue.add_rate_limited(key)
+                self._observe("requeue", start)
+                log.debug(
+                    "conflict, requeuing",
+                    extra={
+                        "key": key,
+                        "error": str(err),
+                        "requeues": self.workqueue.num_requeues(key),
+                    },
+                )
+                return True
             if self._past_drain_deadline():  # a request cut at the deadline: no retry, no error
                 log.info("sync abandoned at the graceful shutdown deadline", extra={"key": key})
                 return False
             self._retry_after_error(key, err, start)
             return True
-        else:
-            # Success: stop tracking the key's failures, so its next error starts the backoff
-            # from the base delay again.
-            self.workqueue.forget(key)
-            self._observe("success", start)
-            log.info(
-                "successfully synced",
-                extra={"key": key, "duration": round(time.monotonic() - start, 6)},
-            )
-            return True
         finally:
             self.workqueue.done(key)
-
-    def _sync_in_flight(self, key: str) -> None:
-        """sync_handler, counted as in flight until it returns (not until it is logged)."""
-        try:
-            self.sync_handler(key)
-        finally:
-            with self._in_flight_lock:
-                self._in_flight.pop(key, None)
 
     def _retry_after_error(self, key: str, err: Exception, start: float) -> None:
         self.workqueue.add_rate_limited(key)
@@ -475,6 +525,10 @@ class Controller:
         """Worker threads still running; fewer than started (before shutdown) means one died."""
         return sum(t.is_alive() for t in self._workers)
 
+    def writers_alive(self) -> int:
+        """Writer threads still running: as many as workers once run() has started them."""
+        return self._writers.alive() if self._writers is not None else 0
+
     def _observe(self, result: str, start: float) -> None:
         if self.metrics is not None:
             self.metrics.observe(result, time.monotonic() - start)
@@ -483,6 +537,16 @@ class Controller:
 
     def sync_handler(self, key: str) -> None:
         """Converge the Deployment and status of the Foo with this key; raise to retry."""
+        last_write = self._begin_sync(key)
+        if last_write is not None:
+            last_write()
+
+    def _begin_sync(self, key: str) -> LastWrite | None:
+        """``sync_handler`` up to its last write, which it returns unmade (None: nothing left).
+
+        The worker runs this part; the last write may be made by a writer thread
+        (``process_next_work_item``): nothing in the sync waits for its answer.
+        """
         namespace, name = split_meta_namespace_key(key)
         try:
             foo = self.foos_lister.get(namespace, name)
@@ -490,25 +554,24 @@ class Controller:
             # The Foo is gone; its Deployment goes with it through garbage collection.
             self.expectations.forget("foos", key)
             log.info("foo no longer exists", extra={"key": key})
-            return
+            return None
         if foo["metadata"].get("deletionTimestamp"):
             # Being deleted (a finalizer, or foreground deletion while the garbage collector
             # removes its Deployment): creating or repairing now would fight the deletion.
             log.info("foo is being deleted, nothing to do", extra={"key": key})
-            return
+            return None
         if self.expectations.stale("foos", key, foo["metadata"].get("resourceVersion")):
             # Our last status write replaced this very copy; its watch event will enqueue the
             # Foo again. Writing from this copy would be refused with a 409.
             trace.info("cache behind our write", extra={"key": key})
-            return
+            return None
         try:
-            self._sync(key, foo)
+            return self._sync(key, foo)
         except FooGoneError:
-            # deleted meanwhile; nothing left to report on (its Deployment, if we just made
-            # one, goes with it through garbage collection)
-            log.info("foo deleted during sync, status not written", extra={"key": key})
+            _log_foo_gone(key)
+            return None
 
-    def _sync(self, key: str, foo: Foo) -> None:
+    def _sync(self, key: str, foo: Foo) -> LastWrite | None:
         namespace = foo["metadata"]["namespace"]
         problem = foo_problem(foo)
         if problem is not None:
@@ -519,7 +582,7 @@ class Controller:
             )
             if self._update_foo_status(foo, desired_status(foo, None, problem)) is not None:
                 self._event(foo, EVENT_TYPE_WARNING, problem.reason, problem.message)
-            return
+            return None
 
         deployment_name = foo["spec"]["deploymentName"]
         deployment_key = f"{namespace}/{deployment_name}"
@@ -533,7 +596,7 @@ class Controller:
             # The Deployment we created or updated is not in the cache yet; its event will
             # enqueue the Foo again.
             trace.info("cache behind our write", extra={"key": key, "deployment": deployment_key})
-            return
+            return None
 
         # If the Deployment is not controlled by this Foo, say so in the status (once) and
         # in an Event, and retry with backoff: the user may delete or rename the other one,
@@ -546,18 +609,19 @@ class Controller:
             self._event(foo, EVENT_TYPE_WARNING, ERR_RESOURCE_EXISTS, message)
             raise ResourceExistsError(message)
 
-        wrote = False
         if deployment is None:
             # Status first: the write is guarded by the Foo's resourceVersion, so it succeeds
             # only if the Foo still exists as cached. A Foo already deleted (the garbage
             # collector removing its Deployment can overtake the Foo's own watch event) gets
             # a 404 here (FooGoneError) instead of a new Deployment.
             written = self._update_foo_status(foo, desired_status(foo, None), force=True)
-            if written is not None:
-                foo = written
-            deployment = self._create_deployment(foo)
-            wrote = True
+            created_for = written if written is not None else foo
+            # The create ends the sync: the new Deployment has the Foo's replicas and no
+            # status yet, so the status just written (0 available) is already the one
+            # desired_status would compute from it.
+            return lambda: self._create_deployment_and_report(key, created_for)
 
+        wrote = False
         replicas = (foo.get("spec") or {}).get("replicas")
         if replicas is not None and replicas != (deployment.get("spec") or {}).get("replicas"):
             self._announce(
@@ -573,10 +637,26 @@ class Controller:
             deployment = self._update_deployment_replicas(deployment, replicas)
             wrote = True
 
-        if self._update_foo_status(foo, desired_status(foo, deployment)) is not None:
-            wrote = True
+        status = desired_status(foo, deployment)
+        if _status_differs(foo, status):
+            return lambda: self._write_status_and_report(key, foo, status)
         if wrote:
             self._event(foo, EVENT_TYPE_NORMAL, SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED)
+        return None
+
+    # -- the last write of a sync (made by a writer thread once run() has started them) ------
+
+    def _create_deployment_and_report(self, key: str, foo: Foo) -> None:
+        self._create_deployment(foo)
+        self._event(foo, EVENT_TYPE_NORMAL, SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED)
+
+    def _write_status_and_report(self, key: str, foo: Foo, status: FooStatus) -> None:
+        try:
+            self._update_foo_status(foo, status)
+        except FooGoneError:
+            _log_foo_gone(key)
+            return
+        self._event(foo, EVENT_TYPE_NORMAL, SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED)
 
     # -- writes -------------------------------------------------------------------------------
 
@@ -845,6 +925,27 @@ def _keep_transition_times(current: FooStatus, desired: FooStatus) -> FooStatus:
             cond = {**cond, "lastTransitionTime": kept}
         conditions.append(cond)
     return {**desired, "conditions": conditions}
+
+
+def _status_differs(foo: Foo, status: FooStatus) -> bool:
+    """``status`` would change the Foo's (``_update_foo_status`` writes it)."""
+    current = foo.get("status") or {}
+    return current != _keep_transition_times(current, status)
+
+
+def _outcome(write: LastWrite) -> Exception | None:
+    """Make the write; the error that ended it, or None."""
+    try:
+        write()
+    except Exception as err:  # noqa: BLE001 - handed to Controller._finish, as a sync's error
+        return err
+    return None
+
+
+def _log_foo_gone(key: str) -> None:
+    # deleted meanwhile; nothing left to report on (its Deployment, if we just made one, goes
+    # with it through garbage collection)
+    log.info("foo deleted during sync, status not written", extra={"key": key})
 
 
 def _name_of(obj: Mapping[str, Any]) -> str:

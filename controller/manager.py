@@ -382,6 +382,9 @@ class Manager:
         started, alive = controller.workers_started(), controller.workers_alive()
         if alive < started:
             return f"{started - alive} of {started} worker threads have died"
+        writers = controller.writers_alive()
+        if writers < started:
+            return f"{started - writers} of {started} writer threads have died"
         stuck = controller.longest_running_sync()
         if stuck > STUCK_SYNC_SECONDS:
             return f"a reconcile has been running for {stuck:.0f}s"

@@ -379,6 +379,7 @@ def normalize(line: str) -> str:
     s = re.sub(r"\bduration=[0-9.e+-]+", "duration=D", s)
     s = re.sub(r"synced in [0-9.]+ ms", "synced in D ms", s)
     s = re.sub(r"\bfoo-worker-\d+", "foo-worker-N", s)
+    s = re.sub(r"\bfoo-writer-\d+", "foo-writer-N", s)
     # which sender writes an object's Events depends on the hash of its name
     s = re.sub(r"\bevent-sender-\d+", "event-sender-N", s)
     # which retry first shows a message depends on how far the caches lag behind the writes

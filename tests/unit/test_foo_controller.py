@@ -26,6 +26,7 @@ from controller.foo_controller import (
 )
 from controller.metrics import ReconcileMetrics
 from controller.shutdown import ShutdownBudget
+from controller.writebehind import WriteBehind
 from informer.lister import NotFoundError
 from informer.store import DeletedFinalStateUnknown, Indexer
 from tests.helpers import wait_for
@@ -148,6 +149,9 @@ class Fixture:
 
     def sync(self, key="default/test"):
         self.controller.sync_handler(key)
+        return self.sync_actions()
+
+    def sync_actions(self):
         return [(verb, path) for verb, path, _ in self.rest.actions]
 
     def catch_up(self):
@@ -808,7 +812,12 @@ def test_run_starts_no_key_after_the_drain_deadline_and_abandons_what_is_in_flig
     t.start()
     for foo in foos:
         f.queue.add(f"default/{foo['metadata']['name']}")
-    wait_for(lambda: len(f.rest.creates_started) == 2, message="two creates in flight")
+    # Each worker has left one create to a writer, then found no writer free and made the
+    # next one itself: four keys started (each with its status write made), two still queued.
+    wait_for(lambda: len(f.rest.creates_started) == 4, message="four creates in flight")
+    assert len(f.queue) == 2
+    started = sorted(path for _, path, _ in f.rest.actions)
+    assert started == [FOO_PATH.replace("/test/", f"/f{i}/") for i in range(4)]
     stop.set()
     t.join(5)
     returned = time.monotonic()
@@ -817,14 +826,14 @@ def test_run_starts_no_key_after_the_drain_deadline_and_abandons_what_is_in_flig
     # and the Event flush), not when the work ended, nor a second timeout later
     assert budget.drain_deadline == pytest.approx(budget.deadline - 0.2)
     assert budget.drain_deadline - 0.01 <= returned < budget.deadline
-    # the two in flight are abandoned: released now, they make no further write or Event
+    # the four in flight are abandoned: released now, they land but make no further write
     in_flight = sorted(f.rest.creates_started)
     f.rest.release.set()
     wait_for(lambda: f.controller.longest_running_sync() == 0, message="the syncs ended")
     assert sorted(f.rest.creates_started) == in_flight  # no other key was started
-    assert [verb for verb, _, _ in f.rest.actions].count("POST") == 2
+    assert [path for _, path, _ in f.rest.actions[4:]] == [DEP_PATH] * 4
     assert f.recorder.events == []  # no Synced for work that was cut
-    assert len(f.queue) == 4  # the rest were never handed to a sync
+    assert len(f.queue) == 2  # the rest were never handed to a sync
 
 
 def test_a_foo_whose_deployment_was_replaced_by_a_foreign_one_claims_no_replicas():
@@ -858,3 +867,112 @@ def test_a_foo_event_handled_while_our_status_write_is_in_flight(delivered, enqu
     f.rest.request = racing
     assert f.sync() == [("PUT", FOO_PATH)]
     assert drain(f.queue) == enqueued
+
+
+# -- the last write of a sync, left to a writer (controller.writebehind) ---------------------
+
+
+def test_the_last_write_is_left_to_a_writer_and_the_key_held_until_it_lands():
+    foo = new_foo()
+    f = Fixture(foos=[foo])
+    f.rest = f.controller.rest = BlockingRest()
+    f.controller.metrics = ReconcileMetrics("foo", CollectorRegistry())
+    writers = WriteBehind(1)
+    f.queue.add("default/test")
+    # the worker makes the status write (its answer decides the create), leaves the create
+    assert f.controller.process_next_work_item(writers)
+    wait_for(lambda: f.rest.creates_started == ["test"], message="the create on the writer")
+    assert [verb for verb, _, _ in f.rest.actions] == ["PUT"]
+    assert reconcile_counts(f)["success"] == 0  # the sync has not ended
+    assert f.controller.longest_running_sync() > 0
+    # the key is still being processed: an add marks it dirty, nobody else gets it
+    f.queue.add("default/test")
+    assert len(f.queue) == 0
+    f.rest.release.set()
+    assert writers.wait_idle(5)
+    assert [verb for verb, _, _ in f.rest.actions] == ["PUT", "POST"]
+    assert f.recorder.events == [("test", "Normal", "Synced", "Foo synced successfully")]
+    assert reconcile_counts(f)["success"] == 1
+    assert f.controller.longest_running_sync() == 0
+    assert len(f.queue) == 1  # done() handed the dirty key back
+    assert writers.stop(5)
+    f.queue.shut_down()
+
+
+def test_with_no_free_writer_the_worker_makes_the_last_write_itself():
+    f = Fixture(foos=[new_foo()])
+    writers = WriteBehind(1)
+    busy = threading.Event()
+    assert writers.try_submit(lambda: busy.wait(5))
+    f.queue.add("default/test")
+    assert f.controller.process_next_work_item(writers)
+    # made on this thread before the call returned, and the key finished
+    assert f.sync_actions() == [("PUT", FOO_PATH), ("POST", DEP_PATH)]
+    assert f.queue.num_requeues("default/test") == 0 and len(f.queue) == 0
+    busy.set()
+    assert writers.stop(5)
+    f.queue.shut_down()
+
+
+@pytest.mark.parametrize(
+    ("error", "counts", "requeues"),
+    [
+        (
+            APIError(500, "InternalError", "etcd timeout"),
+            {"success": 0, "error": 1, "requeue": 0, "errors_total": 1},
+            1,
+        ),
+        (
+            APIError(409, "Conflict", "the object has been modified"),
+            {"success": 0, "error": 0, "requeue": 1, "errors_total": 0},
+            1,
+        ),
+        # the Foo was deleted meanwhile: nothing left to report on, not an error
+        (
+            APIError(404, "NotFound", "gone"),
+            {"success": 1, "error": 0, "requeue": 0, "errors_total": 0},
+            0,
+        ),
+    ],
+)
+def test_a_last_write_made_by_a_writer_ends_the_key_as_the_worker_would(error, counts, requeues):
+    foo = new_foo()
+    dep = new_deployment(foo)
+    dep["metadata"]["resourceVersion"] = "5"
+    f = Fixture(foos=[foo], deployments=[available(dep, 1)], errors={("PUT", FOO_PATH): error})
+    f.controller.metrics = ReconcileMetrics("foo", CollectorRegistry())
+    writers = WriteBehind(1)
+    f.queue.add("default/test")
+    assert f.controller.process_next_work_item(writers)
+    assert writers.wait_idle(5)
+    assert f.sync_actions() == [("PUT", FOO_PATH)]  # the status write (1/1 available) only
+    assert reconcile_counts(f) == counts
+    assert f.queue.num_requeues("default/test") == requeues
+    assert f.recorder.events == []  # no Synced for a write that did not land
+    assert writers.stop(5)
+    f.queue.shut_down()
+
+
+def test_the_drain_waits_for_a_held_write_and_syncs_its_key_again():
+    # A key added again while its last write was in flight is handed back by done(); after
+    # the queue has shut down, a worker must still be there to take it.
+    f = Fixture(foos=[new_foo()])
+    f.rest = f.controller.rest = BlockingRest()
+    f.controller.metrics = ReconcileMetrics("foo", CollectorRegistry())
+    stop = threading.Event()
+    budget = ShutdownBudget(10)
+    t = threading.Thread(target=f.controller.run, args=(1, stop), kwargs={"budget": budget})
+    t.start()
+    f.queue.add("default/test")
+    wait_for(lambda: f.rest.creates_started == ["test"], message="the create on a writer")
+    f.queue.add("default/test")  # a change meanwhile: the key is dirty
+    stop.set()
+    wait_for(lambda: f.queue.shutting_down(), message="the drain begun")
+    assert t.is_alive()  # waiting for the write in flight
+    f.rest.release.set()
+    t.join(5)
+    assert not t.is_alive()
+    # synced twice: the create, then the dirty key (a no-op: the create is not cached yet)
+    assert reconcile_counts(f)["success"] == 2
+    assert len(f.queue) == 0
+    assert [verb for verb, _, _ in f.rest.actions] == ["PUT", "POST"]

@@ -12,14 +12,18 @@ from controller.options import Options
 
 
 class FakeController:
-    def __init__(self, started=2, alive=2, stuck=0.0, synced=True):
+    def __init__(self, started=2, alive=2, stuck=0.0, synced=True, writers=2):
         self.started, self.alive, self.stuck, self.synced = started, alive, stuck, synced
+        self.writers = writers
 
     def workers_started(self):
         return self.started
 
     def workers_alive(self):
         return self.alive
+
+    def writers_alive(self):
+        return self.writers
 
     def longest_running_sync(self):
         return self.stuck
@@ -53,6 +57,11 @@ def test_liveness_fails_when_a_worker_died_or_a_sync_is_wedged():
     assert probe(p.healthz_checks()) == (
         False,
         ["[-]workers failed: 1 of 2 worker threads have died"],
+    )
+    running(p, FakeController(writers=1))
+    assert probe(p.healthz_checks()) == (
+        False,
+        ["[-]workers failed: 1 of 2 writer threads have died"],
     )
     running(p, FakeController(stuck=STUCK_SYNC_SECONDS + 1))
     ok, failed = probe(p.healthz_checks())
