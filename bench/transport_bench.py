@@ -25,13 +25,19 @@ a kept-alive connection, decoding each body with ``json.loads``. The paths:
   nothing else: no pool, no retries, no timeouts object. The cheapest a request can be in
   Python with the stdlib, and not a candidate (no proxies, no pool, no reconnects);
 - ``RESTClient.request``: client/rest.py as it is in this checkout, whichever of the above it
-  uses, plus its throttle check and body decoding (through ``client.jsonutil`` once wired).
+  uses, plus its throttle check and body decoding (through ``client.jsonutil`` once wired);
+- ``RESTClient.request + client/headers``: the same, with ``http.client.parse_headers``
+  replaced by ``client.headers.parse_headers`` while it runs, as the controller process does
+  (``client.headers.install``); every other path runs with the standard one.
+
+Last, the header block of one of these responses parsed alone, by both.
 """
 
 from __future__ import annotations
 
 import argparse
 import http.client
+import io
 import json
 import ssl
 import statistics
@@ -47,6 +53,7 @@ from urllib.parse import urlsplit
 import urllib3
 from kubernetes import client
 
+from client import headers
 from client.auth import RequestHeaders
 from client.config import load_client_configuration
 from client.rest import RESTClient
@@ -203,7 +210,9 @@ def run(kubeconfig: str, args: argparse.Namespace) -> None:
         "client/transport (+ pool resolved once)": lambda: pooled("GET", PATH),
         "http.client loop (floor)": lambda: floor("GET", PATH),
         "RESTClient.request (client/rest.py now)": lambda: rest.request("GET", PATH),
+        "RESTClient.request + client/headers": lambda: rest.request("GET", PATH),
     }
+    stdlib_parse = http.client.parse_headers
     for fn in paths.values():  # warm up: connections open, first token read
         for _ in range(20):
             fn()
@@ -211,7 +220,10 @@ def run(kubeconfig: str, args: argparse.Namespace) -> None:
     wall: dict[str, list[float]] = {name: [] for name in paths}
     for _ in range(args.rounds):
         for name, fn in paths.items():
+            fast = name.endswith("client/headers")
+            http.client.parse_headers = headers.parse_headers if fast else stdlib_parse  # type: ignore[assignment]
             c, w = measure(fn, args.requests)
+            http.client.parse_headers = stdlib_parse
             cpu[name].append(c)
             wall[name].append(w)
 
@@ -225,6 +237,23 @@ def run(kubeconfig: str, args: argparse.Namespace) -> None:
     for name in paths:
         c, w = statistics.median(cpu[name]), statistics.median(wall[name])
         print(f"{name:38} {c * 1e6:16.1f} us {c / floor_cpu:7.2f}x {w * 1e6:10.1f} us")
+    block = header_block(rest, PATH)
+    print(f"\nparsing this response's header block alone ({len(block)} bytes):")
+    for name, parse in (
+        ("http.client (email.parser)", stdlib_parse),
+        ("client/headers", headers.parse_headers),
+    ):
+        c, _ = measure(lambda p=parse: p(io.BytesIO(block)), args.requests * 5)
+        print(f"  {name:36} {c * 1e6:16.1f} us")
+
+
+def header_block(rest: RESTClient, path: str) -> bytes:
+    """The header block of one GET response, as the server sent it."""
+    response = Transport.from_api_client(rest.api_client).send(
+        "GET", path, timeout=TIMEOUT, retries=GET_RETRY
+    )
+    lines = [f"{k}: {v}" for k, v in response.headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("iso-8859-1")
 
 
 if __name__ == "__main__":

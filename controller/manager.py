@@ -36,6 +36,7 @@ from typing import Any
 from kubernetes import client
 from prometheus_client import REGISTRY, CollectorRegistry
 
+from client import headers
 from client.config import ConfigError, load_client_configuration
 from client.errors import APIError, TransportError
 from client.rest import RESTClient
@@ -532,6 +533,7 @@ def run_process(options: Options) -> int:
     """
     configure_logging(options.log_format, options.verbosity)
     tune_gc()
+    headers.install()  # response headers without the email parser (client/headers.py)
     try:
         rest, host = connect(options)
         check_api(rest, host)

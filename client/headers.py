@@ -1,0 +1,79 @@
+"""``http.client.parse_headers`` without the email parser, for the header blocks servers send.
+
+No client-go twin (Go's ``net/textproto`` reads headers directly). Why: ``http.client`` hands
+every response's header block to ``email.parser``, a general RFC 5322 parser (a feed parser,
+regular expressions per line, a policy object per header). In the controller that was about a
+sixth of its CPU during a burst of new Foos (py-spy, docs/benchmarks.md "Response headers"),
+more than the JSON decoding of the same responses.
+
+``parse_headers`` here returns the same ``HTTPMessage``, with the same headers and state, for
+a block in which every line is ``Name: value`` (the name made of the characters the email
+parser accepts, no folded continuation line, no stray CR or LF inside a line), which is what
+kube-apiserver and kubesim send; for anything else it hands the lines to the email parser, as
+the standard library does, so odd input gives exactly the standard result, defects included.
+The limits (line length, number of headers) and their errors are the standard ones.
+
+``install()`` puts it in place of ``http.client.parse_headers`` for the whole process (that is
+where ``HTTPResponse.begin`` looks it up); ``controller.manager.run_process`` calls it.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import http.client
+import re
+from typing import IO
+
+__all__ = ["install", "parse_headers"]
+
+# A header line as email.feedparser recognises one: a name of printable ASCII but ':' (its
+# headerRE), then ':'. Our fast path also wants the name non-empty.
+_NAME = re.compile(rb"[\x21-\x39\x3b-\x7e]+")
+_LINE_ENDS = (b"\r\n", b"\n", b"")
+# http.client's limits (_MAXLINE, _MAXHEADERS), with the same errors
+_MAXLINE = 65536
+_MAXHEADERS = 100
+
+
+def parse_headers(
+    fp: IO[bytes], _class: type[http.client.HTTPMessage] = http.client.HTTPMessage
+) -> http.client.HTTPMessage:
+    """Read a header block from ``fp`` and parse it as ``http.client.parse_headers`` does."""
+    lines = _read_header_lines(fp)
+    msg = _class()
+    for line in lines[:-1]:  # (the last is the blank line that ends the block, or EOF)
+        name, colon, rest = line.partition(b":")
+        value = rest.removesuffix(b"\n").removesuffix(b"\r")
+        if not colon or b"\r" in value or b"\n" in value or not _NAME.fullmatch(name):
+            return _email_parse(lines, _class)
+        # email's compat32 policy: the value without leading blanks or trailing CR/LF
+        msg.set_raw(name.decode("iso-8859-1"), value.decode("iso-8859-1").lstrip(" \t"))
+    msg.set_payload("")  # what the email parser leaves after a header-only block
+    return msg
+
+
+def install() -> None:
+    """Use ``parse_headers`` for every HTTP response this process reads (idempotent)."""
+    http.client.parse_headers = parse_headers  # type: ignore[assignment]  # (typeshed: overloads)
+
+
+def _read_header_lines(fp: IO[bytes]) -> list[bytes]:
+    """http.client._read_headers: the lines up to and including the blank one."""
+    lines: list[bytes] = []
+    while True:
+        line = fp.readline(_MAXLINE + 1)
+        if len(line) > _MAXLINE:
+            raise http.client.LineTooLong("header line")
+        lines.append(line)
+        if len(lines) > _MAXHEADERS:
+            raise http.client.HTTPException(f"got more than {_MAXHEADERS} headers")
+        if line in _LINE_ENDS:
+            return lines
+
+
+def _email_parse(
+    lines: list[bytes], _class: type[http.client.HTTPMessage]
+) -> http.client.HTTPMessage:
+    """The standard library's way, for a block the fast path does not take."""
+    text = b"".join(lines).decode("iso-8859-1")
+    return email.parser.Parser(_class=_class).parsestr(text)
