@@ -52,6 +52,7 @@ class _Expectation:
     in_flight: bool = False  # begun, not yet ended: events are held in ``held``
     held: list[str] = field(default_factory=list)  # versions delivered while in flight
     waited: bool = False  # a sync found the cache behind and relies on the event to come
+    owner: str | None = None  # uid of the object the create was made for (its controller)
 
 
 class Expectations:
@@ -74,12 +75,23 @@ class Expectations:
         """We created the object: until the cache has it, it is not missing."""
         self._set(resource, key, _Expectation(None, self._clock()))
 
+    def begin_create(self, resource: str, key: str, owner: str | None = None) -> None:
+        """We are about to create the object for ``owner`` (a uid); ``end_update`` with what
+        the create returned.
+
+        Announced before it is sent, as an update is: the object's ADDED event, and its
+        DELETED event if it is removed at once (its owner already gone, the garbage collector
+        quick), can both be handled before the writer reads the response. An expectation
+        recorded only afterwards would then wait for an event that has already come.
+        """
+        self._set(resource, key, _Expectation(None, self._clock(), in_flight=True, owner=owner))
+
     def begin_update(self, resource: str, key: str, replaced: str) -> None:
         """We are about to update the object at resourceVersion ``replaced``."""
         self._set(resource, key, _Expectation(replaced, self._clock(), in_flight=True))
 
     def end_update(self, resource: str, key: str, produced: str | None) -> bool:
-        """The update returned ``produced`` (None: it failed).
+        """The update (or create) returned ``produced`` (None: it failed).
 
         Returns True when an event arrived meanwhile that was not our echo: the caller enqueues
         the object's owner itself, as the handler would have.
@@ -126,15 +138,26 @@ class Expectations:
             )
             return not own_echo or entry.waited
 
-    def stale(self, resource: str, key: str, cached_resource_version: str | None) -> bool:
+    def stale(
+        self,
+        resource: str,
+        key: str,
+        cached_resource_version: str | None,
+        owner: str | None = None,
+    ) -> bool:
         """Whether the cached copy (None: not in the cache) predates our last write of it.
 
         True marks the expectation as waited for (its event must enqueue the key); a met or
-        expired expectation is dropped here.
+        expired expectation is dropped here, and so is a create made for another ``owner``
+        (a Foo deleted and made again under the same name: the object created for the old
+        one may have come and gone while a watch was down, and its events never come).
         """
         with self._lock:
             entry = self._pending.get((resource, key))
             if entry is None or entry.in_flight:
+                return False
+            if entry.owner is not None and owner is not None and entry.owner != owner:
+                del self._pending[(resource, key)]
                 return False
             if self._clock() - entry.recorded < self.ttl:
                 if entry.replaced is None and cached_resource_version is None:

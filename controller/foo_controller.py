@@ -76,7 +76,7 @@ from controller.validation import (
     Problem,
     foo_problem,
 )
-from controller.writebehind import WriteBehind
+from controller.writebehind import WRITERS_PER_WORKER, WriteBehind
 from informer.lister import NotFoundError
 from informer.shared_informer import ResourceEventHandlerFuncs, wait_for_cache_sync
 from informer.store import (
@@ -144,6 +144,13 @@ class ResourceExistsError(Exception):
 class FooGoneError(Exception):
     """The Foo's status write met a 404: it was deleted while our cache still held it (no
     client-go twin; sample-controller returns the error and retries)."""
+
+
+class DeploymentGoneError(Exception):
+    """The Deployment's update met a 404: it was deleted after our cache read it (the garbage
+    collector, its Foo being deleted, or a user). Like a 409, the cache was behind: its delete
+    event enqueues the Foo again, so it is a requeue, not an error (controller-runtime's
+    ``client.IgnoreNotFound``)."""
 
 
 class AbandonedError(Exception):
@@ -358,9 +365,9 @@ class Controller:
         # run_worker returns only once the queue has shut down and is empty: an error in a
         # sync is caught in process_next_work_item, so (unlike Go's wait.Until) no restart
         # loop is needed to survive one.
-        # As many writer threads as workers: a worker leaves the last write of a sync to a
-        # free one and takes the next key meanwhile (controller.writebehind).
-        writers = self._writers = WriteBehind(workers, name="foo-writer")
+        # Writer threads: a worker leaves the last write of a sync to a free one and takes the
+        # next key meanwhile (controller.writebehind, which says why two per worker).
+        writers = self._writers = WriteBehind(WRITERS_PER_WORKER * workers, name="foo-writer")
         threads = [
             threading.Thread(
                 target=self.run_worker, args=(writers,), name=f"foo-worker-{i}", daemon=True
@@ -477,14 +484,15 @@ class Controller:
             if isinstance(err, AbandonedError):
                 log.info("sync abandoned at the graceful shutdown deadline", extra={"key": key})
                 return False
-            if isinstance(err, APIError):
-                if err.code != 409:
-                    self._retry_after_error(key, err, start)
-                    return True
+            if isinstance(err, APIError) and err.code != 409:
+                self._retry_after_error(key, err, start)
+                return True
+            if isinstance(err, (APIError, DeploymentGoneError)):
                 # A 409: someone wrote the object after the copy our sync read (a user, another
-                # controller, or our own write when its expectation has expired). Not an
-                # error: optimistic concurrency did its job. Retry once the cache has caught
-                # up, as a controller-runtime reconciler returns Requeue: true.
+                # controller, or our own write when its expectation has expired); or the
+                # Deployment we updated was deleted meanwhile. Not an error: the cache was
+                # behind. Retry once it has caught up, as a controller-runtime reconciler
+                # returns Requeue: true.
                 self.workqueue.add_rate_limited(key)
                 self._observe("requeue", start)
                 log.debug(
@@ -526,7 +534,7 @@ class Controller:
         return sum(t.is_alive() for t in self._workers)
 
     def writers_alive(self) -> int:
-        """Writer threads still running: as many as workers once run() has started them."""
+        """Writer threads still running: two per worker once run() has started them."""
         return self._writers.alive() if self._writers is not None else 0
 
     def _observe(self, result: str, start: float) -> None:
@@ -592,7 +600,8 @@ class Controller:
         except NotFoundError:
             deployment = None
         cached_rv = deployment["metadata"].get("resourceVersion") if deployment else None
-        if self.expectations.stale("deployments", deployment_key, cached_rv):
+        uid = foo["metadata"].get("uid")
+        if self.expectations.stale("deployments", deployment_key, cached_rv, owner=uid):
             # The Deployment we created or updated is not in the cache yet; its event will
             # enqueue the Foo again.
             trace.info("cache behind our write", extra={"key": key, "deployment": deployment_key})
@@ -717,11 +726,17 @@ class Controller:
                 "deployment": foo["spec"]["deploymentName"],
             },
         )
-        created = self._write(
-            "POST", resource_path(*DEPLOYMENT_GVR, namespace), new_deployment(foo)
-        )
-        self.expectations.expect_created("deployments", _name_of(created))
-        return cast(Deployment, created)
+        key = f"{namespace}/{foo['spec']['deploymentName']}"
+        self.expectations.begin_create("deployments", key, owner=foo["metadata"].get("uid"))
+        created = None
+        try:
+            created = self._write(
+                "POST", resource_path(*DEPLOYMENT_GVR, namespace), new_deployment(foo)
+            )
+            return cast(Deployment, created)
+        finally:
+            produced = ((created or {}).get("metadata") or {}).get("resourceVersion")
+            self.expectations.end_update("deployments", key, produced)
 
     def _update_deployment_replicas(self, deployment: Deployment, replicas: int) -> Deployment:
         # Cached objects are shared: build a new object around a new spec, never assign into
@@ -730,9 +745,14 @@ class Controller:
         meta = deployment["metadata"]
         path = resource_path(*DEPLOYMENT_GVR, meta["namespace"], meta["name"])
         # (the Deployment's own events always reach handle_object: nothing to enqueue here)
-        written = self._tracked_update(
-            "deployments", deployment, lambda: self._write("PUT", path, updated)
-        )
+        try:
+            written = self._tracked_update(
+                "deployments", deployment, lambda: self._write("PUT", path, updated)
+            )
+        except APIError as err:
+            if is_not_found(err):
+                raise DeploymentGoneError(_name_of(deployment)) from err
+            raise
         return cast(Deployment, written)
 
     def _update_foo_status(self, foo: Foo, status: FooStatus, force: bool = False) -> Foo | None:

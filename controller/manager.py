@@ -47,6 +47,7 @@ from controller.metrics import ReconcileMetrics
 from controller.options import Options
 from controller.shutdown import EXIT_MARGIN, ShutdownBudget
 from controller.trace import install_trace
+from controller.writebehind import WRITERS_PER_WORKER
 from informer.factory import SharedInformerFactory
 from informer.metrics import InformerMetricsProvider, default_metrics_provider
 from informer.shared_informer import SharedIndexInformer, wait_for_cache_sync
@@ -383,9 +384,9 @@ class Manager:
         started, alive = controller.workers_started(), controller.workers_alive()
         if alive < started:
             return f"{started - alive} of {started} worker threads have died"
-        writers = controller.writers_alive()
-        if writers < started:
-            return f"{started - writers} of {started} writer threads have died"
+        writers, expected = controller.writers_alive(), WRITERS_PER_WORKER * started
+        if writers < expected:
+            return f"{expected - writers} of {expected} writer threads have died"
         stuck = controller.longest_running_sync()
         if stuck > STUCK_SYNC_SECONDS:
             return f"a reconcile has been running for {stuck:.0f}s"

@@ -11,9 +11,16 @@ worker had made it.
 
 Why: with a few milliseconds of API latency, a worker that waits on every write spends most
 of its time waiting, and two workers (sample-controller's default) make at most two requests
-at a time. The controller starts as many writers as workers; a worker that finds none free
-makes the write itself, so there is no queue of writes to wait behind and never more writes
-in flight than workers and writers together (docs/benchmarks.md, "The latency case").
+at a time. The workers still make every decision and every write whose answer a sync needs;
+the writers only take the writes that end syncs.
+
+How many: ``WRITERS_PER_WORKER`` (two) per worker, from the shape of the reconcile: a new Foo
+costs a worker one request (the status write that proves the Foo still exists, whose answer
+decides the create) and the writers two (the create, then the status once the Deployment is
+available), so with two writers per worker neither side waits for the other. A worker that
+finds no writer free makes the write itself, so no write queues behind a busy writer, and the
+syncs never have more than three requests per worker in flight (docs/benchmarks.md, "The
+latency case"). ``--kube-api-qps`` limits them all, writers included.
 
 The threads are daemons: at the drain deadline ``Controller.run`` returns without waiting
 for them, as for the workers (a write not begun by then is abandoned by the controller's own
@@ -27,9 +34,12 @@ import queue
 import threading
 from collections.abc import Callable
 
-__all__ = ["WriteBehind"]
+__all__ = ["WRITERS_PER_WORKER", "WriteBehind"]
 
 log = logging.getLogger(__name__)
+
+# Writer threads per worker (see the module docstring for why two).
+WRITERS_PER_WORKER = 2
 
 
 class WriteBehind:

@@ -126,3 +126,41 @@ def test_an_update_in_flight_is_never_swept():
     e.expect_created("deployments", "ns/web")  # the sweep runs here
     assert not e.observed("foos", "ns/slow", "6")
     assert not e.end_update("foos", "ns/slow", "6")
+
+
+def test_a_create_announced_before_it_is_sent_is_met_by_events_that_overtake_its_response():
+    # The ADDED event, and the DELETED one when the object is removed at once (its owner
+    # already gone), can reach the handlers before the writer reads the POST's response.
+    e = Expectations()
+    e.begin_create("deployments", "ns/web")
+    assert not e.stale("deployments", "ns/web", None)  # in flight: nobody syncs it meanwhile
+    assert not e.observed("deployments", "ns/web", "7")  # held
+    assert e.observed("deployments", "ns/web")  # deleted: nothing left to wait for
+    e.end_update("deployments", "ns/web", "7")
+    assert len(e) == 0 and not e.stale("deployments", "ns/web", None)
+
+    e.begin_create("deployments", "ns/web")
+    e.observed("deployments", "ns/web", "8")  # the ADDED event first
+    e.end_update("deployments", "ns/web", "8")
+    assert len(e) == 0
+
+    e.begin_create("deployments", "ns/web")
+    e.end_update("deployments", "ns/web", None)  # the create failed
+    assert len(e) == 0
+
+    e.begin_create("deployments", "ns/web")
+    e.end_update("deployments", "ns/web", "9")  # the response first, as usual
+    assert e.stale("deployments", "ns/web", None)  # the cache lacks it: wait for its event
+    assert e.observed("deployments", "ns/web", "9")
+    assert len(e) == 0
+
+
+def test_a_create_made_for_another_owner_is_not_waited_for():
+    # The Foo was deleted and made again under the same name: what was created for the old
+    # one may have come and gone while the watch was down, so its event may never come.
+    e = Expectations()
+    e.begin_create("deployments", "ns/web", owner="uid-old")
+    e.end_update("deployments", "ns/web", "7")
+    assert e.stale("deployments", "ns/web", None, owner="uid-old")  # its own: wait
+    assert not e.stale("deployments", "ns/web", None, owner="uid-new")  # another's: dropped
+    assert len(e) == 0

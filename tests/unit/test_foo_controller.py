@@ -803,7 +803,7 @@ class BlockingRest(FakeRest):
 
 
 def test_run_starts_no_key_after_the_drain_deadline_and_abandons_what_is_in_flight():
-    foos = [new_foo(f"f{i}") for i in range(6)]
+    foos = [new_foo(f"f{i}") for i in range(9)]
     f = Fixture(foos=foos)
     f.rest = f.controller.rest = BlockingRest()
     budget = ShutdownBudget(0.8)
@@ -812,12 +812,13 @@ def test_run_starts_no_key_after_the_drain_deadline_and_abandons_what_is_in_flig
     t.start()
     for foo in foos:
         f.queue.add(f"default/{foo['metadata']['name']}")
-    # Each worker has left one create to a writer, then found no writer free and made the
-    # next one itself: four keys started (each with its status write made), two still queued.
-    wait_for(lambda: len(f.rest.creates_started) == 4, message="four creates in flight")
-    assert len(f.queue) == 2
+    # The workers have left four creates to the four writers (two per worker), then found
+    # no writer free and made the next two themselves: six keys started (each with its
+    # status write made), three still queued.
+    wait_for(lambda: len(f.rest.creates_started) == 6, message="six creates in flight")
+    assert len(f.queue) == 3
     started = sorted(path for _, path, _ in f.rest.actions)
-    assert started == [FOO_PATH.replace("/test/", f"/f{i}/") for i in range(4)]
+    assert started == [FOO_PATH.replace("/test/", f"/f{i}/") for i in range(6)]
     stop.set()
     t.join(5)
     returned = time.monotonic()
@@ -826,14 +827,14 @@ def test_run_starts_no_key_after_the_drain_deadline_and_abandons_what_is_in_flig
     # and the Event flush), not when the work ended, nor a second timeout later
     assert budget.drain_deadline == pytest.approx(budget.deadline - 0.2)
     assert budget.drain_deadline - 0.01 <= returned < budget.deadline
-    # the four in flight are abandoned: released now, they land but make no further write
+    # the six in flight are abandoned: released now, they land but make no further write
     in_flight = sorted(f.rest.creates_started)
     f.rest.release.set()
     wait_for(lambda: f.controller.longest_running_sync() == 0, message="the syncs ended")
     assert sorted(f.rest.creates_started) == in_flight  # no other key was started
-    assert [path for _, path, _ in f.rest.actions[4:]] == [DEP_PATH] * 4
+    assert [path for _, path, _ in f.rest.actions[6:]] == [DEP_PATH] * 6
     assert f.recorder.events == []  # no Synced for work that was cut
-    assert len(f.queue) == 2  # the rest were never handed to a sync
+    assert len(f.queue) == 3  # the rest were never handed to a sync
 
 
 def test_a_foo_whose_deployment_was_replaced_by_a_foreign_one_claims_no_replicas():
@@ -976,3 +977,61 @@ def test_the_drain_waits_for_a_held_write_and_syncs_its_key_again():
     assert reconcile_counts(f)["success"] == 2
     assert len(f.queue) == 0
     assert [verb for verb, _, _ in f.rest.actions] == ["PUT", "POST"]
+
+
+def test_a_deployment_deleted_before_its_update_is_a_requeue_not_an_error(caplog):
+    # The cache still held the Deployment when the sync read it; the garbage collector (its
+    # Foo being deleted) or a user deleted it before the replicas update arrived. Its delete
+    # event enqueues the Foo again: a requeue, as a 409, with no status write.
+    foo = new_foo(replicas=3)
+    dep = new_deployment(new_foo(replicas=1))
+    dep["metadata"]["resourceVersion"] = "5"
+    f = Fixture(
+        foos=[foo],
+        deployments=[dep],
+        errors={("PUT", DEP_PATH + "/test"): APIError(404, "NotFound", "deployments not found")},
+    )
+    f.controller.metrics = ReconcileMetrics("foo", CollectorRegistry())
+    f.queue.add("default/test")
+    with caplog.at_level("DEBUG", logger="controller.foo_controller"):
+        assert f.controller.process_next_work_item()
+    assert f.sync_actions() == [("PUT", DEP_PATH + "/test")]
+    assert reconcile_counts(f) == {"success": 0, "error": 0, "requeue": 1, "errors_total": 0}
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
+    assert f.queue.num_requeues("default/test") == 1
+    f.queue.shut_down()
+
+
+def test_a_create_whose_events_overtake_its_response_leaves_nothing_to_wait_for():
+    # The Foo was deleted right after its status write: the garbage collector removes the
+    # new Deployment at once, and both its ADDED and DELETED events are handled before the
+    # writer has read the POST's response. A Foo re-created under the same name must then
+    # get a new Deployment, not wait for an event that has already come.
+    f = Fixture(foos=[new_foo()])
+    created = new_deployment(new_foo())
+    created["metadata"].update(resourceVersion="100", uid="dep-uid")
+
+    class EventsFirst(FakeRest):
+        def request(self, method, path, **kwargs):
+            if method == "POST":
+                handler(f, "dep").on_add(created, False)
+                handler(f, "dep").on_delete(created)
+            return super().request(method, path, **kwargs)
+
+    f.rest = f.controller.rest = EventsFirst()
+    f.sync()
+    assert f.sync_actions() == [("PUT", FOO_PATH), ("POST", DEP_PATH)]
+    f.catch_up()
+    f.dep_informer.lister().objects.clear()  # the Deployment is gone again
+    drain(f.queue)
+    f.rest.actions.clear()
+    assert f.sync() == [("PUT", FOO_PATH), ("POST", DEP_PATH)]  # created again at once
+
+
+def test_a_foo_made_again_under_its_name_does_not_wait_for_its_predecessors_create():
+    # The Deployment created for the old Foo came and went while the watch was down (no
+    # event will ever say so); the new Foo, same name, new uid, gets its own at once.
+    f = Fixture(foos=[new_foo()])
+    f.controller.expectations.begin_create("deployments", "default/test", owner="uid-old")
+    f.controller.expectations.end_update("deployments", "default/test", "50")
+    assert f.sync() == [("PUT", FOO_PATH), ("POST", DEP_PATH)]  # new_foo's uid is uid-test

@@ -12,7 +12,7 @@ from controller.options import Options
 
 
 class FakeController:
-    def __init__(self, started=2, alive=2, stuck=0.0, synced=True, writers=2):
+    def __init__(self, started=2, alive=2, stuck=0.0, synced=True, writers=4):
         self.started, self.alive, self.stuck, self.synced = started, alive, stuck, synced
         self.writers = writers
 
@@ -58,10 +58,10 @@ def test_liveness_fails_when_a_worker_died_or_a_sync_is_wedged():
         False,
         ["[-]workers failed: 1 of 2 worker threads have died"],
     )
-    running(p, FakeController(writers=1))
+    running(p, FakeController(writers=3))  # two per worker
     assert probe(p.healthz_checks()) == (
         False,
-        ["[-]workers failed: 1 of 2 writer threads have died"],
+        ["[-]workers failed: 1 of 4 writer threads have died"],
     )
     running(p, FakeController(stuck=STUCK_SYNC_SECONDS + 1))
     ok, failed = probe(p.healthz_checks())
