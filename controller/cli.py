@@ -163,7 +163,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="Label selector for the Foos this instance handles, to shard Foos "
         "across several controllers (e.g. 'shard=a').",
     )
-    p.add_argument("--workers", type=at_least_one, default=2, help="Worker threads (default 2).")
+    p.add_argument(
+        "--workers",
+        type=at_least_one,
+        default=2,
+        help="Worker threads (default 2); each has two writer threads for a sync's last write.",
+    )
     p.add_argument(
         "--resync-period",
         type=not_negative_duration,
