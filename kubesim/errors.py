@@ -299,10 +299,12 @@ def method_not_allowed() -> ApiError:
     return ApiError(405, status(405, "MethodNotAllowed", msg, {}))
 
 
-def unsupported_media_type(content_type: str) -> ApiError:
+def unsupported_media_type(accepted: list[str]) -> ApiError:
+    """negotiation.NewUnsupportedMediaTypeError: a PATCH whose Content-Type is not one of the
+    resource's patch types (handlers/patch.go lists them, in the order the server has them)."""
     msg = (
         "the body of the request was in an unknown format - accepted media types include: "
-        f"application/json, application/yaml (got {content_type})"
+        + ", ".join(accepted)
     )
     return ApiError(415, status(415, "UnsupportedMediaType", msg))
 

@@ -19,6 +19,7 @@ __all__ = [
     "JSON_PATCH",
     "STRATEGIC",
     "APPLY",
+    "accepted_patch_types",
     "apply_merge_patch",
     "apply_json_patch",
     "apply_strategic_merge_patch",
@@ -28,6 +29,15 @@ MERGE = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 STRATEGIC = "application/strategic-merge-patch+json"
 APPLY = "application/apply-patch+yaml"
+
+
+def accepted_patch_types(custom: bool) -> list[str]:
+    """The Content-Types a PATCH may carry, in the order kube-apiserver lists them in a 415:
+    the built-in installer's, or the CRD handler's (no strategic merge for custom resources).
+    Subresources (status, scale) take their resource's."""
+    if custom:
+        return [JSON_PATCH, MERGE, APPLY]
+    return [JSON_PATCH, MERGE, STRATEGIC, APPLY]
 
 
 # ---- merge patch -------------------------------------------------------------------------------

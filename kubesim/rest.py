@@ -522,10 +522,9 @@ class Rest:
     ) -> tuple[int, Stored]:
         dry = _dry_run(query)
         ptype = content_type.split(";")[0].strip().lower()
-        if ptype not in (patches.MERGE, patches.JSON_PATCH, patches.STRATEGIC, patches.APPLY):
-            raise errors.unsupported_media_type(content_type)
-        if ptype == patches.STRATEGIC and info.custom:
-            raise errors.unsupported_media_type(content_type)
+        accepted = patches.accepted_patch_types(info.custom)
+        if ptype not in accepted:
+            raise errors.unsupported_media_type(accepted)
         try:
             if ptype == patches.APPLY:
                 import yaml

@@ -55,6 +55,9 @@ class ScaleREST:
         self, info: ResourceInfo, ns: str, name: str, content_type: str, raw: bytes, query: dict
     ) -> dict:
         """PATCH .../scale: patch the current Scale (JSON patch, else merge), then update."""
+        accepted = patches.accepted_patch_types(info.custom)
+        if content_type.split(";")[0].strip().lower() not in accepted:
+            raise errors.unsupported_media_type(accepted)  # checked first, as handlers/patch.go
         with self.rest.storage.lock:
             current = self.get(info, ns, name)
             body = json.loads(raw)

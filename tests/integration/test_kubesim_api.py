@@ -466,10 +466,28 @@ def test_patch_content_type_rules(sim):
     base = f"/apis/{GROUP}/{VERSION}/namespaces/default/foos"
     raw(sim, "POST", base, foo("f"))
     hdr = {"Content-Type": "application/strategic-merge-patch+json"}
-    assert raw(sim, "PATCH", base + "/f", {"spec": {}}, hdr)[0] == 415
+    code, _, body = raw(sim, "PATCH", base + "/f", {"spec": {}}, hdr)
+    # the CRD handler's patch types, as kube-apiserver lists them (no strategic merge)
+    assert code == 415 and json.loads(body)["message"] == (
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+    )
+    assert json.loads(body)["reason"] == "UnsupportedMediaType"
     assert (
         raw(sim, "PATCH", base + "/f", {"spec": {}}, {"Content-Type": "application/json"})[0] == 415
     )
+    # a built-in resource also takes strategic merge
+    code, _, body = raw(
+        sim, "PATCH", "/api/v1/namespaces/default/configmaps/x", {}, {"Content-Type": "text/plain"}
+    )
+    assert code == 415 and json.loads(body)["message"].endswith(
+        "application/json-patch+json, application/merge-patch+json, "
+        "application/strategic-merge-patch+json, application/apply-patch+yaml"
+    )
+    # the scale subresource takes its resource's patch types, checked before anything else
+    scale = "/apis/apps/v1/namespaces/default/deployments/missing/scale"
+    code, _, body = raw(sim, "PATCH", scale, {}, {"Content-Type": "text/plain"})
+    assert code == 415 and "strategic-merge-patch" in json.loads(body)["message"]
     mp = {"Content-Type": "application/merge-patch+json"}
     assert raw(sim, "PATCH", base + "/f", b"[1]", mp)[0] == 422
     assert raw(sim, "PATCH", base + "/f", b"{nope", mp)[0] == 400
