@@ -628,7 +628,7 @@ class Controller:
             # The create ends the sync: the new Deployment has the Foo's replicas and no
             # status yet, so the status just written (0 available) is already the one
             # desired_status would compute from it.
-            return lambda: self._create_deployment_and_report(key, created_for)
+            return lambda: self._create_deployment_and_report(created_for)
 
         wrote = False
         replicas = (foo.get("spec") or {}).get("replicas")
@@ -655,7 +655,7 @@ class Controller:
 
     # -- the last write of a sync (made by a writer thread once run() has started them) ------
 
-    def _create_deployment_and_report(self, key: str, foo: Foo) -> None:
+    def _create_deployment_and_report(self, foo: Foo) -> None:
         self._create_deployment(foo)
         self._event(foo, EVENT_TYPE_NORMAL, SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED)
 
