@@ -211,6 +211,84 @@ def _replicas(spec: dict) -> int:
     return 1 if replicas is None else replicas
 
 
+# ---- core/v1 Node ------------------------------------------------------------------------------
+
+_NODE_ROLE_PREFIX = "node-role.kubernetes.io/"  # labelNodeRolePrefix
+_NODE_ROLE_LABEL = "kubernetes.io/role"  # nodeLabelRole
+# The column descriptions: the API's field docs (NodeSystemInfo, NodeStatus), as printers.go
+# takes them from SwaggerDoc.
+_KUBELET_VERSION_DOC = "Kubelet Version reported by the node."
+_ADDRESSES_DOC = (
+    "List of addresses reachable to the node. Queried from cloud provider, if available. More "
+    "info: https://kubernetes.io/docs/reference/node/node-status/#addresses Note: This field is "
+    "declared as mergeable, but the merge key is not sufficiently unique, which can cause data "
+    "corruption when it is merged. Callers should instead use a full-replacement patch. See "
+    "https://pr.k8s.io/79391 for an example. Consumers should assume that addresses can change "
+    "during the lifetime of a Node. However, there are some exceptions where this may not be "
+    "possible, such as Pods that inherit a Node's address in its own status or consumers of the "
+    "downward API (status.hostIP)."
+)
+_OS_IMAGE_DOC = (
+    "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy))."
+)
+_KERNEL_DOC = "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64)."
+_RUNTIME_DOC = (
+    "ContainerRuntime Version reported by the node through runtime remote API "
+    "(e.g. containerd://1.4.2)."
+)
+
+
+def _node_roles(labels: dict | None) -> str:
+    """findNodeRoles: node-role.kubernetes.io/<role> keys and kubernetes.io/role values, sorted
+    and comma-joined; "<none>" when there are none."""
+    roles = set()
+    for k, v in (labels or {}).items():
+        if k.startswith(_NODE_ROLE_PREFIX):
+            if role := k[len(_NODE_ROLE_PREFIX) :]:
+                roles.add(role)
+        elif k == _NODE_ROLE_LABEL and v:
+            roles.add(v)
+    return ",".join(sorted(roles)) or "<none>"
+
+
+def _node_address(status: dict, kind: str) -> str:
+    """getNodeInternalIP / getNodeExternalIP: the first address of that type, or "<none>"."""
+    for a in status.get("addresses") or []:
+        if isinstance(a, dict) and a.get("type") == kind:
+            return a.get("address") or ""
+    return "<none>"
+
+
+def _node_row(o: dict) -> list:
+    """printNode, wide (the server always prints the wide cells)."""
+    spec, status = o.get("spec") or {}, o.get("status") or {}
+    ready = next(
+        (
+            c
+            for c in reversed(status.get("conditions") or [])
+            if isinstance(c, dict) and c.get("type") == "Ready"
+        ),
+        None,
+    )
+    states = [] if ready is None else ["Ready" if ready.get("status") == "True" else "NotReady"]
+    states = states or ["Unknown"]
+    if spec.get("unschedulable"):
+        states.append("SchedulingDisabled")
+    info = status.get("nodeInfo") or {}
+    return [
+        _meta(o).get("name", ""),
+        ",".join(states),
+        _node_roles(_meta(o).get("labels")),
+        _age(o),
+        info.get("kubeletVersion") or "",
+        _node_address(status, "InternalIP"),
+        _node_address(status, "ExternalIP"),
+        info.get("osImage") or "<unknown>",
+        info.get("kernelVersion") or "<unknown>",
+        info.get("containerRuntimeVersion") or "<unknown>",
+    ]
+
+
 # ---- core/v1 Event (and events.k8s.io/v1 Event, the same stored object) -------------------------
 
 
@@ -439,6 +517,21 @@ PRINTERS: dict[tuple[str, str], Printer] = {
             ("Selector", "string", (f"{_CORE}.ServiceSpec", "selector"), 1),
         ),
         _service_row,
+    ),
+    ("", "Node"): Printer(
+        (
+            ("Name", "string", "", 0),
+            ("Status", "string", "The status of the node", 0),
+            ("Roles", "string", "The roles of the node", 0),
+            ("Age", "string", _AGE_DOC, 0),
+            ("Version", "string", _KUBELET_VERSION_DOC, 0),
+            ("Internal-IP", "string", _ADDRESSES_DOC, 1),
+            ("External-IP", "string", _ADDRESSES_DOC, 1),
+            ("OS-Image", "string", _OS_IMAGE_DOC, 1),
+            ("Kernel-Version", "string", _KERNEL_DOC, 1),
+            ("Container-Runtime", "string", _RUNTIME_DOC, 1),
+        ),
+        _node_row,
     ),
     ("", "ConfigMap"): Printer(
         (

@@ -399,3 +399,57 @@ def test_custom_resource_columns_follow_apiextensions_convertor():
     default = render_table(ResourceInfo("g", "v1", "foos", "Foo", True, custom=True), [], {})
     assert _columns(default) == [("Name", "string", 0), ("Age", "date", 0)]
     assert default["rows"] == []
+
+
+def test_node_columns_and_cells():
+    node = {
+        "metadata": {
+            "labels": {
+                "node-role.kubernetes.io/control-plane": "",
+                "node-role.kubernetes.io/": "x",  # an empty role is not one
+                "kubernetes.io/role": "worker",
+            }
+        },
+        "spec": {"unschedulable": True},
+        "status": {
+            "conditions": [
+                {"type": "MemoryPressure", "status": "False"},
+                {"type": "Ready", "status": "True"},
+            ],
+            "addresses": [
+                {"type": "Hostname", "address": "n1"},
+                {"type": "InternalIP", "address": "10.0.0.5"},
+                {"type": "InternalIP", "address": "10.0.0.6"},
+            ],
+            "nodeInfo": {"kubeletVersion": "v1.33.1", "osImage": "Debian GNU/Linux 12"},
+        },
+    }
+    t = _table("", "Node", node)
+    assert _columns(t) == [
+        ("Name", "string", 0),
+        ("Status", "string", 0),
+        ("Roles", "string", 0),
+        ("Age", "string", 0),
+        ("Version", "string", 0),
+        ("Internal-IP", "string", 1),
+        ("External-IP", "string", 1),
+        ("OS-Image", "string", 1),
+        ("Kernel-Version", "string", 1),
+        ("Container-Runtime", "string", 1),
+    ]
+    assert t["columnDefinitions"][1]["description"] == "The status of the node"
+    assert t["rows"][0]["cells"] == [
+        "x",
+        "Ready,SchedulingDisabled",
+        "control-plane,worker",
+        "60m",
+        "v1.33.1",
+        "10.0.0.5",
+        "<none>",
+        "Debian GNU/Linux 12",
+        "<unknown>",
+        "<unknown>",
+    ]
+    not_ready = {"status": {"conditions": [{"type": "Ready", "status": "Unknown"}]}}
+    assert _table("", "Node", not_ready)["rows"][0]["cells"][1:3] == ["NotReady", "<none>"]
+    assert _table("", "Node", {})["rows"][0]["cells"][1] == "Unknown"
