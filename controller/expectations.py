@@ -71,10 +71,6 @@ class Expectations:
         self._pending: dict[tuple[str, str], _Expectation] = {}
         self._next_sweep = clock() + ttl  # when expired entries are dropped next
 
-    def expect_created(self, resource: str, key: str) -> None:
-        """We created the object: until the cache has it, it is not missing."""
-        self._set(resource, key, _Expectation(None, self._clock()))
-
     def begin_create(self, resource: str, key: str, owner: str | None = None) -> None:
         """We are about to create the object for ``owner`` (a uid); ``end_update`` with what
         the create returned.

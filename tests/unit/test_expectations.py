@@ -13,6 +13,12 @@ class Clock:
         return self.now
 
 
+def created(e, resource, key, produced="7"):
+    """A create that returned before any event of the object came (begin, then end)."""
+    e.begin_create(resource, key)
+    e.end_update(resource, key, produced)
+
+
 def test_nothing_expected_is_never_stale_and_every_event_counts():
     e = Expectations()
     assert not e.stale("foos", "ns/a", "5") and not e.stale("foos", "ns/a", None)
@@ -21,7 +27,7 @@ def test_nothing_expected_is_never_stale_and_every_event_counts():
 
 def test_a_create_is_stale_until_the_cache_has_the_object():
     e = Expectations()
-    e.expect_created("deployments", "ns/web")
+    created(e, "deployments", "ns/web")
     assert e.stale("deployments", "ns/web", None)  # not in the cache yet
     assert e.stale("deployments", "ns/web", None)
     assert not e.stale("deployments", "ns/web", "7")  # there: met and dropped
@@ -30,10 +36,10 @@ def test_a_create_is_stale_until_the_cache_has_the_object():
 
 def test_a_create_is_met_by_its_add_or_delete_event():
     e = Expectations()
-    e.expect_created("deployments", "ns/web")
+    created(e, "deployments", "ns/web")
     assert e.observed("deployments", "ns/web", "7")  # the add event is always passed on
     assert not e.stale("deployments", "ns/web", None)
-    e.expect_created("deployments", "ns/web")
+    created(e, "deployments", "ns/web")
     assert e.observed("deployments", "ns/web")  # created and deleted: no lasting wait
     assert len(e) == 0
 
@@ -65,7 +71,7 @@ def test_our_own_echo_is_swallowed_unless_a_sync_waited_for_it():
 def test_expectations_expire():
     clock = Clock()
     e = Expectations(clock=clock)
-    e.expect_created("deployments", "ns/web")
+    created(e, "deployments", "ns/web")
     e.expect_replaced("foos", "ns/a", "5", "6")
     clock.now += EXPECTATION_TTL
     assert not e.stale("deployments", "ns/web", None)  # a repair waits at most the TTL
@@ -79,7 +85,7 @@ def test_entries_nobody_checks_again_are_swept():
     for i in range(100):
         e.expect_replaced("foos", f"ns/deleted-{i}", "5", "6")  # Foos deleted right after
     clock.now += 11
-    e.expect_created("deployments", "ns/web")
+    created(e, "deployments", "ns/web")
     assert len(e) == 1
     e.forget("deployments", "ns/web")
     assert len(e) == 0
@@ -123,7 +129,7 @@ def test_an_update_in_flight_is_never_swept():
     e = Expectations(ttl=10, clock=clock)
     e.begin_update("foos", "ns/slow", "5")
     clock.now += 11
-    e.expect_created("deployments", "ns/web")  # the sweep runs here
+    created(e, "deployments", "ns/web")  # the sweep runs here
     assert not e.observed("foos", "ns/slow", "6")
     assert not e.end_update("foos", "ns/slow", "6")
 
