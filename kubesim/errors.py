@@ -300,8 +300,9 @@ def method_not_allowed() -> ApiError:
 
 
 def unsupported_media_type(accepted: list[str]) -> ApiError:
-    """negotiation.NewUnsupportedMediaTypeError: a PATCH whose Content-Type is not one of the
-    resource's patch types (handlers/patch.go lists them, in the order the server has them)."""
+    """negotiation.NewUnsupportedMediaTypeError (415): a body in a format no serializer reads
+    (``accepted``: the serializers' media types), or a PATCH whose Content-Type is not one of
+    the resource's patch types (handlers/patch.go lists them, in the server's order)."""
     msg = (
         "the body of the request was in an unknown format - accepted media types include: "
         + ", ".join(accepted)

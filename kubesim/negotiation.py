@@ -313,15 +313,6 @@ def not_acceptable(accepted: list[str]) -> errors.ApiError:
     return errors.ApiError(406, errors.status(406, "NotAcceptable", msg))
 
 
-def unsupported_media_type() -> errors.ApiError:
-    """negotiation.errUnsupportedMediaType (415) for a body in a format no serializer reads."""
-    msg = (
-        "the body of the request was in an unknown format - accepted media types include: "
-        + ", ".join(mt for mt, _ in _SERIALIZERS)
-    )
-    return errors.ApiError(415, errors.status(415, "UnsupportedMediaType", msg))
-
-
 # ---- request bodies -----------------------------------------------------------------------------
 
 
@@ -344,7 +335,8 @@ def decode_body(h: ConnectionHandler, body: bytes, info: ResourceInfo | None = N
             return yaml.safe_load(body) or {}
     except (ValueError, Exception) as e:  # noqa: BLE001 - any decode error is a 400
         raise errors.bad_request(f"error decoding request body: {e}") from None
-    raise unsupported_media_type()
+    # a body in a format no serializer reads
+    raise errors.unsupported_media_type([mt for mt, _ in _SERIALIZERS])
 
 
 def _decode_protobuf(body: bytes, info: ResourceInfo | None) -> dict:

@@ -484,6 +484,13 @@ def test_patch_content_type_rules(sim):
         "application/json-patch+json, application/merge-patch+json, "
         "application/strategic-merge-patch+json, application/apply-patch+yaml"
     )
+    # a built-in create's body in a format no serializer reads: the serializers' media types
+    cms = "/api/v1/namespaces/default/configmaps"
+    code, _, body = raw(sim, "POST", cms, b"x", {"Content-Type": "text/plain"})
+    assert code == 415 and json.loads(body)["message"] == (
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+    )
     # the scale subresource takes its resource's patch types, checked before anything else
     scale = "/apis/apps/v1/namespaces/default/deployments/missing/scale"
     code, _, body = raw(sim, "PATCH", scale, {}, {"Content-Type": "text/plain"})
