@@ -312,7 +312,7 @@ def informer_sync(rest, gvr, ns: str, fifo: str, expected: int, transform=None):
 TUNED_GC_THRESHOLD = (100_000, 50, 100)  # what an informer-heavy process may choose; see gc_tuned()
 
 
-class gc_tuned:  # noqa: N801 - used like a function: ``with gc_tuned():``
+class gc_tuned:  # used like a function: ``with gc_tuned():``
     """Run a block with CPython's cyclic GC tuned for a process that holds a large cache.
 
     A cache of decoded JSON is tens of thousands of long-lived dicts and lists. With the default
@@ -405,7 +405,7 @@ class LinearWatchStream:
                 for line in lines:
                     if line:
                         yield json.loads(line)
-        except Exception:  # noqa: BLE001 - a closed stream ends iteration
+        except Exception:  # a closed stream ends iteration
             if not self._closed:
                 raise
 
@@ -413,7 +413,7 @@ class LinearWatchStream:
         self._closed = True
         try:
             self._response.shutdown()
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
         self._response.close()
 

@@ -232,12 +232,12 @@ class Reflector:
                     self.list_and_watch(stop)
                 except _Stopped:
                     break
-                except Exception as err:  # noqa: BLE001 - every failure is retried after backoff
+                except Exception as err:  # every failure is retried after backoff
                     if stop.is_set():
                         break
                     try:
                         self.watch_error_handler(self, err)
-                    except Exception:  # noqa: BLE001 - the caller's handler must not end the reflector
+                    except Exception:  # the caller's handler must not end the reflector
                         log.exception("%s: the watch error handler failed", self.name)
                     delay = self._delay_after(err)
                 if delay is None:
@@ -258,7 +258,7 @@ class Reflector:
                 stream = self._watch_list(stop)
             except _Stopped:
                 raise
-            except Exception as err:  # noqa: BLE001 - any failure falls back to list+watch
+            except Exception as err:  # any failure falls back to list+watch
                 log.warning("%s: WatchList failed, falling back to list+watch: %s", self.name, err)
                 stream = None
         if stream is None:
@@ -457,7 +457,7 @@ class Reflector:
                             metadata.get("name", ""),
                         )
                         continue
-                except Exception:  # noqa: BLE001 - one bad object must not end the watch
+                except Exception:  # one bad object must not end the watch
                     log.exception(
                         "%s: unable to apply %s event to the store", self.name, event_type
                     )
@@ -578,7 +578,7 @@ class Reflector:
             error: BaseException | None = None
             try:
                 result = fn()
-            except BaseException as err:  # noqa: BLE001 - handed to the waiting thread
+            except BaseException as err:  # handed to the waiting thread
                 error = err
             with self._stream_lock:
                 abandoned = box.get("abandoned", False)
@@ -607,7 +607,7 @@ class Reflector:
             if self.should_resync is None or self.should_resync():
                 try:
                     self.store.resync()
-                except Exception:  # noqa: BLE001 - a failed resync is retried next period
+                except Exception:  # a failed resync is retried next period
                     log.exception("%s: resync failed", self.name)
         with self._stream_lock:
             self._stopping = True
@@ -640,7 +640,7 @@ def _close(stream: object) -> None:
     if close is not None:
         try:
             close()
-        except Exception:  # noqa: BLE001 - closing a broken stream may fail; it is gone either way
+        except Exception:  # closing a broken stream may fail; it is gone either way
             log.debug("closing a watch stream failed", exc_info=True)
 
 

@@ -276,7 +276,7 @@ class ResourceEventHandlerRegistration:
                         handler.on_update(a, b)
                     else:
                         handler.on_delete(a)
-                except Exception:  # noqa: BLE001 - one failing call must not kill the listener
+                except Exception:  # one failing call must not kill the listener
                     log.exception(
                         "%s: event handler failed on %s of %s",
                         self.name,
@@ -295,7 +295,7 @@ _KIND_NAMES = {_ADD: "add", _UPDATE: "update", _DELETE: "delete"}
 def _key_of(obj: Any) -> str:
     try:
         return meta_namespace_key_func(obj)
-    except Exception:  # noqa: BLE001 - only for a log line
+    except Exception:  # only for a log line
         return repr(obj)[:100]
 
 
@@ -591,7 +591,7 @@ class SharedIndexInformer:
                     fifo.pop(handle)
             except FIFOClosedError:
                 return
-            except Exception:  # noqa: BLE001 - a bad delta must not stop the informer
+            except Exception:  # a bad delta must not stop the informer
                 log.exception("%s: failed to process a delta", self.name)
 
     def _handle_deltas(self, deltas: list[Delta], is_in_initial_list: bool) -> None:
@@ -624,7 +624,7 @@ class SharedIndexInformer:
                         syncs.append(False)
                         continue
                     old = indexer.add_or_update(obj)
-                except Exception:  # noqa: BLE001 - e.g. an index function rejecting the object
+                except Exception:  # e.g. an index function rejecting the object
                     log.exception(
                         "%s: cannot apply %s of %s to the cache; skipped",
                         self.name,
