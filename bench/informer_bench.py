@@ -335,9 +335,8 @@ def bench_sync(rest, objects: int, repeat: int) -> list[dict]:
     rows = []
     for label, gvr, ns in (("Foo (custom resource)", FOO, NS_CRS), ("Deployment", DEPLOY, NS_DEPS)):
         floor, ours_real, ours_delta, tuned_floor, tuned_real = [], [], [], [], []
-        floor_list(
-            rest, gvr, ns
-        )  # warm-up: kubesim encodes each object once, then serves its bytes
+        # warm-up: kubesim encodes each object once, then serves its bytes
+        floor_list(rest, gvr, ns)
         for _ in range(repeat):
             seconds, count = floor_list(rest, gvr, ns)
             assert count == objects, count
@@ -577,9 +576,8 @@ def bench_events(
         out["tuned_official_informer"] = official_informer_events(
             api_client, events_from, official_events
         )
-        out["tuned_real"] = ours_events(
-            rest, events_from, events, "real"
-        )  # what the controller runs
+        # what the controller runs
+        out["tuned_real"] = ours_events(rest, events_from, events, "real")
     out["raw"] = raw_stream_events(rest, events_from, events)
     out["real"] = ours_events(rest, events_from, events, "real")
     out["delta"] = ours_events(rest, events_from, events, "delta")

@@ -87,9 +87,8 @@ LANGS = list(DOC_SETS)
 # entry points (their commands and figures are the README's and the benchmarks' own business).
 OTHER_MARKDOWN = {"en": [ROOT / "README.md", DOCS / "benchmarks.md"], "ja": []}
 OUR_PACKAGES = ("workqueue", "client", "informer", "tools", "controller", "kubesim")
-WALKTHROUGH_KUBECONFIG = (
-    "/tmp/kubesim.kubeconfig"  # the path the walkthrough uses; swapped for a temp file
-)
+# the path the walkthrough uses; swapped for a temp file
+WALKTHROUGH_KUBECONFIG = "/tmp/kubesim.kubeconfig"
 
 
 def doc_names(lang: str) -> list[str]:
