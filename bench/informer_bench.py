@@ -312,7 +312,7 @@ def informer_sync(rest, gvr, ns: str, fifo: str, expected: int, transform=None):
 TUNED_GC_THRESHOLD = (100_000, 50, 100)  # what an informer-heavy process may choose; see gc_tuned()
 
 
-class gc_tuned:  # noqa: N801 - used like a function: ``with gc_tuned():``
+class gc_tuned:  # used like a function: ``with gc_tuned():``
     """Run a block with CPython's cyclic GC tuned for a process that holds a large cache.
 
     A cache of decoded JSON is tens of thousands of long-lived dicts and lists. With the default
@@ -335,9 +335,8 @@ def bench_sync(rest, objects: int, repeat: int) -> list[dict]:
     rows = []
     for label, gvr, ns in (("Foo (custom resource)", FOO, NS_CRS), ("Deployment", DEPLOY, NS_DEPS)):
         floor, ours_real, ours_delta, tuned_floor, tuned_real = [], [], [], [], []
-        floor_list(
-            rest, gvr, ns
-        )  # warm-up: kubesim encodes each object once, then serves its bytes
+        # warm-up: kubesim encodes each object once, then serves its bytes
+        floor_list(rest, gvr, ns)
         for _ in range(repeat):
             seconds, count = floor_list(rest, gvr, ns)
             assert count == objects, count
@@ -405,7 +404,7 @@ class LinearWatchStream:
                 for line in lines:
                     if line:
                         yield json.loads(line)
-        except Exception:  # noqa: BLE001 - a closed stream ends iteration
+        except Exception:  # a closed stream ends iteration
             if not self._closed:
                 raise
 
@@ -413,7 +412,7 @@ class LinearWatchStream:
         self._closed = True
         try:
             self._response.shutdown()
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
         self._response.close()
 
@@ -577,9 +576,8 @@ def bench_events(
         out["tuned_official_informer"] = official_informer_events(
             api_client, events_from, official_events
         )
-        out["tuned_real"] = ours_events(
-            rest, events_from, events, "real"
-        )  # what the controller runs
+        # what the controller runs
+        out["tuned_real"] = ours_events(rest, events_from, events, "real")
     out["raw"] = raw_stream_events(rest, events_from, events)
     out["real"] = ours_events(rest, events_from, events, "real")
     out["delta"] = ours_events(rest, events_from, events, "delta")

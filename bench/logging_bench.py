@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=9, help="interleaved rounds per figure")
     args = parser.parse_args(argv)
 
-    sink = open(os.devnull, "w")  # noqa: SIM115 - open for the whole run
+    sink = open(os.devnull, "w")  # open for the whole run
     ours = logging.getLogger("bench.controller")
     floor = stdlib_logger("bench.stdlib", None, sink)
     klog = stdlib_logger(

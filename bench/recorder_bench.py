@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--latency-ms", type=float, default=5.0)
     p.add_argument("--senders", default="1,2,4", help="sender counts to time, comma-separated")
     a = p.parse_args(argv)
-    configure_logging("text", 0, stream=open(os.devnull, "w"))  # noqa: SIM115 - for the process
+    configure_logging("text", 0, stream=open(os.devnull, "w"))  # open for the whole process
     costs = caller_costs(a.rounds, a.number)
     floor = costs["floor: SimpleQueue.put(tuple)"]
     print(f"caller CPU per call (median of {a.rounds} rounds, {a.number} calls each):")

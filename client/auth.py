@@ -263,7 +263,7 @@ def token_source_for(configuration: Any, *, clock: Clock = time.time) -> TokenSo
         return StaticTokenSource(value)
     try:
         source = _source_for_loader(_loader_of(hook), clock)
-    except Exception as err:  # noqa: BLE001 - any surprise: fall back to the hook itself
+    except Exception as err:  # any surprise: fall back to the hook itself
         log.debug("refresh hook not recognised", extra={"error": str(err)})
         source = None
     return source if source is not None else RefreshHookSource(configuration, clock=clock)

@@ -268,7 +268,7 @@ class WatchStream:
             if shutdown is not None:
                 shutdown()
             self._response.close()
-        except Exception:  # noqa: BLE001 - closing a dead socket may fail in many ways
+        except Exception:  # closing a dead socket may fail in many ways
             pass
 
     def _chunks(self) -> Iterator[bytes]:

@@ -263,7 +263,7 @@ def wait_for(what: str, probe: Callable[[], Any], timeout: float = WAIT) -> Any:
             last = probe()
         except SmokeFailure:
             raise  # the probe knows it will never pass (the container has exited)
-        except Exception as err:  # noqa: BLE001 - any other error is just "not yet"
+        except Exception as err:  # any other error is just "not yet"
             last = err
         else:
             if last:

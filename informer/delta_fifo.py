@@ -59,9 +59,8 @@ class DeltaFIFO(Queue):
     ) -> None:
         self._init_lifecycle()  # _lock, _not_empty, _populated, _initial_population_count, _closed
         self._items: dict[str, list[Delta]] = {}  # key -> its pending deltas, never an empty list
-        self._queue: deque[str] = (
-            deque()
-        )  # keys in pop order; exactly the keys of _items, once each
+        # keys in pop order; exactly the keys of _items, once each
+        self._queue: deque[str] = deque()
         self._key_func = key_func  # object (or tombstone) -> key
         self._known_objects = known_objects  # the informer's indexer: what the consumer already has
         # informers always want Replaced for listed objects; Sync is the pre-1.19 behaviour

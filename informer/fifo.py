@@ -134,9 +134,8 @@ class Queue(abc.ABC):
     def _init_lifecycle(self) -> None:
         """Set up the lock and the sync/close state; both FIFOs call this first in __init__."""
         self._lock = threading.Lock()  # guards every field of the FIFO
-        self._not_empty = threading.Condition(
-            self._lock
-        )  # signalled when work is queued or on close
+        # signalled when work is queued or on close
+        self._not_empty = threading.Condition(self._lock)
         self._populated = False  # a replace() or add/update/delete has happened at least once
         self._initial_population_count = 0  # entries of the first replace() not yet popped
         self._closed = False  # close() was called; pop drains, then raises FIFOClosedError

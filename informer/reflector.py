@@ -83,9 +83,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DEFAULT_MIN_WATCH_TIMEOUT = 300.0  # watch timeoutSeconds is random in [min, 2*min)
-INITIAL_EVENTS_ANNOTATION = (
-    "k8s.io/initial-events-end"  # marks WatchList's end-of-initial-state bookmark
-)
+# marks WatchList's end-of-initial-state bookmark
+INITIAL_EVENTS_ANNOTATION = "k8s.io/initial-events-end"
 
 
 class ReflectorStore(Protocol):
@@ -176,15 +175,12 @@ class Reflector:
         self.page_size = page_size  # client-go WatchListPageSize: forces this page size when set
         self.use_watch_list = use_watch_list  # try WatchList before list+watch
         self.min_watch_timeout = min_watch_timeout  # watch timeoutSeconds in [min, 2*min)
-        self.watch_stall_timeout = (
-            watch_stall_timeout  # timeoutSeconds -> read deadline (stall guard)
-        )
-        self.watch_list_bookmark_timeout = (
-            watch_list_bookmark_timeout  # quiet seconds before WatchList counts as ignored
-        )
-        self.backoff = backoff or ExponentialBackoff(
-            clock=clock, rand=rand
-        )  # between failed cycles
+        # timeoutSeconds -> read deadline (stall guard)
+        self.watch_stall_timeout = watch_stall_timeout
+        # quiet seconds before WatchList counts as ignored
+        self.watch_list_bookmark_timeout = watch_list_bookmark_timeout
+        # between failed cycles
+        self.backoff = backoff or ExponentialBackoff(clock=clock, rand=rand)
         self.watch_error_handler: WatchErrorHandler = (
             watch_error_handler or default_watch_error_handler
         )
@@ -195,20 +191,17 @@ class Reflector:
         self._rv_lock = threading.Lock()  # guards the three fields below
         self._last_sync_resource_version = ""  # RV of the last list or event applied to the store
         self._rv_unavailable = False  # the last list/watch at that RV got Expired / too large
-        self._paginated_result = (
-            False  # the RV="0" list came back paged: the server has no watch cache
-        )
+        # the RV="0" list came back paged: the server has no watch cache
+        self._paginated_result = False
 
         self._watch_list_supported = True  # cleared once the server rejects or ignores WatchList
         self._listed_once = False  # a list has completed before (the next one is a relist)
 
         self._stream_lock = threading.Lock()  # guards _stream and _stopping
-        self._stream: _OpenWatch | None = (
-            None  # the open watch, closed by the helper thread on stop
-        )
-        self._stopping = (
-            False  # set by the helper thread once stop fired; no new stream may stay open
-        )
+        # the open watch, closed by the helper thread on stop
+        self._stream: _OpenWatch | None = None
+        # set by the helper thread once stop fired; no new stream may stay open
+        self._stopping = False
         self._pending_calls: set[threading.Event] = set()  # abandonable calls to release on stop
 
     # -- public API -----------------------------------------------------------------------------
@@ -232,12 +225,12 @@ class Reflector:
                     self.list_and_watch(stop)
                 except _Stopped:
                     break
-                except Exception as err:  # noqa: BLE001 - every failure is retried after backoff
+                except Exception as err:  # every failure is retried after backoff
                     if stop.is_set():
                         break
                     try:
                         self.watch_error_handler(self, err)
-                    except Exception:  # noqa: BLE001 - the caller's handler must not end the reflector
+                    except Exception:  # the caller's handler must not end the reflector
                         log.exception("%s: the watch error handler failed", self.name)
                     delay = self._delay_after(err)
                 if delay is None:
@@ -258,7 +251,7 @@ class Reflector:
                 stream = self._watch_list(stop)
             except _Stopped:
                 raise
-            except Exception as err:  # noqa: BLE001 - any failure falls back to list+watch
+            except Exception as err:  # any failure falls back to list+watch
                 log.warning("%s: WatchList failed, falling back to list+watch: %s", self.name, err)
                 stream = None
         if stream is None:
@@ -457,7 +450,7 @@ class Reflector:
                             metadata.get("name", ""),
                         )
                         continue
-                except Exception:  # noqa: BLE001 - one bad object must not end the watch
+                except Exception:  # one bad object must not end the watch
                     log.exception(
                         "%s: unable to apply %s event to the store", self.name, event_type
                     )
@@ -578,7 +571,7 @@ class Reflector:
             error: BaseException | None = None
             try:
                 result = fn()
-            except BaseException as err:  # noqa: BLE001 - handed to the waiting thread
+            except BaseException as err:  # handed to the waiting thread
                 error = err
             with self._stream_lock:
                 abandoned = box.get("abandoned", False)
@@ -607,7 +600,7 @@ class Reflector:
             if self.should_resync is None or self.should_resync():
                 try:
                     self.store.resync()
-                except Exception:  # noqa: BLE001 - a failed resync is retried next period
+                except Exception:  # a failed resync is retried next period
                     log.exception("%s: resync failed", self.name)
         with self._stream_lock:
             self._stopping = True
@@ -640,7 +633,7 @@ def _close(stream: object) -> None:
     if close is not None:
         try:
             close()
-        except Exception:  # noqa: BLE001 - closing a broken stream may fail; it is gone either way
+        except Exception:  # closing a broken stream may fail; it is gone either way
             log.debug("closing a watch stream failed", exc_info=True)
 
 

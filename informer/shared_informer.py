@@ -182,17 +182,15 @@ class ResourceEventHandlerRegistration:
         name: str,
     ) -> None:
         self.handler = handler  # receives the notifications, in order, on this listener's thread
-        self.requested_resync_period = (
-            requested_resync_period  # what the caller asked for (clamped >= 1 s)
-        )
+        # what the caller asked for (clamped >= 1 s)
+        self.requested_resync_period = requested_resync_period
         self.name = name  # the listener thread's name
         self._clock = clock  # monotonic seconds; injectable
         self._upstream_has_synced = upstream_has_synced  # the informer's own has_synced
         self._lock = threading.Lock()  # guards the fields below
         self._not_empty = threading.Condition(self._lock)  # signalled on add and on stop
-        self._buffer: deque[_Notification] = (
-            deque()
-        )  # unbounded: the informer never blocks on a handler
+        # unbounded: the informer never blocks on a handler
+        self._buffer: deque[_Notification] = deque()
         self._pending_initial = 0  # initial-list adds queued or being handled, not yet finished
         self._stopped = False  # stop() was called: the thread exits after its current call
         self._resync_period = resync_period  # seconds between resyncs for this handler; 0 = never
@@ -276,7 +274,7 @@ class ResourceEventHandlerRegistration:
                         handler.on_update(a, b)
                     else:
                         handler.on_delete(a)
-                except Exception:  # noqa: BLE001 - one failing call must not kill the listener
+                except Exception:  # one failing call must not kill the listener
                     log.exception(
                         "%s: event handler failed on %s of %s",
                         self.name,
@@ -295,7 +293,7 @@ _KIND_NAMES = {_ADD: "add", _UPDATE: "update", _DELETE: "delete"}
 def _key_of(obj: Any) -> str:
     try:
         return meta_namespace_key_func(obj)
-    except Exception:  # noqa: BLE001 - only for a log line
+    except Exception:  # only for a log line
         return repr(obj)[:100]
 
 
@@ -418,9 +416,8 @@ class SharedIndexInformer:
         if fifo not in ("real", "delta"):
             raise ValueError(f"fifo must be 'real' or 'delta', not {fifo!r}")
         self.list_watch = list_watch  # the reflector's source
-        self.name = name or str(
-            getattr(list_watch, "resource", None) or "informer"
-        )  # for threads and logs
+        # for threads and logs
+        self.name = name or str(getattr(list_watch, "resource", None) or "informer")
         self.fifo_kind = fifo  # which queue the reflector feeds: "real" (default) or "delta"
         self.use_watch_list = use_watch_list  # let the reflector try WatchList first
         self.metrics = metrics  # informer_* metrics for this informer
@@ -438,9 +435,8 @@ class SharedIndexInformer:
         self._resync_check_period = self._default_event_handler_resync_period
         self._start_lock = threading.Lock()  # guards _started, _stopped and the two below
         self._started = False  # run() has begun: configuration is frozen
-        self._stopped = (
-            False  # run() is stopping its listeners or has returned: no handler can be added
-        )
+        # run() is stopping its listeners or has returned: no handler can be added
+        self._stopped = False
         self._fifo: Queue | None = None  # created by run()
         self._reflector: Reflector | None = None  # created by run()
         # Held while a popped delta is applied and distributed, and while a late handler gets its
@@ -563,9 +559,8 @@ class SharedIndexInformer:
             self._process_loop(stop)
         finally:
             reflector_thread.join(2.0)
-            with (
-                self._start_lock
-            ):  # first: a handler added from now on is refused, not left running
+            # first: a handler added from now on is refused, not left running
+            with self._start_lock:
                 self._stopped = True
             self._processor.stop()
 
@@ -591,7 +586,7 @@ class SharedIndexInformer:
                     fifo.pop(handle)
             except FIFOClosedError:
                 return
-            except Exception:  # noqa: BLE001 - a bad delta must not stop the informer
+            except Exception:  # a bad delta must not stop the informer
                 log.exception("%s: failed to process a delta", self.name)
 
     def _handle_deltas(self, deltas: list[Delta], is_in_initial_list: bool) -> None:
@@ -624,7 +619,7 @@ class SharedIndexInformer:
                         syncs.append(False)
                         continue
                     old = indexer.add_or_update(obj)
-                except Exception:  # noqa: BLE001 - e.g. an index function rejecting the object
+                except Exception:  # e.g. an index function rejecting the object
                     log.exception(
                         "%s: cannot apply %s of %s to the cache; skipped",
                         self.name,

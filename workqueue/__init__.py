@@ -8,17 +8,17 @@
 - Clocks: `RealClock`, and `FakeClock` for tests.
 """
 
-from .clock import Clock, FakeClock, RealClock
-from .delaying_queue import DelayingQueue
-from .metrics import (
+from workqueue.clock import Clock, FakeClock, RealClock
+from workqueue.delaying_queue import DelayingQueue
+from workqueue.metrics import (
     MetricsProvider,
     NoopMetricsProvider,
     PrometheusMetricsProvider,
     get_provider,
     set_provider,
 )
-from .queue import Queue
-from .rate_limiters import (
+from workqueue.queue import Queue
+from workqueue.rate_limiters import (
     BucketRateLimiter,
     ItemExponentialFailureRateLimiter,
     ItemFastSlowRateLimiter,
@@ -28,7 +28,7 @@ from .rate_limiters import (
     default_item_based_rate_limiter,
     sample_controller_rate_limiter,
 )
-from .rate_limiting_queue import RateLimitingQueue
+from workqueue.rate_limiting_queue import RateLimitingQueue
 
 __all__ = [
     "BucketRateLimiter",

@@ -15,9 +15,9 @@ import threading
 from collections.abc import Hashable
 from typing import Any
 
-from .clock import Clock
-from .metrics import CounterMetric, MetricsProvider, new_retry_metrics
-from .queue import Queue
+from workqueue.clock import Clock
+from workqueue.metrics import CounterMetric, MetricsProvider, new_retry_metrics
+from workqueue.queue import Queue
 
 __all__ = ["MAX_WAIT", "DelayingQueue"]
 

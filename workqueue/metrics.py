@@ -37,7 +37,7 @@ from prometheus_client.metrics_core import (
 )
 from prometheus_client.utils import floatToGoString
 
-from .clock import Clock
+from workqueue.clock import Clock
 
 __all__ = [
     "DURATION_BUCKETS",

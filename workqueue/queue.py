@@ -20,8 +20,8 @@ from collections import deque
 from collections.abc import Hashable
 from typing import Any
 
-from .clock import Clock, RealClock
-from .metrics import MetricsProvider, QueueMetrics, get_provider, new_queue_metrics
+from workqueue.clock import Clock, RealClock
+from workqueue.metrics import MetricsProvider, QueueMetrics, get_provider, new_queue_metrics
 
 __all__ = ["UNFINISHED_WORK_UPDATE_PERIOD", "Queue"]
 

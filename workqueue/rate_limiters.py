@@ -14,7 +14,7 @@ import threading
 from collections.abc import Hashable
 from typing import Protocol
 
-from .clock import Clock, RealClock
+from workqueue.clock import Clock, RealClock
 
 __all__ = [
     "BucketRateLimiter",

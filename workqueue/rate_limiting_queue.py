@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from .clock import Clock
-from .delaying_queue import DelayingQueue
-from .metrics import MetricsProvider
-from .rate_limiters import RateLimiter
+from workqueue.clock import Clock
+from workqueue.delaying_queue import DelayingQueue
+from workqueue.metrics import MetricsProvider
+from workqueue.rate_limiters import RateLimiter
 
 __all__ = ["RateLimitingQueue"]
 

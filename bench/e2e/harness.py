@@ -176,7 +176,7 @@ class Controller:
         self.variant = v
         self.log_path = log_path
         env = dict(os.environ, KUBECONFIG=kubeconfig)
-        self._log: IO[bytes] = open(log_path, "ab")  # noqa: SIM115 - closed in stop()
+        self._log: IO[bytes] = open(log_path, "ab")  # closed in stop()
         self.proc = subprocess.Popen(
             COMMANDS[v.kind](v, kubeconfig, launch),
             # ``python -m`` puts the working directory first on sys.path: a baseline's source

@@ -69,7 +69,7 @@ def scale(spec, namespace: str) -> None:
 
 
 @kopf.on.event("apps", "v1", "deployments")
-def deployment_event(type, body, namespace, **_) -> None:  # noqa: A002 - kopf's kwarg name
+def deployment_event(type, body, namespace, **_) -> None:  # kopf passes `type` by that name
     if type not in ("ADDED", "MODIFIED", None):  # None: the initial listing
         return
     owner = controller_of(body)

@@ -114,7 +114,7 @@ class OfficialController:
             key = self.queue.get()
             try:
                 self.sync(key)
-            except Exception as err:  # noqa: BLE001 - every error is retried
+            except Exception as err:  # every error is retried
                 log.info("retrying %s: %s", key, err)
                 timer = threading.Timer(RETRY_DELAY, self.queue.put, args=(key,))
                 timer.daemon = True

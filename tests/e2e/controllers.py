@@ -66,7 +66,7 @@ class InProcessController:
     def _serve(self) -> None:
         try:
             self.exit_code = self.manager.start(self.stop)
-        except BaseException as err:  # noqa: BLE001 - reported by start()/shutdown()
+        except BaseException as err:  # reported by start()/shutdown()
             self.error = err
             raise
 

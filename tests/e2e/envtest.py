@@ -165,7 +165,7 @@ class EnvTest:
         return str(path)
 
     def _spawn(self, name: str, args: list[str]) -> subprocess.Popen:
-        log = open(self.log_dir / f"{name}.log", "wb")  # noqa: SIM115 - the child keeps it open
+        log = open(self.log_dir / f"{name}.log", "wb")  # the child keeps it open
         try:
             return subprocess.Popen(
                 [self._binary(name), *args],

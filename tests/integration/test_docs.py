@@ -87,9 +87,8 @@ LANGS = list(DOC_SETS)
 # entry points (their commands and figures are the README's and the benchmarks' own business).
 OTHER_MARKDOWN = {"en": [ROOT / "README.md", DOCS / "benchmarks.md"], "ja": []}
 OUR_PACKAGES = ("workqueue", "client", "informer", "tools", "controller", "kubesim")
-WALKTHROUGH_KUBECONFIG = (
-    "/tmp/kubesim.kubeconfig"  # the path the walkthrough uses; swapped for a temp file
-)
+# the path the walkthrough uses; swapped for a temp file
+WALKTHROUGH_KUBECONFIG = "/tmp/kubesim.kubeconfig"
 
 
 def doc_names(lang: str) -> list[str]:
@@ -867,14 +866,51 @@ def imports_in_code() -> dict[tuple[str, str], set[str]]:
     return found
 
 
+def contract_layers(contract: dict) -> list[tuple[list[str], bool]]:
+    """The layers of a layers contract, top first: (packages, independent) each.
+
+    import-linter's syntax: ``a | b`` holds independent siblings (neither may import the
+    other), ``a : b`` siblings that may import each other, a lone name a layer of one.
+    """
+    layers = []
+    for layer in contract["layers"]:
+        independent = ":" not in layer
+        layers.append(([name.strip() for name in re.split(r"[|:]", layer)], independent))
+    return layers
+
+
+def layers_forbid(contract: dict, src: str, dst: str) -> bool:
+    """Whether a layers contract forbids src -> dst: dst is in a higher layer than src, or in
+    src's own layer of independent siblings."""
+    where = {
+        name: (rank, independent)
+        for rank, (names, independent) in enumerate(contract_layers(contract))
+        for name in names
+    }
+    if src not in where or dst not in where:
+        return False
+    (src_rank, independent), (dst_rank, _) = where[src], where[dst]
+    return dst_rank < src_rank or (dst_rank == src_rank and independent)
+
+
+def contract_sources(contract: dict) -> set[str]:
+    """The packages whose imports a contract restricts."""
+    if contract["type"] == "layers":
+        return {name for names, _ in contract_layers(contract) for name in names}
+    return set(contract["source_modules"])
+
+
 def contracts_forbidding(src: str, dst: str) -> list[tuple[str, set[str]]]:
     """(name, modules it still allows) of each import-linter contract forbidding src -> dst."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
     found = []
     for contract in config["contracts"]:
-        if contract["type"] != "forbidden" or src not in contract["source_modules"]:
+        if contract["type"] == "layers":
+            if not layers_forbid(contract, src, dst):
+                continue
+        elif contract["type"] != "forbidden" or src not in contract["source_modules"]:
             continue
-        if dst not in contract["forbidden_modules"]:
+        elif dst not in contract["forbidden_modules"]:
             continue
         allowed = {
             rule.split("->")[1].strip()
@@ -908,7 +944,7 @@ def test_import_diagram_is_the_code_and_keeps_the_contracts(lang):
             )
     # an arrow left out is a rule: every package drawn but the demo is bound by a contract
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
-    bound = {m for c in config["contracts"] for m in c["source_modules"]}
+    bound = {m for c in config["contracts"] for m in contract_sources(c)}
     assert set(DIAGRAM_PACKAGES) - {"demo"} <= bound
 
 

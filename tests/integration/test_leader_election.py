@@ -32,8 +32,7 @@ from controller.foo_controller import FOO_GVR
 from kubesim import KubeSim
 from tests.helpers import wait_for
 from tests.integration.controller_harness import foo
-
-from .controller_process import (
+from tests.integration.controller_process import (
     FAST_LEADER_ELECTION,
     LEASE_DURATION,
     LEASES,

@@ -16,8 +16,7 @@ from client.rest import RESTClient, resource_path
 from controller.foo_controller import FOO_GVR
 from tests.helpers import ROOT, wait_for
 from tests.integration.controller_harness import foo
-
-from .controller_process import FAST_LEADER_ELECTION
+from tests.integration.controller_process import FAST_LEADER_ELECTION
 
 pytestmark = pytest.mark.kubesim(deployment_status_delay=0.1)
 

@@ -30,8 +30,7 @@ from controller.foo_controller import DEPLOYMENT_GVR, FOO_GVR
 from kubesim import RequestRecord
 from tests.helpers import ROOT, wait_for
 from tests.integration.controller_harness import foo
-
-from .controller_process import (
+from tests.integration.controller_process import (
     FAST_LEADER_ELECTION,
     USER_AGENT,
     ControllerProcess,

@@ -16,8 +16,7 @@ from controller.shutdown import EXIT_MARGIN, ShutdownBudget
 from kubesim import KubeSim
 from tests.helpers import wait_for
 from tests.integration.controller_harness import foo
-
-from .controller_process import (
+from tests.integration.controller_process import (
     FAST_LEADER_ELECTION,
     USER_AGENT,
     ControllerProcess,

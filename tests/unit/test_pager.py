@@ -86,11 +86,12 @@ def test_later_pages_carry_the_token_instead_of_the_resource_version():
         {**options, "limit": 2},
         {"labelSelector": "a", "limit": 2, "continue": "2"},
     ]
+    # the caller's options are not modified
     assert options == {
         "resourceVersion": "40",
         "resourceVersionMatch": "NotOlderThan",
         "labelSelector": "a",
-    }  # the caller's options are not modified
+    }
 
 
 def test_one_page_is_returned_as_it_came():

@@ -170,7 +170,7 @@ class LeaderElector:
                 self.config.on_started_leading(leading_stop)
             else:
                 leading_stop.wait()
-        except Exception:  # noqa: BLE001 - the work failing ends leadership, it must be seen
+        except Exception:  # the work failing ends leadership, it must be seen
             log.exception("the leader's work failed")
         finally:
             work_done.set()

@@ -228,7 +228,7 @@ class EventRecorder:
                 self._queued -= 1
             try:
                 self._record_to_sink(self._make_event(recorded))
-            except Exception:  # noqa: BLE001 - the sender must outlive any single bad event
+            except Exception:  # the sender must outlive any single bad event
                 log.exception("unexpected error while writing an event")
 
     def _record_to_sink(self, ev: Object) -> None:
