@@ -28,12 +28,13 @@ import binascii
 import json
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from . import errors, protobuf
-from .protobuf.codec import decode_message, encode_message
-from .storage import Stored, encode
+from kubesim import protobuf
+from kubesim.api import errors
+from kubesim.protobuf.codec import decode_message, encode_message
+from kubesim.storage.store import Stored, encode
 
 if TYPE_CHECKING:
-    from .resources import ResourceInfo
+    from kubesim.api.resources import ResourceInfo
 
 __all__ = [
     "CONFIGMAP_V1",

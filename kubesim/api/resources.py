@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from .conversion import CONFIGMAP_V1, EVENTS_V1, SECRET_V1, Converter
+from kubesim.api.conversion import CONFIGMAP_V1, EVENTS_V1, SECRET_V1, Converter
 
 __all__ = ["ResourceInfo", "Registry", "crd_resource_infos", "BUILTIN_RESOURCES"]
 
@@ -130,7 +130,7 @@ def _builtin() -> list[ResourceInfo]:
         ),
         # Nodes: served by every API server, even one with no node registered (envtest). kubesim
         # registers one Ready node only when its deployment controller makes pods available
-        # (KubeSim(deployment_controller="full"), controllers.py).
+        # (KubeSim(deployment_controller="full"), controllers/manager.py).
         ResourceInfo(
             "",
             "v1",

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import json
 
-from .controllers import ControllerManager
-from .resources import Registry
-from .rest import FOREGROUND, ORPHAN
-from .storage import DELETED, Event, Storage
+from kubesim.api.resources import Registry
+from kubesim.controllers.manager import ControllerManager
+from kubesim.registry.rest import FOREGROUND, ORPHAN
+from kubesim.storage.store import DELETED, Event, Storage
 
 __all__ = ["GarbageCollector"]
 

@@ -29,8 +29,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from .storage import DELETED, Event, Storage
-from .strategy import CRD_CLEANUP_FINALIZER
+from kubesim.registry.strategy import CRD_CLEANUP_FINALIZER
+from kubesim.storage.store import DELETED, Event, Storage
 
 __all__ = [
     "DEPLOYMENT_CONTROLLER_MODES",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from . import errors
+from kubesim.api import errors
 
 __all__ = [
     "MERGE",

@@ -20,11 +20,13 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from . import conversion, corevalidation, errors, strategy
-from . import patch as patches
-from .resources import Registry, ResourceInfo
-from .selection import build_filter, decode_continue, encode_continue
-from .storage import ExpiredError, Storage, Stored, Watcher, encode, normalize
+from kubesim.api import conversion, errors
+from kubesim.api.resources import Registry, ResourceInfo
+from kubesim.registry import patch as patches
+from kubesim.registry import strategy
+from kubesim.registry.selection import build_filter, decode_continue, encode_continue
+from kubesim.storage.store import ExpiredError, Storage, Stored, Watcher, encode, normalize
+from kubesim.validation import corevalidation
 
 __all__ = ["Rest", "WatchRequest"]
 

@@ -17,12 +17,11 @@ import json
 from typing import Any
 
 from client.labels import selector_from_label_selector
-
-from . import errors
-from . import patch as patches
-from .resources import ResourceInfo
-from .rest import Rest
-from .strategy import get_path
+from kubesim.api import errors
+from kubesim.api.resources import ResourceInfo
+from kubesim.registry import patch as patches
+from kubesim.registry.rest import Rest
+from kubesim.registry.strategy import get_path
 
 __all__ = ["ScaleREST"]
 

@@ -14,10 +14,9 @@ import json
 from collections.abc import Callable
 
 from client.labels import SelectorParseError, parse_selector
-
-from . import errors
-from .resources import ResourceInfo
-from .strategy import get_path
+from kubesim.api import errors
+from kubesim.api.resources import ResourceInfo
+from kubesim.registry.strategy import get_path
 
 __all__ = ["build_filter", "encode_continue", "decode_continue"]
 

@@ -12,8 +12,9 @@ import datetime as _dt
 import re
 from typing import Any
 
-from . import errors, kindvalidation, metavalidation
-from .resources import ResourceInfo
+from kubesim.api import errors
+from kubesim.api.resources import ResourceInfo
+from kubesim.validation import kindvalidation, metavalidation
 
 __all__ = [
     "NAME_RULES",
@@ -254,7 +255,7 @@ def validate(
     """The kind's strategy validation (Validate on create, ValidateUpdate with ``old``).
 
     Raises 400 for values the real server cannot even decode into its Go types. The CR schema
-    (validation.py) is checked by the caller after this.
+    (validation/schema.py) is checked by the caller after this.
     """
     check_types(info, obj)
     meta = obj["metadata"]

@@ -18,15 +18,16 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
-from . import errors, openapi
-from .handlers import VERB_HANDLERS
-from .httpserver import ConnectionHandler, HTTPServer, read_body
-from .request import Request, RequestRecord, parse_route, verb_of
-from .resources import Registry, ResourceInfo
-from .responses import TableRenderer, send, send_error, send_json
-from .rest import Rest
-from .scale import ScaleREST
-from .table import render_table
+from kubesim.api import errors
+from kubesim.api.resources import Registry, ResourceInfo
+from kubesim.registry.rest import Rest
+from kubesim.registry.scale import ScaleREST
+from kubesim.server.handlers import VERB_HANDLERS
+from kubesim.server.httpserver import ConnectionHandler, HTTPServer, read_body
+from kubesim.server.request import Request, RequestRecord, parse_route, verb_of
+from kubesim.server.responses import TableRenderer, send, send_error, send_json
+from kubesim.views import openapi
+from kubesim.views.table import render_table
 
 __all__ = ["ApiServer", "RequestRecord", "VERSION_INFO"]
 

@@ -19,19 +19,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from . import errors
-from .httpserver import ConnectionHandler
-from .negotiation import MediaType, decode_body, endpoint_for, negotiate, negotiate_stream
-from .request import Request, Route
-from .resources import ResourceInfo
-from .responses import TableRenderer, send_as, send_list, send_object
-from .storage import Stored
-from .table import request_renderer
-from .transform import TABLE_KIND
-from .watch import serve_watch
+from kubesim.api import errors
+from kubesim.api.resources import ResourceInfo
+from kubesim.server.httpserver import ConnectionHandler
+from kubesim.server.negotiation import (
+    MediaType,
+    decode_body,
+    endpoint_for,
+    negotiate,
+    negotiate_stream,
+)
+from kubesim.server.request import Request, Route
+from kubesim.server.responses import TableRenderer, send_as, send_list, send_object
+from kubesim.server.transform import TABLE_KIND
+from kubesim.server.watch import serve_watch
+from kubesim.storage.store import Stored
+from kubesim.views.table import request_renderer
 
 if TYPE_CHECKING:
-    from .server import ApiServer
+    from kubesim.server.apiserver import ApiServer
 
 __all__ = ["Handler", "VERB_HANDLERS"]
 

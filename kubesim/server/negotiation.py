@@ -27,9 +27,10 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qs
 
-from . import errors, protobuf
-from .httpserver import ConnectionHandler
-from .resources import ResourceInfo
+from kubesim import protobuf
+from kubesim.api import errors
+from kubesim.api.resources import ResourceInfo
+from kubesim.server.httpserver import ConnectionHandler
 
 __all__ = [
     "DEFAULT_ENDPOINT",

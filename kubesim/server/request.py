@@ -14,8 +14,8 @@ from collections import deque
 from dataclasses import dataclass
 from urllib.parse import parse_qs
 
-from . import errors
-from .resources import Registry, ResourceInfo
+from kubesim.api import errors
+from kubesim.api.resources import Registry, ResourceInfo
 
 __all__ = ["Request", "RequestRecord", "Route", "parse_route", "verb_of"]
 

@@ -16,12 +16,14 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from . import conversion, errors, protobuf, transform
-from .httpserver import ConnectionHandler
-from .negotiation import JSON, PROTOBUF, YAML, MediaType, negotiate_error
-from .request import Request
-from .resources import ResourceInfo
-from .storage import Stored, encode
+from kubesim import protobuf
+from kubesim.api import conversion, errors
+from kubesim.api.resources import ResourceInfo
+from kubesim.server import transform
+from kubesim.server.httpserver import ConnectionHandler
+from kubesim.server.negotiation import JSON, PROTOBUF, YAML, MediaType, negotiate_error
+from kubesim.server.request import Request
+from kubesim.storage.store import Stored, encode
 
 __all__ = [
     "TableRenderer",

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import errors, protobuf
-from .conversion import go_shape
+from kubesim import protobuf
+from kubesim.api import errors
+from kubesim.api.conversion import go_shape
 
 if TYPE_CHECKING:
-    from .resources import ResourceInfo
+    from kubesim.api.resources import ResourceInfo
 
 __all__ = ["go_type_name", "partial_object_metadata", "partial_object_metadata_list"]
 

@@ -18,14 +18,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from . import conversion, protobuf, transform
-from .httpserver import ConnectionHandler, peer_closed
-from .negotiation import JSON, PROTOBUF, MediaType
-from .request import Request
-from .resources import ResourceInfo
-from .responses import TableRenderer
-from .rest import WatchRequest
-from .storage import INITIAL_END, Storage, Stored, encode
+from kubesim import protobuf
+from kubesim.api import conversion
+from kubesim.api.resources import ResourceInfo
+from kubesim.registry.rest import WatchRequest
+from kubesim.server import transform
+from kubesim.server.httpserver import ConnectionHandler, peer_closed
+from kubesim.server.negotiation import JSON, PROTOBUF, MediaType
+from kubesim.server.request import Request
+from kubesim.server.responses import TableRenderer
+from kubesim.storage.store import INITIAL_END, Storage, Stored, encode
 
 # (event type, the object as clients read it) -> the bytes of one event on the wire
 _Framer = Callable[[str, Any], bytes]

@@ -17,10 +17,10 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from . import errors
+from kubesim.api import errors
 
 if TYPE_CHECKING:
-    from .resources import ResourceInfo
+    from kubesim.api.resources import ResourceInfo
 
 __all__ = ["config_map_key_errors", "validate"]
 

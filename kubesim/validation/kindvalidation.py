@@ -5,15 +5,16 @@ ValidateDeploymentStatus), pkg/apis/core/validation (ValidatePodTemplateSpec and
 checks of ValidatePodSpec, the legacy ValidateEvent, ValidateNamespace) and
 pkg/apis/coordination/validation (ValidateLease). Objects arrive defaulted (strategy.py fills in
 what SetDefaults_* would) and as JSON dicts; each function returns 422 causes in upstream's
-order. Checks kubesim does not make are listed in README's kubesim limits.
+order. Checks kubesim does not make are listed in kubesim/README.md's limits.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from . import content, errors
-from .metavalidation import (
+from kubesim.api import errors
+from kubesim.validation import content
+from kubesim.validation.metavalidation import (
     IS_NEGATIVE_ERROR,
     kube_finalizer_name,
     label_selector_value,

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import content, errors
+from kubesim.api import errors
+from kubesim.validation import content
 
 __all__ = [
     "IS_NEGATIVE_ERROR",

@@ -24,7 +24,7 @@ from typing import Any
 
 from jsonschema import Draft4Validator, validators
 
-from .resources import ResourceInfo
+from kubesim.api.resources import ResourceInfo
 
 __all__ = ["SchemaValidator", "prune_and_default", "to_json_schema"]
 

@@ -38,7 +38,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from .resources import Registry, ResourceInfo
+from kubesim.api.resources import Registry, ResourceInfo
 
 __all__ = ["root_document", "group_version_document", "group_version_bytes"]
 
@@ -73,7 +73,7 @@ _LIST_META_DOC = (
 @cache
 def builtin_schemas() -> dict[str, dict]:
     """The generated schemas of the built-in kinds (read once)."""
-    text = resources.files("kubesim").joinpath("builtin_openapi.json").read_text()
+    text = resources.files("kubesim.views").joinpath("builtin_openapi.json").read_text()
     return json.loads(text)
 
 

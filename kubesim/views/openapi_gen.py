@@ -1,4 +1,4 @@
-"""Regenerates kubesim/builtin_openapi.json, the schemas of the built-in kinds kubesim serves.
+"""Regenerates kubesim/views/builtin_openapi.json, the schemas of the built-in kinds kubesim serves.
 
 Not used at run time. kube-apiserver publishes, per group-version, OpenAPI schemas generated
 from the Go types and their doc comments (k8s.io/api ``types_swagger_doc_generated.go``).
@@ -13,7 +13,8 @@ generated from the Kubernetes OpenAPI document, one module per group-version, wi
 field's description in the docstring), which keeps them close to the server's text without
 hand copying. Run, after ``pip download lightkube-models --no-deps`` and unzipping the wheel:
 
-    python -m kubesim.openapi_gen path/to/lightkube/models > kubesim/builtin_openapi.json
+    python -m kubesim.views.openapi_gen path/to/lightkube/models \\
+        > kubesim/views/builtin_openapi.json
 
 Differences from the real documents, all deliberate: line breaks inside descriptions are
 joined into spaces; integer formats (int32/int64), enum lists, defaults and list/map-type

@@ -28,11 +28,18 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from . import errors
-from .resources import ResourceInfo
-from .responses import TableRenderer
-from .storage import Stored
-from .table_printers import NAME_COLUMN, PRINTERS, column, created_at, human_duration, since
+from kubesim.api import errors
+from kubesim.api.resources import ResourceInfo
+from kubesim.server.responses import TableRenderer
+from kubesim.storage.store import Stored
+from kubesim.views.table_printers import (
+    NAME_COLUMN,
+    PRINTERS,
+    column,
+    created_at,
+    human_duration,
+    since,
+)
 
 __all__ = [
     "TableOptions",

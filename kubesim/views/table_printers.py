@@ -138,7 +138,7 @@ _CORE = "io.k8s.api.core.v1"
 def _describe(doc: _Doc) -> str:
     if isinstance(doc, str):
         return doc
-    from .openapi import builtin_schemas  # the generated docs, loaded on first use
+    from kubesim.views.openapi import builtin_schemas  # the generated docs, loaded on first use
 
     schema, field = doc
     return builtin_schemas()[schema]["properties"][field].get("description", "")

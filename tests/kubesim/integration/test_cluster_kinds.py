@@ -13,7 +13,7 @@ import pytest
 from kubernetes import client
 
 from kubesim import KubeSim
-from kubesim.controllers import NODE_NAME, deployment_status
+from kubesim.controllers.manager import NODE_NAME, deployment_status
 from tests.helpers import wait_for
 
 

@@ -16,7 +16,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from kubesim import KubeSim
-from tests.integration.test_kubesim_api import raw
+from tests.kubesim.integration.test_api import raw
 
 NS = "default"
 

@@ -11,7 +11,7 @@ from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
 from tests.helpers import wait_for
-from tests.integration.test_kubesim_api import FOO_CRD, GROUP, PLURAL, VERSION, foo, raw
+from tests.kubesim.integration.test_api import FOO_CRD, GROUP, PLURAL, VERSION, foo, raw
 
 pytestmark = pytest.mark.kubesim(crds=[FOO_CRD])
 

@@ -7,7 +7,7 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from tests.helpers import wait_for
-from tests.integration.test_kubesim_api import FOO_CRD, GROUP, PLURAL, VERSION, deployment, foo
+from tests.kubesim.integration.test_api import FOO_CRD, GROUP, PLURAL, VERSION, deployment, foo
 
 pytestmark = pytest.mark.kubesim(crds=[FOO_CRD])
 

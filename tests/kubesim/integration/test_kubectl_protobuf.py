@@ -29,8 +29,9 @@ from typing import Any
 import pytest
 import yaml
 
-from kubesim import KubeSim, handlers
-from tests.integration.test_kubesim_api import raw
+from kubesim import KubeSim
+from kubesim.server import handlers
+from tests.kubesim.integration.test_api import raw
 
 PB = "application/vnd.kubernetes.protobuf"
 _SERVER_SET = ("uid", "resourceVersion", "creationTimestamp", "namespace")

@@ -8,7 +8,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from tests.integration.test_kubesim_api import FOO_CRD, GROUP, PLURAL, VERSION, deployment, foo, raw
+from tests.kubesim.integration.test_api import FOO_CRD, GROUP, PLURAL, VERSION, deployment, foo, raw
 
 pytestmark = pytest.mark.kubesim(crds=[FOO_CRD], history_size=50)
 

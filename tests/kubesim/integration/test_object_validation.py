@@ -9,7 +9,7 @@ import re
 import pytest
 
 from kubesim import KubeSim
-from tests.integration.test_kubesim_api import FOO_CRD, GROUP, VERSION, deployment, foo, raw
+from tests.kubesim.integration.test_api import FOO_CRD, GROUP, VERSION, deployment, foo, raw
 
 FOOS = f"/apis/{GROUP}/{VERSION}/namespaces/default/foos"
 DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"

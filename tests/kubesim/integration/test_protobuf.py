@@ -2,7 +2,7 @@
 
 kubectl's typed commands send ``Content-Type: application/vnd.kubernetes.protobuf`` and
 ``Accept: application/vnd.kubernetes.protobuf,application/json``. The recorded kubectl bodies
-under tests/data/protobuf must create exactly what the same objects sent as JSON create.
+under tests/kubesim/data/protobuf must create exactly what the same objects sent as JSON create.
 Custom resources have no protobuf form: a mixed Accept gets JSON, protobuf alone 406 (its
 Status in protobuf), a protobuf body 400.
 """
@@ -18,7 +18,7 @@ import pytest
 
 from kubesim import KubeSim, protobuf
 from kubesim.protobuf.wire import bytes_field
-from tests.integration.test_kubesim_api import FOO_CRD, deployment, foo, raw
+from tests.kubesim.integration.test_api import FOO_CRD, deployment, foo, raw
 
 PB = "application/vnd.kubernetes.protobuf"
 TYPED = f"{PB},application/json"

@@ -9,7 +9,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from tests.integration.test_kubesim_api import FOO_CRD, GROUP, PLURAL, VERSION, foo
+from tests.kubesim.integration.test_api import FOO_CRD, GROUP, PLURAL, VERSION, foo
 
 CRD = copy.deepcopy(FOO_CRD)
 _spec = CRD["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]

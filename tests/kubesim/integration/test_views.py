@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 import pytest
 
 from kubesim import KubeSim, protobuf
-from tests.integration.test_kubesim_api import FOO_CRD, deployment, foo, raw
+from tests.kubesim.integration.test_api import FOO_CRD, deployment, foo, raw
 
 DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
 FOOS = "/apis/samplecontroller.k8s.io/v1alpha1/namespaces/default/foos"

@@ -13,7 +13,7 @@ from kubernetes import client, watch
 
 from kubesim import KubeSim
 from tests.helpers import wait_for
-from tests.integration.test_kubesim_api import FOO_CRD, GROUP, PLURAL, VERSION, deployment, foo
+from tests.kubesim.integration.test_api import FOO_CRD, GROUP, PLURAL, VERSION, deployment, foo
 
 pytestmark = pytest.mark.kubesim(crds=[FOO_CRD], history_size=20)
 

@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from kubesim.__main__ import main
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers import ROOT
 
 CRD_WITHOUT_SPEC = """\
 apiVersion: apiextensions.k8s.io/v1

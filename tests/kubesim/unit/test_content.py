@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from kubesim import content, errors, metavalidation, strategy
-from kubesim.resources import BUILTIN_RESOURCES
+from kubesim.api import errors
+from kubesim.api.resources import BUILTIN_RESOURCES
+from kubesim.registry import strategy
+from kubesim.validation import content, metavalidation
 
 EVENT = next(r for r in BUILTIN_RESOURCES if r.kind == "Event")
 

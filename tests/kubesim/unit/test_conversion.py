@@ -1,12 +1,12 @@
-"""kubesim.conversion: events.k8s.io/v1 <-> core/v1 Events, Secret and ConfigMap decoding."""
+"""kubesim.api.conversion: events.k8s.io/v1 <-> core/v1 Events, Secret and ConfigMap decoding."""
 
 from __future__ import annotations
 
 import pytest
 
-from kubesim import errors
-from kubesim.conversion import CONFIGMAP_V1, EVENTS_V1, SECRET_V1, go_shape
-from kubesim.corevalidation import config_map_key_errors
+from kubesim.api import errors
+from kubesim.api.conversion import CONFIGMAP_V1, EVENTS_V1, SECRET_V1, go_shape
+from kubesim.validation.corevalidation import config_map_key_errors
 
 EVENT_V1 = {
     "kind": "Event",

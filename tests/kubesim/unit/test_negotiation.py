@@ -1,4 +1,4 @@
-"""kubesim.negotiation: Accept parsing and media type choice as kube-apiserver makes them.
+"""kubesim.server.negotiation: Accept parsing and media type choice as kube-apiserver makes them.
 
 Cases follow k8s.io/apiserver's negotiation package (goautoneg ordering, the endpoint's
 restrictions, q=0, stream and sv parameters, isPrettyPrint) and the headers real clients send.
@@ -10,9 +10,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from kubesim import errors
-from kubesim.httpserver import Headers
-from kubesim.negotiation import (
+from kubesim.api import errors
+from kubesim.server.httpserver import Headers
+from kubesim.server.negotiation import (
     DEFAULT_ENDPOINT,
     JSON,
     PROTOBUF,

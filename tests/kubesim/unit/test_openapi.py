@@ -1,4 +1,4 @@
-"""kubesim.openapi: the /openapi/v3 documents kubectl explain and kubectl apply read.
+"""kubesim.views.openapi: the /openapi/v3 documents kubectl explain and kubectl apply read.
 
 What is checked is what kubectl relies on: the root lists every served group-version with a
 hash of its document; each document tags its resource paths with the GVK and carries a
@@ -12,14 +12,13 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from pathlib import Path
 
 import yaml
 
-from kubesim import openapi
-from kubesim.resources import Registry
+from kubesim.api.resources import Registry
+from kubesim.views import openapi
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = "#/components/schemas/"
 
 

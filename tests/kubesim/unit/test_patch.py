@@ -1,11 +1,11 @@
-"""kubesim.patch: merge patch, JSON patch and strategic merge patch rules."""
+"""kubesim.registry.patch: merge patch, JSON patch and strategic merge patch rules."""
 
 from __future__ import annotations
 
 import pytest
 
-from kubesim import errors
-from kubesim.patch import apply_json_patch, apply_merge_patch, apply_strategic_merge_patch
+from kubesim.api import errors
+from kubesim.registry.patch import apply_json_patch, apply_merge_patch, apply_strategic_merge_patch
 
 
 def test_merge_patch_merges_maps_deletes_nulls_and_replaces_lists():

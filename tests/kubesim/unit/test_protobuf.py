@@ -1,7 +1,7 @@
 """kubesim.protobuf: kubectl's protobuf bodies read as the JSON kubectl would send, and back.
 
-The fixtures under tests/data/protobuf are request bodies recorded from the kubectl binaries
-on this machine (tests/data/protobuf/capture_kubectl.py) beside the same command's
+The fixtures under tests/kubesim/data/protobuf are request bodies recorded from the kubectl binaries
+on this machine (tests/kubesim/data/protobuf/capture_kubectl.py) beside the same command's
 ``--dry-run=client -o json`` output.
 """
 

@@ -1,12 +1,12 @@
-"""kubesim.selection: field selectors per resource and continue tokens."""
+"""kubesim.registry.selection: field selectors per resource and continue tokens."""
 
 from __future__ import annotations
 
 import pytest
 
-from kubesim import errors
-from kubesim.resources import BUILTIN_RESOURCES, ResourceInfo
-from kubesim.selection import build_filter, decode_continue, encode_continue
+from kubesim.api import errors
+from kubesim.api.resources import BUILTIN_RESOURCES, ResourceInfo
+from kubesim.registry.selection import build_filter, decode_continue, encode_continue
 
 EVENTS = next(r for r in BUILTIN_RESOURCES if r.plural == "events")
 FOOS = ResourceInfo("g", "v1", "foos", "Foo", True, custom=True)

@@ -1,4 +1,4 @@
-"""kubesim.storage: RV counter, etcd history snapshots, per-resource watch windows, watcher
+"""kubesim.storage.store: RV counter, etcd history snapshots, per-resource watch windows, watcher
 dispatch, compaction, encodings."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from kubesim.storage import (
+from kubesim.storage.store import (
     EVENT_FRESH_DURATION,
     WATCH_CACHE_LOWER_BOUND,
     WATCH_CACHE_UPPER_BOUND,

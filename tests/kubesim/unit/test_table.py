@@ -1,4 +1,4 @@
-"""kubesim.table: Table rendering as kube-apiserver's printers, JSONPath cells and ages.
+"""kubesim.views.table: Table rendering as kube-apiserver's printers, JSONPath cells and ages.
 
 Columns and cells are those of pkg/printers/internalversion/printers.go for the built-in
 kinds, apiserver's default convertor for kinds without a printer and apiextensions'
@@ -11,10 +11,10 @@ import datetime as _dt
 
 import pytest
 
-from kubesim import errors
-from kubesim.resources import ResourceInfo
-from kubesim.storage import Stored
-from kubesim.table import (
+from kubesim.api import errors
+from kubesim.api.resources import ResourceInfo
+from kubesim.storage.store import Stored
+from kubesim.views.table import (
     TableOptions,
     human_duration,
     jsonpath_get,

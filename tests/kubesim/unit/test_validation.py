@@ -1,9 +1,9 @@
-"""kubesim.validation: OpenAPI v3 -> JSON Schema translation and pruning rules."""
+"""kubesim.validation.schema: OpenAPI v3 -> JSON Schema translation and pruning rules."""
 
 from __future__ import annotations
 
-from kubesim.resources import ResourceInfo
-from kubesim.validation import SchemaValidator, prune_and_default, to_json_schema
+from kubesim.api.resources import ResourceInfo
+from kubesim.validation.schema import SchemaValidator, prune_and_default, to_json_schema
 
 SCHEMA = {
     "type": "object",

@@ -1,6 +1,6 @@
 """Record the request bodies kubectl sends, to keep them as protobuf test fixtures.
 
-Run by hand (not by pytest): ``python tests/data/protobuf/capture_kubectl.py [KUBECTL...]``.
+Run by hand (not by pytest): ``python tests/kubesim/data/protobuf/capture_kubectl.py [KUBECTL...]``.
 For each kubectl binary it starts a tiny HTTP server on 127.0.0.1 that answers discovery and
 the few GETs kubectl needs, echoes every write back with the request's own Content-Type (so
 kubectl sees a success and prints as usual) and saves the write bodies as
