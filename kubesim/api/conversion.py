@@ -25,16 +25,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from kubesim import protobuf
 from kubesim.api import errors
 from kubesim.protobuf.codec import decode_message, encode_message
-from kubesim.storage.store import Stored, encode
-
-if TYPE_CHECKING:
-    from kubesim.api.resources import ResourceInfo
 
 __all__ = [
     "CONFIGMAP_V1",
@@ -42,11 +37,6 @@ __all__ = [
     "SECRET_V1",
     "Converter",
     "go_shape",
-    "item_json",
-    "object_dict",
-    "object_json",
-    "patch_base",
-    "to_storage",
 ]
 
 
@@ -294,56 +284,3 @@ def _corrupt_offset(src: bytes) -> int | None:
 EVENTS_V1 = _EventsV1()
 CONFIGMAP_V1 = _ConfigMapV1()
 SECRET_V1 = _SecretV1()
-
-
-# ---- the REST and HTTP layers' view -----------------------------------------------------------
-
-
-def to_storage(info: ResourceInfo, obj: dict) -> None:
-    """Convert a decoded body (or patched object) to the stored form, in place."""
-    conv = info.converter
-    if conv is None:
-        return
-    out = conv.to_storage(obj)
-    if out is not obj:
-        obj.clear()
-        obj.update(out)
-
-
-def object_json(info: ResourceInfo, stored: Stored) -> bytes:
-    """The JSON clients read for one stored object at info's version (with kind/apiVersion)."""
-    conv = info.converter
-    if conv is None or not conv.converts_output:
-        return stored.at_version(info.group_version)
-    return encode(conv.from_storage(stored.obj))
-
-
-def item_json(info: ResourceInfo, stored: Stored) -> bytes:
-    """One item of a list response: built-in typed lists carry no kind/apiVersion per item."""
-    conv = info.converter
-    if conv is None or not conv.converts_output:
-        if info.custom:
-            return stored.at_version(info.group_version)
-        return stored.bare()
-    obj = conv.from_storage(stored.obj)
-    obj.pop("kind", None)
-    obj.pop("apiVersion", None)
-    return encode(obj)
-
-
-def patch_base(info: ResourceInfo, stored: Stored) -> dict:
-    """What a patch applies to: the stored object at the request's version (a fresh copy)."""
-    conv = info.converter
-    if conv is not None and conv.converts_output:
-        return json.loads(encode(conv.from_storage(stored.obj)))
-    return json.loads(stored.full())
-
-
-def object_dict(info: ResourceInfo, stored: Stored) -> dict:
-    """The object clients read at info's version, as a (fresh, top-level) dict."""
-    conv = info.converter
-    if conv is not None and conv.converts_output:
-        return conv.from_storage(stored.obj)
-    obj = dict(stored.obj)
-    obj["apiVersion"] = info.group_version
-    return obj

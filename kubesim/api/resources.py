@@ -9,11 +9,13 @@ stores one object and serves it at every version (only apiVersion differs).
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubesim.api.conversion import CONFIGMAP_V1, EVENTS_V1, SECRET_V1, Converter
+from kubesim.storage.store import Stored, encode
 
 __all__ = ["ResourceInfo", "Registry", "crd_resource_infos", "BUILTIN_RESOURCES"]
 
@@ -72,6 +74,55 @@ class ResourceInfo:
     @property
     def list_kind(self) -> str:
         return self.kind + "List"
+
+    # ---- objects between the stored form and this version: the REST and HTTP layers' view --
+
+    def to_storage(self, obj: dict) -> None:
+        """Convert a decoded body (or patched object) to the stored form, in place."""
+        conv = self.converter
+        if conv is None:
+            return
+        out = conv.to_storage(obj)
+        if out is not obj:
+            obj.clear()
+            obj.update(out)
+
+    def object_json(self, stored: Stored) -> bytes:
+        """The JSON clients read for one stored object at this version (with kind/apiVersion)."""
+        conv = self.converter
+        if conv is None or not conv.converts_output:
+            return stored.at_version(self.group_version)
+        return encode(conv.from_storage(stored.obj))
+
+    def item_json(self, stored: Stored) -> bytes:
+        """One item of a list response: built-in typed lists carry no kind/apiVersion per item."""
+        conv = self.converter
+        if conv is None or not conv.converts_output:
+            if self.custom:
+                return stored.at_version(self.group_version)
+            return stored.bare()
+        obj = conv.from_storage(stored.obj)
+        obj.pop("kind", None)
+        obj.pop("apiVersion", None)
+        return encode(obj)
+
+    def patch_base(self, stored: Stored) -> dict:
+        """What a patch applies to: the stored object at this version (a fresh copy)."""
+        conv = self.converter
+        if conv is not None and conv.converts_output:
+            return json.loads(encode(conv.from_storage(stored.obj)))
+        return json.loads(stored.full())
+
+    def object_dict(self, stored: Stored) -> dict:
+        """The object clients read at this version, as a (fresh, top-level) dict."""
+        conv = self.converter
+        if conv is not None and conv.converts_output:
+            return conv.from_storage(stored.obj)
+        obj = dict(stored.obj)
+        obj["apiVersion"] = self.group_version
+        return obj
+
+    # ---- discovery ------------------------------------------------------------------------
 
     def discovery_entries(self) -> list[dict]:
         """APIResource entries for this resource and its subresources (APIResourceList)."""

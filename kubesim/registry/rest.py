@@ -20,7 +20,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from kubesim.api import conversion, errors
+from kubesim.api import errors
 from kubesim.api.resources import Registry, ResourceInfo
 from kubesim.registry import patch as patches
 from kubesim.registry import strategy
@@ -154,7 +154,7 @@ class Rest:
             )
         obj["kind"] = info.kind
         obj["apiVersion"] = info.group_version
-        conversion.to_storage(info, obj)
+        info.to_storage(obj)
 
     # ---- get / list ----------------------------------------------------------------------------
 
@@ -286,7 +286,7 @@ class Rest:
         elif info.custom:
             meta["continue"] = ""
         if info.converter is not None:
-            body = b",".join(conversion.item_json(info, s) for s in out)
+            body = b",".join(info.item_json(s) for s in out)
         elif info.custom:
             gv = info.group_version
             body = b",".join(s.at_version(gv) for s in out)
@@ -570,10 +570,10 @@ class Rest:
                     self._check_namespace_for_create(info, ns)
                     if info.namespaced:
                         obj["metadata"].setdefault("namespace", ns)
-                    conversion.to_storage(info, obj)
+                    info.to_storage(obj)
                     return 201, self._create_locked(info, ns, obj, dry)
                 raise errors.not_found(info.group, info.plural, name)
-            base = conversion.patch_base(info, old)
+            base = info.patch_base(old)
             if ptype == patches.MERGE:
                 new = patches.apply_merge_patch(base, body)
             elif ptype == patches.JSON_PATCH:
@@ -586,7 +586,7 @@ class Rest:
                 new = patches.apply_merge_patch(base, body)
             if not isinstance(new, dict):
                 raise errors.bad_request("patched object is not a JSON object")
-            conversion.to_storage(info, new)
+            info.to_storage(new)
             meta = _meta(new)
             rv = meta.get("resourceVersion")
             if rv and rv != old.obj["metadata"]["resourceVersion"]:

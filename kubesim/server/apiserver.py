@@ -25,9 +25,9 @@ from kubesim.registry.scale import ScaleREST
 from kubesim.server.handlers import VERB_HANDLERS
 from kubesim.server.httpserver import ConnectionHandler, HTTPServer, read_body
 from kubesim.server.request import Request, RequestRecord, parse_route, verb_of
-from kubesim.server.responses import TableRenderer, send, send_error, send_json
+from kubesim.server.responses import send, send_error, send_json
 from kubesim.views import openapi
-from kubesim.views.table import render_table
+from kubesim.views.table import TableRenderer, render_table
 
 __all__ = ["ApiServer", "RequestRecord", "VERSION_INFO"]
 

@@ -17,10 +17,12 @@ by their Content-Type (JSON, YAML or protobuf) into the object a JSON client wou
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from kubesim.api import errors
 from kubesim.api.resources import ResourceInfo
+from kubesim.registry.rest import Rest
+from kubesim.registry.scale import ScaleREST
 from kubesim.server.httpserver import ConnectionHandler
 from kubesim.server.negotiation import (
     MediaType,
@@ -30,30 +32,46 @@ from kubesim.server.negotiation import (
     negotiate_stream,
 )
 from kubesim.server.request import Request, Route
-from kubesim.server.responses import TableRenderer, send_as, send_list, send_object
+from kubesim.server.responses import send_as, send_list, send_object
 from kubesim.server.transform import TABLE_KIND
 from kubesim.server.watch import serve_watch
-from kubesim.storage.store import Stored
-from kubesim.views.table import request_renderer
+from kubesim.storage.store import Storage, Stored
+from kubesim.views.table import TableRenderer, request_renderer
 
-if TYPE_CHECKING:
-    from kubesim.server.apiserver import ApiServer
-
-__all__ = ["Handler", "VERB_HANDLERS"]
-
-Handler = Callable[["ApiServer", ConnectionHandler, Request, Route, bytes], None]
+__all__ = ["Handler", "Scope", "VERB_HANDLERS"]
 
 
-def _negotiate(api: ApiServer, h: ConnectionHandler, route: Route) -> MediaType:
+class Scope(Protocol):
+    """What a handler needs of the server: the verbs it calls and how it writes answers.
+
+    The part of upstream's ``RequestScope`` (endpoints/handlers/rest.go) kubesim varies, as a
+    Protocol so that the handlers never import the server that dispatches to them
+    (``ApiServer`` has these attributes).
+    """
+
+    # the REST verbs of the main resource
+    rest: Rest
+    # the /scale subresource's verbs
+    scale: ScaleREST
+    # watch streams unregister their watchers here
+    storage: Storage
+    # seconds between the periodic BOOKMARKs of a watch
+    bookmark_interval: float
+    # prints Tables for Accept: as=Table; None: the server serves no Tables
+    table_renderer: TableRenderer | None
+
+
+Handler = Callable[[Scope, ConnectionHandler, Request, Route, bytes], None]
+
+
+def _negotiate(api: Scope, h: ConnectionHandler, route: Route) -> MediaType:
     """The response format of a request on this route (406 when the Accept header allows
     none). /scale answers a Scale, which kubesim serves untransformed."""
     transforms = route.sub != "scale"
     return negotiate(h, endpoint_for(route.info, api.table_renderer is not None, transforms))
 
 
-def get_resource(
-    api: ApiServer, h: ConnectionHandler, req: Request, route: Route, body: bytes
-) -> None:
+def get_resource(api: Scope, h: ConnectionHandler, req: Request, route: Route, body: bytes) -> None:
     """GET .../<name>[/status|/finalize|/scale]: the object, or its Scale."""
     mt = _negotiate(api, h, route)
     info, ns, name = route.info, route.namespace, route.name
@@ -63,7 +81,7 @@ def get_resource(
 
 
 def list_resource(
-    api: ApiServer, h: ConnectionHandler, req: Request, route: Route, body: bytes
+    api: Scope, h: ConnectionHandler, req: Request, route: Route, body: bytes
 ) -> None:
     """GET on a collection: the list (a missing namespace lists empty, as upstream's does)."""
     mt = _negotiate(api, h, route)
@@ -73,7 +91,7 @@ def list_resource(
 
 
 def watch_resource(
-    api: ApiServer, h: ConnectionHandler, req: Request, route: Route, body: bytes
+    api: Scope, h: ConnectionHandler, req: Request, route: Route, body: bytes
 ) -> None:
     """GET with ?watch=true, or under the legacy /watch/ prefix: a stream of events.
 
@@ -91,7 +109,7 @@ def watch_resource(
 
 
 def create_resource(
-    api: ApiServer, h: ConnectionHandler, req: Request, route: Route, body: bytes
+    api: Scope, h: ConnectionHandler, req: Request, route: Route, body: bytes
 ) -> None:
     """POST on a collection: create the object in the body (201)."""
     mt = _negotiate(api, h, route)
@@ -103,7 +121,7 @@ def create_resource(
 
 
 def update_resource(
-    api: ApiServer, h: ConnectionHandler, req: Request, route: Route, body: bytes
+    api: Scope, h: ConnectionHandler, req: Request, route: Route, body: bytes
 ) -> None:
     """PUT .../<name>[/status|/finalize|/scale]: replace the object (or its Scale)."""
     mt = _negotiate(api, h, route)
@@ -120,7 +138,7 @@ def update_resource(
 
 
 def patch_resource(
-    api: ApiServer, h: ConnectionHandler, req: Request, route: Route, body: bytes
+    api: Scope, h: ConnectionHandler, req: Request, route: Route, body: bytes
 ) -> None:
     """PATCH .../<name>[/status|/finalize|/scale]: patch the object (or its Scale).
 
@@ -139,7 +157,7 @@ def patch_resource(
 
 
 def delete_resource(
-    api: ApiServer, h: ConnectionHandler, req: Request, route: Route, body: bytes
+    api: Scope, h: ConnectionHandler, req: Request, route: Route, body: bytes
 ) -> None:
     """DELETE .../<name>: the object marked for deletion (finalizers) or a Success Status.
 
@@ -157,7 +175,7 @@ def delete_resource(
 
 
 def delete_collection(
-    api: ApiServer, h: ConnectionHandler, req: Request, route: Route, body: bytes
+    api: Scope, h: ConnectionHandler, req: Request, route: Route, body: bytes
 ) -> None:
     """DELETE on a collection: delete every selected object; the list of what was deleted."""
     mt = _negotiate(api, h, route)
@@ -181,9 +199,7 @@ VERB_HANDLERS: dict[str, Handler] = {
 }
 
 
-def _tables(
-    api: ApiServer, req: Request, mt: MediaType, watch: bool = False
-) -> TableRenderer | None:
+def _tables(api: Scope, req: Request, mt: MediaType, watch: bool = False) -> TableRenderer | None:
     """The table renderer bound to this request's TableOptions (``?includeObject=``), when
     the response is a Table; as the real server, only then is includeObject checked."""
     if mt.convert != TABLE_KIND:

@@ -13,20 +13,19 @@ recorded in the request log just before its bytes are written.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 from kubesim import protobuf
-from kubesim.api import conversion, errors
+from kubesim.api import errors
 from kubesim.api.resources import ResourceInfo
 from kubesim.server import transform
 from kubesim.server.httpserver import ConnectionHandler
 from kubesim.server.negotiation import JSON, PROTOBUF, YAML, MediaType, negotiate_error
 from kubesim.server.request import Request
 from kubesim.storage.store import Stored, encode
+from kubesim.views.table import TableRenderer
 
 __all__ = [
-    "TableRenderer",
     "encode_as",
     "send",
     "send_error",
@@ -36,9 +35,6 @@ __all__ = [
     "send_as",
     "pretty_json",
 ]
-
-# (info, rows, list metadata or None) -> a meta.k8s.io/v1 Table
-TableRenderer = Callable[[ResourceInfo, list[Stored], dict | None], dict]
 
 _REASONS = {
     200: "OK",
@@ -138,8 +134,8 @@ def send_object(
         assert render_table is not None  # negotiate() allows Table only with a renderer
         return send_as(h, req, code, _table(render_table(info, [stored], None), mt), mt)
     if mt.media_type == JSON and not mt.pretty:
-        return send(h, req, code, conversion.object_json(info, stored))
-    return send_as(h, req, code, conversion.object_dict(info, stored), mt)
+        return send(h, req, code, info.object_json(stored))
+    return send_as(h, req, code, info.object_dict(stored), mt)
 
 
 def send_list(

@@ -19,15 +19,14 @@ from collections.abc import Callable
 from typing import Any
 
 from kubesim import protobuf
-from kubesim.api import conversion
 from kubesim.api.resources import ResourceInfo
 from kubesim.registry.rest import WatchRequest
 from kubesim.server import transform
 from kubesim.server.httpserver import ConnectionHandler, peer_closed
 from kubesim.server.negotiation import JSON, PROTOBUF, MediaType
 from kubesim.server.request import Request
-from kubesim.server.responses import TableRenderer
 from kubesim.storage.store import INITIAL_END, Storage, Stored, encode
+from kubesim.views.table import TableRenderer
 
 # (event type, the object as clients read it) -> the bytes of one event on the wire
 _Framer = Callable[[str, Any], bytes]
@@ -145,14 +144,10 @@ def _event_encoder(
         version = mt.convert_version
         return lambda etype, obj: frame(etype, transform.partial_object_metadata(obj.obj, version))
     if mt.media_type == PROTOBUF:
-        return lambda etype, obj: frame(etype, conversion.object_dict(info, obj))
+        return lambda etype, obj: frame(etype, info.object_dict(obj))
     if info.converter is not None and info.converter.converts_output:
         return lambda etype, obj: (
-            b'{"type":"'
-            + etype.encode()
-            + b'","object":'
-            + conversion.object_json(info, obj)
-            + b"}\n"
+            b'{"type":"' + etype.encode() + b'","object":' + info.object_json(obj) + b"}\n"
         )
 
     def plain(etype: str, obj: Stored) -> bytes:

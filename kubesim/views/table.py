@@ -30,7 +30,6 @@ from typing import Any
 
 from kubesim.api import errors
 from kubesim.api.resources import ResourceInfo
-from kubesim.server.responses import TableRenderer
 from kubesim.storage.store import Stored
 from kubesim.views.table_printers import (
     NAME_COLUMN,
@@ -43,6 +42,7 @@ from kubesim.views.table_printers import (
 
 __all__ = [
     "TableOptions",
+    "TableRenderer",
     "cell_for_json_value",
     "human_duration",
     "jsonpath_get",
@@ -50,6 +50,10 @@ __all__ = [
     "request_renderer",
     "since",
 ]
+
+# (info, rows, list metadata or None) -> a meta.k8s.io/v1 Table: what the response writers
+# call to print a list, an object or a watch event (a renderer bound to one request's options).
+TableRenderer = Callable[[ResourceInfo, list[Stored], dict | None], dict]
 
 _INCLUDE_OBJECT = ("", "Metadata", "Object", "None")
 
