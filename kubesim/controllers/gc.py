@@ -51,9 +51,8 @@ class GarbageCollector:
         self.registry = registry  # maps ownerReference apiVersion/kind to resources
         self.controllers = controllers  # runs the tasks
         self.delay = delay  # seconds between an observed change and the GC acting on it
-        self._dependents: dict[
-            str, set[tuple]
-        ] = {}  # owner uid -> {(skey, ns, name)}; under storage lock
+        # owner uid -> {(skey, ns, name)}; under storage lock
+        self._dependents: dict[str, set[tuple]] = {}
         controllers.register("gc-dependent", self._sync_dependent, self._on_event)
         controllers.register("gc-owner", self._sync_owner)
 

@@ -189,7 +189,8 @@ class ControllerManager:
                 del self._due[key]
             try:
                 again = self._handlers[key[0]](key)
-            except Exception:  # noqa: BLE001 - a failing task is retried, never kills the loop
+            # any exception: a failing task is retried, it never kills the loop
+            except Exception:
                 import traceback
 
                 traceback.print_exc()

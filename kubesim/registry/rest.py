@@ -86,9 +86,8 @@ class Rest:
         self.storage = storage  # all objects; its lock serialises every write
         self.registry = registry  # served resources (CRD writes change it)
         self.validator = validator  # callable(info, obj) -> causes, pruning obj (CR schemas)
-        self.on_crd_change = (
-            None  # callable(crd dict | None, name) after CRD writes (server wires it)
-        )
+        # callable(crd dict | None, name) after CRD writes (server wires it)
+        self.on_crd_change = None
         self.list_wait_timeout = 3.0  # how long a too-new RV list waits before 504 (as the cacher)
 
     # ---- helpers -------------------------------------------------------------------------------
@@ -534,7 +533,8 @@ class Rest:
                 body = yaml.safe_load(raw)
             else:
                 body = json.loads(raw)
-        except Exception as e:  # noqa: BLE001 - any decode failure is the client's
+        # any exception: every decode failure is the client's
+        except Exception as e:
             raise errors.bad_request(f"error decoding patch: {e}") from None
         if ptype == patches.MERGE and not isinstance(body, dict):
             raise errors.invalid(

@@ -127,7 +127,8 @@ class ApiServer:
         except (ConnectionError, ssl.SSLError, BrokenPipeError):
             h.close_connection = True
             req.code = req.code or 499
-        except Exception as e:  # noqa: BLE001 - a bug must still answer the client
+        # any exception: a bug must still answer the client
+        except Exception as e:
             traceback.print_exc()
             send_error(h, req, errors.internal_error(f"kubesim: {type(e).__name__}: {e}"))
         if not req.logged:  # a watch (logged when its stream ends) or a cut connection

@@ -176,7 +176,7 @@ class ConnectionHandler(BaseHTTPRequestHandler):
         except (ConnectionError, ssl.SSLError, OSError):
             self.close_connection = True
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def do_GET(self) -> None:

@@ -334,7 +334,8 @@ def decode_body(h: ConnectionHandler, body: bytes, info: ResourceInfo | None = N
             import yaml
 
             return yaml.safe_load(body) or {}
-    except (ValueError, Exception) as e:  # noqa: BLE001 - any decode error is a 400
+    # any exception: every decode error is a 400
+    except (ValueError, Exception) as e:
         raise errors.bad_request(f"error decoding request body: {e}") from None
     # a body in a format no serializer reads
     raise errors.unsupported_media_type([mt for mt, _ in _SERIALIZERS])

@@ -67,9 +67,8 @@ COMPACTION_INTERVAL = 300.0  # kube-apiserver's --etcd-compaction-interval defau
 MAX_RESOURCE_VERSION = (1 << 63) - 1  # etcd revisions are int64
 
 ADDED, MODIFIED, DELETED, BOOKMARK, ERROR = "ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"
-INITIAL_END = (
-    "INITIAL_END"  # queue marker: the initial events of a sendInitialEvents watch are done
-)
+# queue marker: the initial events of a sendInitialEvents watch are done
+INITIAL_END = "INITIAL_END"
 
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
@@ -261,9 +260,8 @@ class Watcher:
         self.key = key  # storage key watched
         self.filter = flt  # None matches everything
         self.max_queue = max_queue  # overflow bound; exceeding it closes the watcher
-        self.cond = threading.Condition(
-            threading.Lock()
-        )  # guards items/closed; signals "not empty"
+        # guards items/closed; signals "not empty"
+        self.cond = threading.Condition(threading.Lock())
         self.items: deque = deque()  # pending (type, Stored | bytes) in RV order
         self.closed = False  # set once; the stream ends after draining what is queued
         self.close_reason = ""  # why it was closed ("stopped", "too slow", ...)

@@ -30,9 +30,8 @@ def no_retry_client(sim) -> client.ApiClient:
 def test_fail_next_n_matching_requests_then_recover(sim):
     custom = client.CustomObjectsApi(no_retry_client(sim))
     sim.faults.fail_next(2, 503, verbs=["list"], resources=["foos"])
-    custom.create_namespaced_custom_object(
-        GROUP, VERSION, "default", PLURAL, foo("a")
-    )  # create: unaffected
+    # create: unaffected
+    custom.create_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, foo("a"))
     for _ in range(2):
         with pytest.raises(ApiException) as ei:
             custom.list_namespaced_custom_object(GROUP, VERSION, "default", PLURAL)
@@ -123,9 +122,8 @@ def test_admin_http_api(sim):
     old_server = sim.server.httpd
     code, _, body = raw(sim, "POST", "/kubesim/faults", {"action": "restart"})
     assert code == 200
-    wait_for(  # the restart runs on its own thread after the answer
-        lambda: sim.server.httpd not in (old_server, None), timeout=3, message="a new server"
-    )
+    # the restart runs on its own thread after the answer
+    wait_for(lambda: sim.server.httpd not in (old_server, None), timeout=3, message="a new server")
     log = json.loads(raw(sim, "GET", "/kubesim/requests")[2])["items"]
     assert any(r["code"] == 504 for r in log)
 

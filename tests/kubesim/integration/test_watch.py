@@ -78,9 +78,8 @@ def test_watch_from_resource_version_replays_only_later_events(sim, custom):
     custom.patch_namespaced_custom_object(
         GROUP, VERSION, "default", PLURAL, "a", {"spec": {"replicas": 3}}
     )
-    client.AppsV1Api(sim.api_client).create_namespaced_deployment(
-        "default", deployment("web")
-    )  # other resource
+    # other resource
+    client.AppsV1Api(sim.api_client).create_namespaced_deployment("default", deployment("web"))
     rw = RawWatch(sim, foo_path(f"resourceVersion={rv}&timeoutSeconds=1"))
     evs = rw.rest()
     rw.close()

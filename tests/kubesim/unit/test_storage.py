@@ -156,7 +156,10 @@ def test_watch_replays_and_translates_filter_transitions():
     s = Storage(initial_rv=0)
     s.put(KEY, "ns", "a", obj("a"))
     rv = s.rv
-    flt = lambda o: (o["metadata"].get("labels") or {}).get("x") == "1"  # noqa: E731
+
+    def flt(o: dict) -> bool:
+        return (o["metadata"].get("labels") or {}).get("x") == "1"
+
     w = s.watch(KEY, flt, rv, False)
     s.put(KEY, "ns", "a", obj("a", labels={"x": "1"}))
     s.put(KEY, "ns", "a", obj("a", labels={"x": "1", "y": "2"}))

@@ -92,7 +92,7 @@ class _Recorder(BaseHTTPRequestHandler):
 
     records: list[dict] = []
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib name
+    def log_message(self, format: str, *args: object) -> None:
         return
 
     def _send(self, code: int, body: bytes, ctype: str = "application/json") -> None:
@@ -105,7 +105,7 @@ class _Recorder(BaseHTTPRequestHandler):
     def _json(self, obj: dict, code: int = 200) -> None:
         self._send(code, json.dumps(obj).encode())
 
-    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+    def do_GET(self) -> None:
         path = self.path.split("?")[0]
         if path == "/api":
             self._json({"kind": "APIVersions", "versions": ["v1"]})
@@ -151,7 +151,7 @@ class _Recorder(BaseHTTPRequestHandler):
             return
         self._send(201 if self.command == "POST" else 200, body, ctype or "application/json")
 
-    do_POST = do_PUT = do_PATCH = _write  # noqa: N815 - stdlib names
+    do_POST = do_PUT = do_PATCH = _write
 
 
 COMMANDS = {
