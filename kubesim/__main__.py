@@ -21,9 +21,9 @@ import threading
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .errors import ApiError
-from .sim import KubeSim
-from .storage import WATCH_CACHE_UPPER_BOUND
+from kubesim.api.errors import ApiError
+from kubesim.sim import KubeSim
+from kubesim.storage.store import WATCH_CACHE_UPPER_BOUND
 
 PROG = "kubesim"
 

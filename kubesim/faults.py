@@ -26,8 +26,8 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 
-from . import errors
-from .responses import send_json
+from kubesim.api import errors
+from kubesim.server.responses import send_json
 
 __all__ = ["FaultInjector", "FaultRule"]
 

@@ -20,15 +20,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .controllers import ControllerManager
-from .faults import FaultInjector
-from .gc import GarbageCollector
-from .request import RequestRecord
-from .resources import Registry
-from .rest import Rest
-from .server import ApiServer
-from .storage import COMPACTION_INTERVAL, WATCH_CACHE_UPPER_BOUND, Storage
-from .validation import SchemaValidator
+from kubesim.api.resources import Registry
+from kubesim.controllers.gc import GarbageCollector
+from kubesim.controllers.manager import ControllerManager
+from kubesim.faults import FaultInjector
+from kubesim.registry.rest import Rest
+from kubesim.server.apiserver import ApiServer
+from kubesim.server.request import RequestRecord
+from kubesim.storage.store import COMPACTION_INTERVAL, WATCH_CACHE_UPPER_BOUND, Storage
+from kubesim.validation.schema import SchemaValidator
 
 __all__ = ["KubeSim"]
 
@@ -36,18 +36,18 @@ DEFAULT_NAMESPACES = ("default", "kube-system")
 
 
 class KubeSim:
-    """A Kubernetes API server on 127.0.0.1 for tests; see the README's kubesim section.
+    """A Kubernetes API server on 127.0.0.1 for tests; see kubesim/README.md.
 
     Args:
         host, port: where to listen; port 0 picks a free port (kept across ``restart()``).
         crds: CRDs to create at start: dicts, or paths of YAML/JSON files (multi-document ok).
         deployment_status_delay: seconds after a Deployment's spec changes until its status
             reports every replica ready and available; None disables the loop.
-        deployment_controller: "full", "no-nodes" or "none" (controllers.py): a cluster whose
-            pods run (one Ready Node, replicas become available), a control plane without
-            schedulable nodes (status written, no replica ever available, no Node), a bare API
-            server (no Deployment status). None: "full" with a deployment_status_delay, else
-            "none".
+        deployment_controller: "full", "no-nodes" or "none" (controllers/manager.py): a
+            cluster whose pods run (one Ready Node, replicas become available), a control plane
+            without schedulable nodes (status written, no replica ever available, no Node), a
+            bare API server (no Deployment status). None: "full" with a
+            deployment_status_delay, else "none".
         garbage_collector: False leaves dependents of deleted owners in place, as an API server
             without kube-controller-manager (envtest) does.
         history_size: the largest a resource's watch window grows (default 102,400 events, the
@@ -161,7 +161,7 @@ class KubeSim:
                 return self
             ctx = None
             if self.tls:
-                from .tls import make_server_context
+                from kubesim.server.tls import make_server_context
 
                 ctx, self.ca_file, self._key_file = make_server_context(
                     self._tmpdir.name, self.host, self.ca_file, self._key_file

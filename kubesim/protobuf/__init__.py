@@ -11,7 +11,7 @@ written from the public ``generated.proto`` files (see :mod:`kubesim.protobuf.sc
   ``;stream=watch`` response.
 """
 
-from .codec import (
+from kubesim.protobuf.codec import (
     CONTENT_TYPE,
     MAGIC,
     WATCH_CONTENT_TYPE,
@@ -22,8 +22,8 @@ from .codec import (
     encode_watch_event,
     iter_watch_events,
 )
-from .kinds import has_schema, message_for
-from .wire import ProtobufError
+from kubesim.protobuf.kinds import has_schema, message_for
+from kubesim.protobuf.wire import ProtobufError
 
 __all__ = [
     "CONTENT_TYPE",

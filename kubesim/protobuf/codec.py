@@ -17,10 +17,10 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from . import values
-from .kinds import message_for
-from .schema import MESSAGES, Field
-from .wire import (
+from kubesim.protobuf import values
+from kubesim.protobuf.kinds import message_for
+from kubesim.protobuf.schema import MESSAGES, Field
+from kubesim.protobuf.wire import (
     LENGTH_DELIMITED,
     VARINT,
     ProtobufError,

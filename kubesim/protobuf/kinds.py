@@ -8,11 +8,11 @@ protobuf"), nor does meta.k8s.io Table (``+protobuf=false``); :func:`message_for
 
 from __future__ import annotations
 
-from .schema import register
-from .schema_core import CORE
-from .schema_groups import APPS, AUTOSCALING, COORDINATION, EVENTS, RBAC
-from .schema_meta import META
-from .schema_pod import POD
+from kubesim.protobuf.schema import register
+from kubesim.protobuf.schema_core import CORE
+from kubesim.protobuf.schema_groups import APPS, AUTOSCALING, COORDINATION, EVENTS, RBAC
+from kubesim.protobuf.schema_meta import META
+from kubesim.protobuf.schema_pod import POD
 
 register(
     {

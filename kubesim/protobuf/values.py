@@ -15,7 +15,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from .wire import ProtobufError, bytes_field, iter_fields, signed, varint_field
+from kubesim.protobuf.wire import ProtobufError, bytes_field, iter_fields, signed, varint_field
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _GO_ZERO_SECONDS = -62135596800  # time.Time{}.Unix(): 0001-01-01T00:00:00Z

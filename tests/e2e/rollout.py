@@ -10,7 +10,7 @@
   would fight the deployment controller;
 - ``"none"``: nothing writes Deployment status. The suite first asserts the Foo mirrors the
   status as it stands (none, or one written for an older generation), then writes what
-  kubesim's status loop writes (``kubesim.controllers.deployment_status``: every replica
+  kubesim's status loop writes (``kubesim.controllers.manager.deployment_status``: every replica
   available) and asserts the Foo mirrors that too.
 
 What a kind rules out is recorded with the reason (``skip_assertion``) for the summary.
@@ -24,7 +24,7 @@ from collections.abc import Callable
 from client.errors import APIError, is_conflict
 from client.rest import resource_path
 from controller.foo_controller import DEPLOYMENT_GVR, FOO_GVR
-from kubesim.controllers import deployment_status
+from kubesim.controllers.manager import deployment_status
 from tests.e2e.cluster import Cluster, wait_for
 
 __all__ = [

@@ -24,7 +24,7 @@ from client.config import ConfigError, load_client_configuration
 from client.errors import APIError, TransportError
 from client.rest import RESTClient
 from kubesim import KubeSim
-from kubesim.tls import generate_certificate
+from kubesim.server.tls import generate_certificate
 
 DISCOVERY = "/apis/samplecontroller.k8s.io/v1alpha1"
 

@@ -1,0 +1,852 @@
+"""The generic REST verbs over storage: get, list, create, update, patch, delete, deletecollection.
+
+Twin of k8s.io/apiserver/pkg/registry/generic/registry/store.go (the generic Store with its
+create/update/delete strategies) plus the list/paging half of storage/etcd3/store.go. Every
+write runs its read-check-write sequence under ``Storage.lock``, so preconditions
+(resourceVersion, uid, AlreadyExists) are checked against exactly the state being replaced.
+
+Return values are ``Stored`` objects (encoded once) or Status dicts; the HTTP handlers
+(handlers.py) serialise them. Watches are opened here (``open_watch``) and streamed by watch.py.
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import json
+import random
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from kubesim.api import errors
+from kubesim.api.resources import Registry, ResourceInfo
+from kubesim.registry import patch as patches
+from kubesim.registry import strategy
+from kubesim.registry.selection import build_filter, decode_continue, encode_continue
+from kubesim.storage.store import ExpiredError, Storage, Stored, Watcher, encode, normalize
+from kubesim.validation import corevalidation
+
+__all__ = ["Rest", "WatchRequest"]
+
+_GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # utilrand.String's alphabet
+_MAX_GENERATED_NAME_LENGTH = 58  # names.MaxGeneratedNameLength: 63 - 5 random characters
+_NAME_GENERATION_ATTEMPTS = 8  # the generic store's maxNameGenerationCreateAttempts
+IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")  # may not be deleted
+FOREGROUND = "foregroundDeletion"
+ORPHAN = "orphan"
+
+
+def _dry_run(query: dict) -> bool:
+    value = query.get("dryRun")
+    if value is None:
+        return False
+    if value != "All":
+        raise errors.invalid(
+            "meta.k8s.io",
+            "CreateOptions",
+            "",
+            [errors.field_not_supported("dryRun", [value], ["All"])],
+        )
+    return True
+
+
+def _meta(obj: Any) -> dict:
+    if not isinstance(obj, dict):
+        raise errors.bad_request("the body of the request must be a JSON object")
+    meta = obj.get("metadata")
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise errors.bad_request("metadata must be an object")
+    obj["metadata"] = meta
+    return meta
+
+
+@dataclass
+class WatchRequest:
+    """An opened watch and how to stream it (watch.py drives the stream)."""
+
+    info: ResourceInfo  # the resource at the requested version (bookmark shape, apiVersion)
+    watcher: Watcher | None  # None when the start RV was too old (expired is then set)
+    expired: errors.ApiError | None  # 410 Status to send as one ERROR event, then close
+    bookmarks: bool  # allowWatchBookmarks
+    timeout: float  # seconds until the server ends the stream
+
+
+class Rest:
+    """The verbs, shared by all resources; kind-specific rules come from strategy.py.
+
+    Ownership: create/update take ownership of the body they are given (the HTTP layer passes
+    freshly decoded JSON; in-process callers pass a deep copy) and may change it in place.
+    """
+
+    def __init__(self, storage: Storage, registry: Registry, validator=None):
+        self.storage = storage  # all objects; its lock serialises every write
+        self.registry = registry  # served resources (CRD writes change it)
+        self.validator = validator  # callable(info, obj) -> causes, pruning obj (CR schemas)
+        # callable(crd dict | None, name) after CRD writes (server wires it)
+        self.on_crd_change = None
+        self.list_wait_timeout = 3.0  # how long a too-new RV list waits before 504 (as the cacher)
+
+    # ---- helpers -------------------------------------------------------------------------------
+
+    def _get_or_404(self, info: ResourceInfo, ns: str, name: str) -> Stored:
+        stored = self.storage.get(info.storage_key, ns, name)
+        if stored is None:
+            raise errors.not_found(info.group, info.plural, name)
+        return stored
+
+    def _check_namespace_for_create(self, info: ResourceInfo, ns: str) -> None:
+        if not info.namespaced:
+            return
+        nsobj = self.storage.get(("", "namespaces"), "", ns)
+        if nsobj is None:
+            raise errors.not_found("", "namespaces", ns)
+        if nsobj.obj["metadata"].get("deletionTimestamp"):
+            msg = (
+                f"{info.plural}{'.' + info.group if info.group else ''} is forbidden: unable to "
+                f"create new content in namespace {ns} because it is being terminated"
+            )
+            raise errors.forbidden(
+                info.group,
+                info.plural,
+                "",
+                msg,
+                causes=[
+                    {
+                        "reason": "NamespaceTerminating",
+                        "message": f"namespace {ns} is being terminated",
+                        "field": "metadata.namespace",
+                    }
+                ],
+            )
+
+    def _validate(
+        self,
+        info: ResourceInfo,
+        obj: dict,
+        name: str,
+        old: dict | None = None,
+        sub: str | None = None,
+    ) -> None:
+        """The kind's validation (then a CR's schema); on create, once those pass, the generic
+        ObjectMeta pass every object gets (rest.BeforeCreate). 422 with every cause."""
+        causes = strategy.validate(info, obj, old, sub)
+        causes += corevalidation.validate(info, obj, old)
+        if self.validator is not None and info.custom:
+            causes += self.validator(info, obj)
+        if not causes and old is None:
+            causes = strategy.validate_generic(info, obj)
+        if causes:
+            raise errors.invalid(info.group, info.kind, name, causes)
+
+    def _decode_kind(self, info: ResourceInfo, obj: dict) -> None:
+        kind, av = obj.get("kind"), obj.get("apiVersion")
+        if (kind and kind != info.kind) or (av and av != info.group_version):
+            raise errors.bad_request(
+                f"the API version in the data ({av}) does not match the expected API version "
+                f"({info.group_version})"
+                if av and av != info.group_version
+                else f"the kind in the data ({kind}) does not match the expected kind ({info.kind})"
+            )
+        obj["kind"] = info.kind
+        obj["apiVersion"] = info.group_version
+        info.to_storage(obj)
+
+    # ---- get / list ----------------------------------------------------------------------------
+
+    def get(self, info: ResourceInfo, ns: str, name: str) -> Stored:
+        return self._get_or_404(info, ns, name)
+
+    def list(self, info: ResourceInfo, ns: str, query: dict) -> bytes:
+        """A list response body, following the resourceVersion/resourceVersionMatch rules.
+
+        Where the real server reads (the cacher's delegator, shouldDelegateList):
+
+        - etcd, paged: resourceVersionMatch=Exact; resourceVersion=N (not "0") with a limit and
+          no match (the legacy exact read); a continue token (at its RV, or at the latest RV
+          for the "-1" token an expired continue hands out); no resourceVersion (consistent);
+        - the watch cache, limit ignored: resourceVersion "0", NotOlderThan, or N without a
+          limit. It answers at its current RV once that reaches N; an N it has not reached in
+          3 s is a 504 "Too large resource version".
+        """
+        flt = build_filter(info, ns, query.get("labelSelector"), query.get("fieldSelector"))
+        rv_text = query.get("resourceVersion") or ""
+        match = query.get("resourceVersionMatch") or ""
+        cont = query.get("continue") or ""
+        try:
+            limit = int(query.get("limit") or 0)
+        except ValueError:
+            raise errors.bad_request(f"invalid limit {query.get('limit')!r}") from None
+        _validate_list_options(rv_text, match, cont, query)
+        if cont and rv_text not in ("", "0"):
+            raise errors.bad_request(
+                "specifying resource version is not allowed when using continue"
+            )
+        rv_req = _parse_resource_version(rv_text) if rv_text else None
+        from_etcd = (
+            match == "Exact"
+            or bool(cont)
+            or rv_req is None
+            or (match == "" and limit > 0 and rv_req > 0)
+        )
+        if not from_etcd and rv_req:
+            self._wait_for_rv(rv_req)
+
+        start_after: tuple[str, str] | None = None
+        with self.storage.lock:
+            current = self.storage.rv
+            if cont:
+                token_rv, start_after = decode_continue(cont, info.namespaced)
+                snap_rv = token_rv if token_rv > 0 else current
+                items = self._snapshot(info, snap_rv, continuing=start_after)
+            elif rv_req is None or not from_etcd:
+                snap_rv, items = current, self.storage.items(info.storage_key)
+            else:
+                if rv_req > current:
+                    raise errors.internal_error(
+                        "rpc error: code = OutOfRange desc = etcdserver: mvcc: required revision "
+                        "is a future revision"
+                    )
+                snap_rv, items = rv_req, self._snapshot(info, rv_req)
+        page = limit if from_etcd else 0  # the watch cache ignores limit
+        return self._list_body(info, ns, items, flt, snap_rv, page, start_after)
+
+    def _wait_for_rv(self, rv: int) -> None:
+        """A cache read at an RV the server has not reached waits, then 504 (cacher behaviour)."""
+        deadline = time.monotonic() + self.list_wait_timeout
+        while self.storage.rv < rv:
+            if time.monotonic() >= deadline:
+                raise errors.timeout(
+                    f"Too large resource version: {rv}, current: {self.storage.rv}",
+                    retry_after=1,
+                    causes=[
+                        {
+                            "reason": "ResourceVersionTooLarge",
+                            "message": "Too large resource version",
+                        }
+                    ],
+                )
+            time.sleep(0.02)
+
+    def _snapshot(
+        self, info: ResourceInfo, rv: int, continuing: tuple[str, str] | None = None
+    ) -> builtins.list[Stored]:  # (the method list shadows the builtin here)
+        """etcd's view of a resource at rv; 410 once compacted (etcd3's interpretListError).
+
+        continuing: the (namespace, name) a continue token resumes after. Its 410 carries a
+        new token (RV -1: "continue at the latest RV"), as handleCompactedErrorForPaging's does.
+        """
+        try:
+            return self.storage.snapshot(info.storage_key, rv)
+        except ExpiredError:
+            if continuing is not None:
+                raise errors.expired(
+                    "The provided continue parameter is too old to display a consistent list "
+                    "result. You can start a new list without the continue parameter, or use the "
+                    "continue token in this response to retrieve the remainder of the results. "
+                    "Continuing with the provided token results in an inconsistent list - objects "
+                    "that were created, modified, or deleted between the time the first chunk was "
+                    "returned and now may show up in the list.",
+                    continue_token=encode_continue(-1, *continuing),
+                ) from None
+            raise errors.expired("The resourceVersion for the provided list is too old.") from None
+
+    def _list_body(self, info, ns, items, flt, snap_rv, limit, start_after) -> bytes:
+        if ns:
+            items = [s for s in items if s.obj["metadata"].get("namespace") == ns]
+        if start_after is not None:
+            items = [s for s in items if _okey(s) > start_after]
+        selective = flt is not None and getattr(flt, "selective", True)
+        out: list[Stored] = []
+        more = False
+        remaining = 0
+        if limit > 0:
+            examined = 0
+            for s in items:
+                examined += 1
+                if flt is None or flt(s.obj):
+                    out.append(s)
+                    if len(out) >= limit:
+                        break
+            more = examined < len(items)
+            remaining = len(items) - examined
+        else:
+            out = items if flt is None else [s for s in items if flt(s.obj)]
+        meta: dict[str, Any] = {"resourceVersion": str(snap_rv)}
+        if more:
+            meta["continue"] = encode_continue(
+                snap_rv, *_okey(out[-1] if out else items[examined - 1])
+            )
+            if not selective:
+                meta["remainingItemCount"] = remaining
+        elif info.custom:
+            meta["continue"] = ""
+        if info.converter is not None:
+            body = b",".join(info.item_json(s) for s in out)
+        elif info.custom:
+            gv = info.group_version
+            body = b",".join(s.at_version(gv) for s in out)
+        else:
+            body = b",".join(s.bare() for s in out)
+        head = {"kind": info.list_kind, "apiVersion": info.group_version, "metadata": meta}
+        return encode(head)[:-1] + b',"items":[' + body + b"]}"
+
+    # ---- create --------------------------------------------------------------------------------
+
+    def create(self, info: ResourceInfo, ns: str, body: Any, query: dict) -> tuple[int, Stored]:
+        dry = _dry_run(query)
+        obj = body
+        meta = _meta(obj)
+        self._decode_kind(info, obj)
+        if meta.get("resourceVersion"):
+            raise errors.internal_error_no_reason(
+                "resourceVersion should not be set on objects to be created"
+            )
+        if info.namespaced:
+            if meta.get("namespace") and meta["namespace"] != ns:
+                raise errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on "
+                    "the request"
+                )
+            meta["namespace"] = ns
+        else:
+            meta.pop("namespace", None)
+        if not meta.get("name") and not meta.get("generateName"):
+            raise errors.invalid(
+                info.group,
+                info.kind,
+                "",
+                [errors.field_required("metadata.name", "name or generateName is required")],
+            )
+        with self.storage.lock:
+            self._check_namespace_for_create(info, ns)
+            stored = self._create_locked(info, ns, obj, dry)
+        return 201, stored
+
+    def _create_locked(self, info: ResourceInfo, ns: str, obj: dict, dry: bool) -> Stored:
+        meta = obj["metadata"]
+        if not meta.get("name") and isinstance(meta.get("generateName"), str):
+            # SimpleNameGenerator: the prefix cut to 58 characters, 5 random ones appended;
+            # the store tries 8 names (maxNameGenerationCreateAttempts) before giving up.
+            base = meta["generateName"][:_MAX_GENERATED_NAME_LENGTH]
+            for _ in range(_NAME_GENERATION_ATTEMPTS):
+                meta["name"] = base + "".join(random.choice(_GENERATE_ALPHABET) for _ in range(5))
+                if self.storage.get(info.storage_key, ns, meta["name"]) is None:
+                    break
+            else:
+                raise errors.generate_name_conflict(info.group, info.plural, meta["name"])
+        name = meta["name"]
+        for f in ("deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"):
+            meta.pop(f, None)
+        strategy.prepare_create(info, obj)
+        self._validate(info, obj, name)
+        existing = self.storage.get(info.storage_key, ns, name)
+        if existing is not None:
+            deleting = bool(existing.obj["metadata"].get("deletionTimestamp"))
+            raise errors.already_exists(info.group, info.plural, name, deleting)
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = strategy.now_rfc3339()
+        if info.has_generation:
+            meta["generation"] = 1
+        else:
+            meta.pop("generation", None)
+        if dry:
+            meta.pop("resourceVersion", None)
+            return Stored(normalize(obj))
+        stored = self.storage.put(info.storage_key, ns, name, obj)
+        if info.kind == "CustomResourceDefinition" and not info.custom:
+            self._crd_changed(stored.obj)
+        return stored
+
+    def _crd_changed(self, crd: dict | None, name: str = "") -> None:
+        if crd is not None:
+            self.registry.set_crd(crd)
+        else:
+            self.registry.remove_crd(name)
+        if self.on_crd_change:
+            self.on_crd_change(crd, name)
+
+    # ---- update --------------------------------------------------------------------------------
+
+    def update(
+        self, info: ResourceInfo, ns: str, name: str, body: Any, query: dict, sub: str | None = None
+    ) -> tuple[int, Stored]:
+        dry = _dry_run(query)
+        obj = body
+        meta = _meta(obj)
+        self._decode_kind(info, obj)
+        if meta.get("name") != name:
+            raise errors.bad_request(
+                f"the name of the object ({meta.get('name', '')}) does not match the name on the "
+                f"URL ({name})"
+            )
+        if info.namespaced:
+            if meta.get("namespace") and meta["namespace"] != ns:
+                raise errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on "
+                    "the request"
+                )
+            meta["namespace"] = ns
+        with self.storage.lock:
+            old = self.storage.get(info.storage_key, ns, name)
+            if old is None:
+                if info.allow_create_on_update and sub is None:
+                    self._check_namespace_for_create(info, ns)
+                    meta.pop("resourceVersion", None)
+                    return 201, self._create_locked(info, ns, obj, dry)
+                raise errors.not_found(info.group, info.plural, name)
+            rv = meta.get("resourceVersion")
+            if not rv:
+                if info.require_rv_on_update:
+                    raise errors.invalid(
+                        info.group,
+                        info.plural,
+                        name,
+                        [
+                            {
+                                "reason": "FieldValueInvalid",
+                                "message": "Invalid value: 0x0: must be specified for an update",
+                                "field": "metadata.resourceVersion",
+                            }
+                        ],
+                    )
+            elif rv != old.obj["metadata"]["resourceVersion"]:
+                raise errors.conflict(info.group, info.plural, name, errors.STALE_OBJECT)
+            return 200, self.commit_update(info, old, obj, sub, dry)
+
+    def commit_update(
+        self, info: ResourceInfo, old: Stored, obj: dict, sub: str | None, dry: bool
+    ) -> Stored:
+        """Apply the update strategy to obj (fresh) against old and write unless it is a no-op.
+
+        The caller holds ``storage.lock`` and has read ``old`` under it: the update verbs do,
+        and so do the in-process controllers (namespace, CRD finalizer, garbage collector)
+        that rewrite an object they have just read.
+        """
+        ometa = old.obj["metadata"]
+        meta = obj["metadata"]
+        name = ometa["name"]
+        ns = ometa.get("namespace", "")
+        if meta.get("uid") and meta["uid"] != ometa["uid"]:
+            raise errors.conflict(
+                info.group,
+                info.plural,
+                name,
+                f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: "
+                f"{ometa['uid']}",
+            )
+        if meta.get("name", name) != name:
+            raise errors.bad_request(
+                f"the name of the object ({meta.get('name')}) does not match the name on the URL "
+                f"({name})"
+            )
+        obj["kind"], obj["apiVersion"] = old.obj["kind"], info.stored_api_version
+        if sub == "status":
+            obj = strategy.prepare_status_update(info, obj, old.obj)
+            meta = obj["metadata"]
+            self._validate(info, obj, name, old.obj, sub)
+        else:
+            strategy.prepare_update(info, obj, old.obj, sub)
+            # System-owned metadata comes from the stored object.
+            for f in (
+                "uid",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "generation",
+            ):
+                if f in ometa:
+                    meta[f] = ometa[f]
+                else:
+                    meta.pop(f, None)
+            meta.pop("managedFields", None)
+            meta.pop("selfLink", None)
+            if info.namespaced:
+                meta["namespace"] = ns
+            if ometa.get("deletionTimestamp"):
+                added = [
+                    f
+                    for f in meta.get("finalizers") or []
+                    if f not in (ometa.get("finalizers") or [])
+                ]
+                if added:
+                    raise errors.invalid(
+                        info.group,
+                        info.kind,
+                        name,
+                        [
+                            errors.field_forbidden(
+                                "metadata.finalizers",
+                                "no new finalizers can be added if the object is being deleted, "
+                                "found new finalizers "
+                                + "[]string{"
+                                + ", ".join(json.dumps(a) for a in added)
+                                + "}",
+                            )
+                        ],
+                    )
+            self._validate(info, obj, name, old.obj, sub)
+            if info.has_generation and strategy.spec_changed(info, obj, old.obj):
+                meta["generation"] = int(ometa.get("generation") or 0) + 1
+        meta["resourceVersion"] = ometa["resourceVersion"]
+        obj = normalize(obj)
+        if obj == old.obj:
+            return old  # a no-op write: same resourceVersion, no event
+        if dry:
+            return Stored(obj)
+        if ometa.get("deletionTimestamp") and not meta.get("finalizers"):
+            gone = self.storage.remove(info.storage_key, ns, name)
+            meta["resourceVersion"] = (
+                gone.obj["metadata"]["resourceVersion"] if gone else meta["resourceVersion"]
+            )
+            self._after_delete(info, old.obj)
+            return Stored(obj)
+        stored = self.storage.put(info.storage_key, ns, name, obj)
+        if info.kind == "CustomResourceDefinition" and not info.custom and sub is None:
+            self._crd_changed(stored.obj)
+        return stored
+
+    # ---- patch ---------------------------------------------------------------------------------
+
+    def patch(
+        self,
+        info: ResourceInfo,
+        ns: str,
+        name: str,
+        content_type: str,
+        raw: bytes,
+        query: dict,
+        sub: str | None = None,
+    ) -> tuple[int, Stored]:
+        dry = _dry_run(query)
+        ptype = content_type.split(";")[0].strip().lower()
+        accepted = patches.accepted_patch_types(info.custom)
+        if ptype not in accepted:
+            raise errors.unsupported_media_type(accepted)
+        try:
+            if ptype == patches.APPLY:
+                import yaml
+
+                body = yaml.safe_load(raw)
+            else:
+                body = json.loads(raw)
+        # any exception: every decode failure is the client's
+        except Exception as e:
+            raise errors.bad_request(f"error decoding patch: {e}") from None
+        if ptype == patches.MERGE and not isinstance(body, dict):
+            raise errors.invalid(
+                info.group,
+                info.kind,
+                name,
+                [
+                    {
+                        "reason": "FieldValueInvalid",
+                        "message": 'Invalid value: "": unexpected non-object patch',
+                        "field": "patch",
+                    }
+                ],
+            )
+        if ptype == patches.APPLY:
+            if not query.get("fieldManager"):
+                raise errors.invalid(
+                    "meta.k8s.io",
+                    "PatchOptions",
+                    "",
+                    [errors.field_required("fieldManager", "is required for apply patch")],
+                )
+            if not isinstance(body, dict):
+                raise errors.bad_request("apply patch body must be an object")
+        with self.storage.lock:
+            old = self.storage.get(info.storage_key, ns, name)
+            if old is None:
+                if ptype == patches.APPLY:
+                    obj = copy.deepcopy(body)
+                    _meta(obj).setdefault("name", name)
+                    obj.setdefault("kind", info.kind)
+                    obj.setdefault("apiVersion", info.group_version)
+                    self._check_namespace_for_create(info, ns)
+                    if info.namespaced:
+                        obj["metadata"].setdefault("namespace", ns)
+                    info.to_storage(obj)
+                    return 201, self._create_locked(info, ns, obj, dry)
+                raise errors.not_found(info.group, info.plural, name)
+            base = info.patch_base(old)
+            if ptype == patches.MERGE:
+                new = patches.apply_merge_patch(base, body)
+            elif ptype == patches.JSON_PATCH:
+                new = patches.apply_json_patch(base, body)
+            elif ptype == patches.STRATEGIC:
+                new = patches.apply_strategic_merge_patch(base, body)
+            else:
+                # Server-side apply, simplified: a merge patch of the applied configuration
+                # (no managedFields, hence no conflict detection).
+                new = patches.apply_merge_patch(base, body)
+            if not isinstance(new, dict):
+                raise errors.bad_request("patched object is not a JSON object")
+            info.to_storage(new)
+            meta = _meta(new)
+            rv = meta.get("resourceVersion")
+            if rv and rv != old.obj["metadata"]["resourceVersion"]:
+                raise errors.conflict(info.group, info.plural, name, errors.STALE_OBJECT)
+            if info.namespaced and meta.get("namespace", ns) != ns:
+                raise errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on "
+                    "the request"
+                )
+            return 200, self.commit_update(info, old, new, sub, dry)
+
+    # ---- delete --------------------------------------------------------------------------------
+
+    def _delete_options(self, query: dict, body: Any) -> dict:
+        opts = dict(body) if isinstance(body, dict) else {}
+        if "propagationPolicy" in query:
+            opts["propagationPolicy"] = query["propagationPolicy"]
+        if "dryRun" in query:
+            opts["dryRun"] = [query["dryRun"]]
+        policy = opts.get("propagationPolicy")
+        if policy is not None and policy not in ("Foreground", "Background", "Orphan"):
+            raise errors.invalid(
+                "meta.k8s.io",
+                "DeleteOptions",
+                "",
+                [
+                    errors.field_not_supported(
+                        "propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"]
+                    )
+                ],
+            )
+        dry = opts.get("dryRun") or []
+        if dry and dry != ["All"]:
+            raise errors.invalid(
+                "meta.k8s.io",
+                "DeleteOptions",
+                "",
+                [errors.field_not_supported("dryRun", dry, ["All"])],
+            )
+        return opts
+
+    def delete(
+        self, info: ResourceInfo, ns: str, name: str, query: dict, body: Any
+    ) -> tuple[int, Any]:
+        opts = self._delete_options(query, body)
+        if info.kind == "Namespace" and not info.custom and name in IMMORTAL_NAMESPACES:
+            # NamespaceLifecycle admission refuses these before anything else.
+            raise errors.forbidden(
+                "",
+                "namespaces",
+                name,
+                f'namespaces "{name}" is forbidden: this namespace may not be deleted',
+            )
+        with self.storage.lock:
+            old = self._get_or_404(info, ns, name)
+            return 200, self.delete_locked(info, old, opts)
+
+    def delete_locked(self, info: ResourceInfo, old: Stored, opts: dict) -> Any:
+        """Delete ``old`` as DELETE with DeleteOptions ``opts`` would; the caller holds
+        ``storage.lock`` and has read ``old`` under it (the delete verbs, the namespace
+        controller and the garbage collector).
+
+        Returns the object (now marked for deletion, when finalizers hold it) or a Success
+        Status once it is gone.
+        """
+        ometa = old.obj["metadata"]
+        name, ns = ometa["name"], ometa.get("namespace", "")
+        pre = opts.get("preconditions") or {}
+        if pre.get("uid") and pre["uid"] != ometa["uid"]:
+            raise errors.conflict(
+                info.group,
+                info.kind,
+                name,
+                f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
+                f"{ometa['uid']}",
+            )
+        if pre.get("resourceVersion") and pre["resourceVersion"] != ometa["resourceVersion"]:
+            raise errors.conflict(
+                info.group,
+                info.kind,
+                name,
+                f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
+                f"ResourceVersion in object meta: {ometa['resourceVersion']}",
+            )
+        dry = bool(opts.get("dryRun"))
+        if ometa.get("deletionTimestamp"):
+            return old  # already being deleted: the object, no write
+        policy = opts.get("propagationPolicy")
+        finalizers = list(ometa.get("finalizers") or [])
+        if policy == "Foreground":
+            finalizers = [f for f in finalizers if f != ORPHAN]
+            if FOREGROUND not in finalizers:
+                finalizers.append(FOREGROUND)
+        elif policy == "Orphan":
+            finalizers = [f for f in finalizers if f != FOREGROUND]
+            if ORPHAN not in finalizers:
+                finalizers.append(ORPHAN)
+        is_namespace = info.kind == "Namespace" and not info.custom
+        if finalizers or is_namespace:
+            obj = dict(old.obj)
+            meta = dict(ometa)
+            obj["metadata"] = meta
+            meta["deletionTimestamp"] = strategy.now_rfc3339()
+            meta["deletionGracePeriodSeconds"] = 0
+            if finalizers:
+                meta["finalizers"] = finalizers
+            if info.has_generation:
+                meta["generation"] = int(ometa.get("generation") or 0) + 1
+            if is_namespace:
+                obj["status"] = dict(obj.get("status") or {}, phase="Terminating")
+            if dry:
+                return Stored(obj)
+            return self.storage.put(info.storage_key, ns, name, obj)
+        if dry:
+            return errors.delete_success(info.group, info.plural, name, ometa["uid"])
+        self.storage.remove(info.storage_key, ns, name)
+        self._after_delete(info, old.obj)
+        return errors.delete_success(info.group, info.plural, name, ometa["uid"])
+
+    def _after_delete(self, info: ResourceInfo, obj: dict) -> None:
+        if info.kind == "CustomResourceDefinition" and not info.custom:
+            self._crd_changed(None, obj["metadata"]["name"])
+
+    def delete_collection(self, info: ResourceInfo, ns: str, query: dict, body: Any) -> bytes:
+        """DELETE on a collection: delete every match; returns the list of deleted objects."""
+        opts = self._delete_options(query, body)
+        flt = build_filter(info, ns, query.get("labelSelector"), query.get("fieldSelector"))
+        with self.storage.lock:
+            items = [
+                s
+                for s in self.storage.items(info.storage_key)
+                if (not ns or s.obj["metadata"].get("namespace") == ns)
+                and (flt is None or flt(s.obj))
+            ]
+            out = []
+            for s in items:
+                res = self.delete_locked(info, s, opts)
+                out.append(res if isinstance(res, Stored) else s)
+            rv = self.storage.rv
+        return self._list_body(info, "", out, None, rv, 0, None)
+
+    # ---- watch ---------------------------------------------------------------------------------
+
+    def open_watch(
+        self, info: ResourceInfo, ns: str, query: dict, name: str | None = None
+    ) -> WatchRequest:
+        """Validate a watch request and register its watcher (before any byte is streamed)."""
+        flt = build_filter(info, ns, query.get("labelSelector"), query.get("fieldSelector"), name)
+        rv_text = query.get("resourceVersion") or ""
+        match = query.get("resourceVersionMatch")
+        send_initial = query.get("sendInitialEvents")
+        bookmarks = query.get("allowWatchBookmarks") in ("true", "1", "True")
+        try:
+            timeout = float(query.get("timeoutSeconds") or 0) or 1800.0
+        except ValueError:
+            raise errors.bad_request("invalid timeoutSeconds") from None
+        initial_flag = send_initial in ("true", "1", "True")
+        if send_initial is not None:
+            causes = []
+            if match != "NotOlderThan":
+                causes.append(
+                    errors.field_forbidden(
+                        "resourceVersionMatch",
+                        "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                    )
+                )
+            if initial_flag and not bookmarks:
+                causes.append(
+                    errors.field_forbidden(
+                        "allowWatchBookmarks",
+                        "sendInitialEvents requires setting allowWatchBookmarks to true",
+                    )
+                )
+            if causes:
+                raise errors.invalid("meta.k8s.io", "ListOptions", "", causes)
+        elif match:
+            raise errors.invalid(
+                "meta.k8s.io",
+                "ListOptions",
+                "",
+                [
+                    errors.field_forbidden(
+                        "resourceVersionMatch",
+                        "resourceVersionMatch is forbidden for watch unless sendInitialEvents is "
+                        "provided",
+                    )
+                ],
+            )
+        try:
+            rv = int(rv_text) if rv_text else 0
+            if rv < 0:
+                raise ValueError
+        except ValueError:
+            raise errors.bad_request(f'invalid resource version "{rv_text}"') from None
+        if initial_flag:
+            if rv:
+                self._wait_for_rv(rv)
+            since, initial = None, True
+        elif rv == 0:
+            since, initial = None, True
+        else:
+            since, initial = rv, False
+        try:
+            w = self.storage.watch(
+                info.storage_key, flt, since, initial, mark_initial_end=initial_flag
+            )
+        except ExpiredError as e:
+            return WatchRequest(info, None, errors.expired(str(e)), bookmarks, timeout)
+        return WatchRequest(info, w, None, bookmarks, timeout)
+
+
+def _validate_list_options(rv_text: str, match: str, cont: str, query: dict) -> None:
+    """ValidateListOptions (meta/internalversion/validation): every problem, one 422."""
+    causes = []
+    if match:
+        if not rv_text:
+            causes.append(
+                errors.field_forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                )
+            )
+        if cont:
+            causes.append(
+                errors.field_forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                )
+            )
+        if match not in ("Exact", "NotOlderThan"):
+            causes.append(
+                errors.field_not_supported(
+                    "resourceVersionMatch", match, ["Exact", "NotOlderThan", ""]
+                )
+            )
+        if match == "Exact" and rv_text == "0":
+            causes.append(
+                errors.field_forbidden(
+                    "resourceVersionMatch",
+                    'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+                )
+            )
+    if query.get("sendInitialEvents") in ("true", "1", "True"):
+        causes.append(
+            errors.field_forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list")
+        )
+    if causes:
+        raise errors.invalid("meta.k8s.io", "ListOptions", "", causes)
+
+
+def _parse_resource_version(text: str) -> int:
+    """The versioner's ParseResourceVersion (strconv.ParseUint); its errors are a 500."""
+    if not text.isdigit() or not text.isascii():
+        raise errors.internal_error(f'strconv.ParseUint: parsing "{text}": invalid syntax')
+    value = int(text)
+    if value >= 1 << 64:
+        raise errors.internal_error(f'strconv.ParseUint: parsing "{text}": value out of range')
+    return value
+
+
+def _okey(s: Stored) -> tuple[str, str]:
+    m = s.obj["metadata"]
+    return (m.get("namespace", ""), m["name"])

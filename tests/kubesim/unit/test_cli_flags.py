@@ -1,0 +1,100 @@
+"""``python -m kubesim``: whatever keeps it from serving is one line naming the flag, exit 2.
+
+Each row fails before the server would print its URL, so ``main`` runs in-process; one
+subprocess run checks the real exit path (status, stderr, no traceback) for a port in use.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kubesim.__main__ import main
+from tests.helpers import ROOT
+
+CRD_WITHOUT_SPEC = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: bars.example.com}
+"""
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    """A port something else is listening on."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        yield s.getsockname()[1]
+
+
+def files(tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "not-yaml.yaml").write_text("a: [b\n")
+    (tmp_path / "foo.yaml").write_text((ROOT / "manifests" / "example-foo.yaml").read_text())
+    (tmp_path / "empty.yaml").write_text("# nothing\n")
+    (tmp_path / "no-spec.yaml").write_text(CRD_WITHOUT_SPEC)
+    (tmp_path / "a-file").write_text("")
+    return {
+        "missing": str(tmp_path / "missing.yaml"),
+        "not-yaml": str(tmp_path / "not-yaml.yaml"),
+        "foo": str(tmp_path / "foo.yaml"),
+        "empty": str(tmp_path / "empty.yaml"),
+        "no-spec": str(tmp_path / "no-spec.yaml"),
+        "under-a-file": str(tmp_path / "a-file" / "kubeconfig"),
+    }
+
+
+INVALID = [
+    # (flags, with {name} filled from files() and busy_port; the flag named; the problem stated)
+    (["--listen", "nope"], "--listen", "expected HOST:PORT"),
+    (["--listen", "127.0.0.1:99999"], "--listen", "the port must be 0-65535"),
+    (["--listen", "127.0.0.1:{busy_port}"], "--listen", "cannot listen on 127.0.0.1:"),
+    (["--crd", "{missing}"], "--crd", "cannot read"),
+    (["--crd", "{not-yaml}"], "--crd", "is not YAML"),
+    (["--crd", "{foo}"], "--crd", "document 1 is not a CustomResourceDefinition"),
+    (["--crd", "{empty}"], "--crd", "holds no CustomResourceDefinition"),
+    (["--crd", "{no-spec}"], "--crd", "spec.group: Required value"),
+    (["--deployment-status-delay", "-1"], "--deployment-status-delay", "must be 0 or more"),
+    (["--deployment-status-delay", "soon"], "--deployment-status-delay", "invalid seconds value"),
+    (["--history-size", "0"], "--history-size", "must be at least 1 (got 0)"),
+    (["--token", ""], "--token", "must not be empty"),
+    (["--kubeconfig", "{under-a-file}"], "--kubeconfig", "cannot write"),
+]
+
+
+@pytest.mark.parametrize(
+    ("flags", "flag", "problem"), INVALID, ids=[" ".join(c[0]) for c in INVALID]
+)
+def test_a_bad_flag_is_one_line_naming_it(tmp_path, capsys, busy_port, flags, flag, problem):
+    values = {**files(tmp_path), "busy_port": busy_port}
+    argv = [f.format(**values) for f in flags]
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""  # no URL: a parent waiting for one sees the process end instead
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"kubesim: error: argument {flag}: "), lines[0]
+    assert problem in lines[0], lines[0]
+
+
+def test_a_port_in_use_ends_the_process_with_status_2_and_no_traceback(busy_port):
+    res = subprocess.run(
+        [sys.executable, "-m", "kubesim", "--listen", f"127.0.0.1:{busy_port}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode == 2
+    assert res.stdout == ""
+    assert res.stderr.splitlines() == [
+        f"kubesim: error: argument --listen: cannot listen on 127.0.0.1:{busy_port}: "
+        "Address already in use"
+    ]
