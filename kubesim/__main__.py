@@ -2,6 +2,7 @@
 
     python -m kubesim --listen 127.0.0.1:0 --kubeconfig /tmp/kubesim.kubeconfig \
         [--crd crds/foo.yaml ...] [--deployment-status-delay 1] [--tls] [--token T]
+        [--emulate 1.24]
 
 Prints the server URL on the first line of stdout (then flushes), so a parent process can read
 it, and writes a kubeconfig for the server when --kubeconfig is given.
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from kubesim.api.errors import ApiError
+from kubesim.api.version import DEFAULT_SERVER_VERSION, SUPPORTED_SERVER_VERSIONS
 from kubesim.sim import KubeSim
 from kubesim.storage.store import WATCH_CACHE_UPPER_BOUND
 
@@ -121,6 +123,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="largest watch window per resource, in events (older RVs get 410); "
         "sized by load between 100 and this, as kube-apiserver's watch cache",
     )
+    p.add_argument(
+        "--emulate",
+        choices=SUPPORTED_SERVER_VERSIONS,
+        default=DEFAULT_SERVER_VERSION,
+        metavar="VERSION",
+        help="answer as this kube-apiserver release: "
+        + " or ".join(SUPPORTED_SERVER_VERSIONS)
+        + f" (default {DEFAULT_SERVER_VERSION})",
+    )
     return p
 
 
@@ -141,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
             tls=args.tls,
             token=args.token,
             history_size=args.history_size,
+            server_version=args.emulate,
         )
     except ApiError as err:  # the server's own validation refused a CRD
         fail(f"argument --crd: {err}")

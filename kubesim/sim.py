@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kubesim.api.resources import Registry
+from kubesim.api.version import DEFAULT_SERVER_VERSION, ServerVersion
 from kubesim.controllers.gc import GarbageCollector
 from kubesim.controllers.manager import ControllerManager
 from kubesim.faults import FaultInjector
@@ -63,6 +64,9 @@ class KubeSim:
         token: require this bearer token (no token -> 403 on resources, wrong token -> 401).
         request_log_size: how many requests ``request_log`` keeps (oldest dropped first).
         gc_delay: seconds the garbage collector waits before acting (the real one: well under 1 s).
+        server_version: the kube-apiserver release to answer as, "1.36" (default) or "1.24"
+            (api/version.py lists what differs), so a client's handling of the older server's
+            answers stays tested.
     """
 
     def __init__(
@@ -82,7 +86,10 @@ class KubeSim:
         token: str | None = None,
         request_log_size: int = 100_000,
         gc_delay: float = 0.0,
+        server_version: str = DEFAULT_SERVER_VERSION,
     ):
+        # the release answered as; every behaviour that differs reads it (ValueError if unknown)
+        self.server_version = ServerVersion.parse(server_version)
         self.host = host  # listen address
         self.port = port  # 0 until started; then fixed, so restart() reuses it
         self.tls = tls  # serve HTTPS
@@ -91,7 +98,9 @@ class KubeSim:
             history_size, watch_queue_size, compaction_interval=compaction_interval
         )  # objects, RV, etcd history, watch windows, watchers
         self.registry = Registry()  # served resources and discovery
-        self.rest = Rest(self.storage, self.registry, SchemaValidator())  # the verbs
+        self.rest = Rest(
+            self.storage, self.registry, SchemaValidator(), self.server_version
+        )  # the verbs
         self.faults = FaultInjector(self)  # fault injection (see faults.py)
         self.server = ApiServer(
             self.rest,

@@ -22,6 +22,7 @@ from typing import Any
 
 from kubesim.api import errors
 from kubesim.api.resources import Registry, ResourceInfo
+from kubesim.api.version import DEFAULT_SERVER_VERSION, ServerVersion
 from kubesim.registry import patch as patches
 from kubesim.registry import strategy
 from kubesim.registry.selection import build_filter, decode_continue, encode_continue
@@ -82,8 +83,16 @@ class Rest:
     freshly decoded JSON; in-process callers pass a deep copy) and may change it in place.
     """
 
-    def __init__(self, storage: Storage, registry: Registry, validator=None):
+    def __init__(
+        self,
+        storage: Storage,
+        registry: Registry,
+        validator=None,
+        version: ServerVersion | None = None,
+    ):
         self.storage = storage  # all objects; its lock serialises every write
+        # the release answered as (api/version.py): where its answers differ, this decides
+        self.version = version or ServerVersion.parse(DEFAULT_SERVER_VERSION)
         self.registry = registry  # served resources (CRD writes change it)
         self.validator = validator  # callable(info, obj) -> causes, pruning obj (CR schemas)
         # callable(crd dict | None, name) after CRD writes (server wires it)

@@ -29,21 +29,10 @@ from kubesim.server.responses import send, send_error, send_json
 from kubesim.views import openapi
 from kubesim.views.table import TableRenderer, render_table
 
-__all__ = ["ApiServer", "RequestRecord", "VERSION_INFO"]
+__all__ = ["ApiServer", "RequestRecord"]
 
 # Paths an anonymous user may read (system:public-info-viewer).
 _PUBLIC_PATHS = {"/version", "/healthz", "/livez", "/readyz"}
-VERSION_INFO = {
-    "major": "1",
-    "minor": "36",
-    "gitVersion": "v1.36.0-kubesim",
-    "gitCommit": "0000000000000000000000000000000000000000",
-    "gitTreeState": "clean",
-    "buildDate": "2025-01-01T00:00:00Z",
-    "goVersion": "go1.24.0",
-    "compiler": "gc",
-    "platform": "linux/amd64",
-}
 
 
 class ApiServer:
@@ -180,7 +169,7 @@ class ApiServer:
             return
         if path in _PUBLIC_PATHS:
             if path == "/version":
-                send_json(h, req, 200, VERSION_INFO)
+                send_json(h, req, 200, self.rest.version.version_info())
             else:
                 send(h, req, 200, b"ok", "text/plain; charset=utf-8")
             return
@@ -223,7 +212,7 @@ class ApiServer:
         """/openapi/v3 (root and per group-version); /openapi/v2 is not served (404)."""
         if len(parts) < 2 or parts[1] != "v3":
             raise errors.page_not_found()
-        version = VERSION_INFO["gitVersion"]
+        version = self.rest.version.version_info()["gitVersion"]
         if len(parts) == 2:
             return send_json(h, req, 200, openapi.root_document(self.registry, version))
         rest = parts[2:]
