@@ -99,7 +99,7 @@ class KubeSim:
         )  # objects, RV, etcd history, watch windows, watchers
         self.registry = Registry()  # served resources and discovery
         self.rest = Rest(
-            self.storage, self.registry, SchemaValidator(), self.server_version
+            self.storage, self.registry, SchemaValidator(self.server_version), self.server_version
         )  # the verbs
         self.faults = FaultInjector(self)  # fault injection (see faults.py)
         self.server = ApiServer(

@@ -164,6 +164,13 @@ class Rest:
         obj["apiVersion"] = info.group_version
         info.to_storage(obj)
 
+    def _field_validation(self, query: dict) -> str:
+        """The request's field validation directive: fieldValidation, Warn when absent
+        (handlers/rest.go's fieldValidation); "Ignore" on a server without the feature."""
+        if not self.version.field_validation:
+            return "Ignore"
+        return query.get("fieldValidation") or "Warn"
+
     # ---- get / list ----------------------------------------------------------------------------
 
     def get(self, info: ResourceInfo, ns: str, name: str) -> Stored:
@@ -194,14 +201,22 @@ class Rest:
             raise errors.bad_request(
                 "specifying resource version is not allowed when using continue"
             )
-        rv_req = _parse_resource_version(rv_text) if rv_text else None
+        rv_req = (
+            _parse_resource_version(rv_text, self.version.bad_resource_version_is_400)
+            if rv_text
+            else None
+        )
         from_etcd = (
             match == "Exact"
             or bool(cont)
             or rv_req is None
             or (match == "" and limit > 0 and rv_req > 0)
         )
-        if not from_etcd and rv_req:
+        if rv_req and (
+            not from_etcd or (match == "Exact" and self.version.exact_future_list_waits)
+        ):
+            # The cache waits for an RV it has not reached; 1.36 serves Exact lists from the
+            # cache's snapshots too, so a future Exact RV waits as well (then 504).
             self._wait_for_rv(rv_req)
 
         start_after: tuple[str, str] | None = None
@@ -482,21 +497,18 @@ class Rest:
                     if f not in (ometa.get("finalizers") or [])
                 ]
                 if added:
-                    raise errors.invalid(
-                        info.group,
-                        info.kind,
-                        name,
-                        [
-                            errors.field_forbidden(
-                                "metadata.finalizers",
-                                "no new finalizers can be added if the object is being deleted, "
-                                "found new finalizers "
-                                + "[]string{"
-                                + ", ".join(json.dumps(a) for a in added)
-                                + "}",
-                            )
-                        ],
+                    # ValidateNoNewFinalizers runs twice: in the generic BeforeUpdate's
+                    # ValidateObjectMetaAccessorUpdate and again in the kind's ValidateUpdate
+                    # (ValidateObjectMetaUpdate), so the real 422 has the cause twice.
+                    cause = errors.field_forbidden(
+                        "metadata.finalizers",
+                        "no new finalizers can be added if the object is being deleted, "
+                        "found new finalizers "
+                        + "[]string{"
+                        + ", ".join(json.dumps(a) for a in sorted(set(added)))
+                        + "}",
                     )
+                    raise errors.invalid(info.group, info.kind, name, [cause, dict(cause)])
             self._validate(info, obj, name, old.obj, sub)
             if info.has_generation and strategy.spec_changed(info, obj, old.obj):
                 meta["generation"] = int(ometa.get("generation") or 0) + 1
@@ -545,6 +557,20 @@ class Rest:
         # any exception: every decode failure is the client's
         except Exception as e:
             raise errors.bad_request(f"error decoding patch: {e}") from None
+        if (
+            ptype == patches.MERGE
+            and not isinstance(body, dict)
+            and self.version.merge_patch_array_is_400
+        ):
+            # 1.36 decodes a merge patch into a map first (for field validation, whose default
+            # is Warn): an array or scalar fails there; without validation evanphx/json-patch
+            # refuses it as ErrBadJSONPatch. Both are 400s.
+            if self._field_validation(query) == "Ignore":
+                raise errors.bad_request("Invalid JSON Patch")
+            raise errors.bad_request(
+                "error decoding patch: json: cannot unmarshal "
+                f"{_json_kind(body)} into Go value of type map[string]interface {{}}"
+            )
         if ptype == patches.MERGE and not isinstance(body, dict):
             raise errors.invalid(
                 info.group,
@@ -846,14 +872,37 @@ def _validate_list_options(rv_text: str, match: str, cont: str, query: dict) -> 
         raise errors.invalid("meta.k8s.io", "ListOptions", "", causes)
 
 
-def _parse_resource_version(text: str) -> int:
-    """The versioner's ParseResourceVersion (strconv.ParseUint); its errors are a 500."""
+def _parse_resource_version(text: str, bad_request: bool) -> int:
+    """The versioner's ParseResourceVersion (strconv.ParseUint).
+
+    Its error is a 400 "invalid resource version: ..." where 1.36's list options are parsed
+    (storage's listoptions, before the cache or etcd is asked), a bare 500 on 1.24.
+    """
+    problem = ""
     if not text.isdigit() or not text.isascii():
-        raise errors.internal_error(f'strconv.ParseUint: parsing "{text}": invalid syntax')
-    value = int(text)
-    if value >= 1 << 64:
-        raise errors.internal_error(f'strconv.ParseUint: parsing "{text}": value out of range')
-    return value
+        problem = f'strconv.ParseUint: parsing "{text}": invalid syntax'
+    elif int(text) >= 1 << 64:
+        problem = f'strconv.ParseUint: parsing "{text}": value out of range'
+    if not problem:
+        return int(text)
+    if bad_request:
+        # storage.NewInvalidError of field.Invalid("resourceVersion", text, problem)
+        invalid = f"resourceVersion: Invalid value: {errors.go_quote(text)}: {problem}"
+        raise errors.bad_request(f"invalid resource version: {invalid}")
+    raise errors.internal_error(problem)
+
+
+def _json_kind(value: Any) -> str:
+    """How encoding/json names a JSON value's type in an UnmarshalTypeError."""
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "null"
 
 
 def _okey(s: Stored) -> tuple[str, str]:
