@@ -29,7 +29,9 @@ from kubesim.registry.rest import Rest
 from kubesim.server.apiserver import ApiServer
 from kubesim.server.request import RequestRecord
 from kubesim.storage.store import COMPACTION_INTERVAL, WATCH_CACHE_UPPER_BOUND, Storage
+from kubesim.validation.fields import UnknownFields
 from kubesim.validation.schema import SchemaValidator
+from kubesim.views.openapi import builtin_schemas
 
 __all__ = ["KubeSim"]
 
@@ -99,7 +101,11 @@ class KubeSim:
         )  # objects, RV, etcd history, watch windows, watchers
         self.registry = Registry()  # served resources and discovery
         self.rest = Rest(
-            self.storage, self.registry, SchemaValidator(self.server_version), self.server_version
+            self.storage,
+            self.registry,
+            SchemaValidator(self.server_version),
+            self.server_version,
+            UnknownFields(builtin_schemas()),
         )  # the verbs
         self.faults = FaultInjector(self)  # fault injection (see faults.py)
         self.server = ApiServer(

@@ -20,7 +20,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from kubesim.api import errors
+from kubesim.api import errors, warning
 from kubesim.api.resources import Registry, ResourceInfo
 from kubesim.api.version import DEFAULT_SERVER_VERSION, ServerVersion
 from kubesim.registry import patch as patches
@@ -34,6 +34,10 @@ __all__ = ["Rest", "WatchRequest"]
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # utilrand.String's alphabet
 _MAX_GENERATED_NAME_LENGTH = 58  # names.MaxGeneratedNameLength: 63 - 5 random characters
 _NAME_GENERATION_ATTEMPTS = 8  # the generic store's maxNameGenerationCreateAttempts
+# fieldValidation's values (metav1.FieldValidationIgnore, Warn, Strict)
+FIELD_VALIDATION_DIRECTIVES = ("Ignore", "Warn", "Strict")
+# _unknown_fields' "not a patch" marker (None is a patch value: a JSON null)
+_NO_PATCH = object()
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")  # may not be deleted
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
@@ -89,12 +93,16 @@ class Rest:
         registry: Registry,
         validator=None,
         version: ServerVersion | None = None,
+        unknown_fields=None,
     ):
         self.storage = storage  # all objects; its lock serialises every write
         # the release answered as (api/version.py): where its answers differ, this decides
         self.version = version or ServerVersion.parse(DEFAULT_SERVER_VERSION)
         self.registry = registry  # served resources (CRD writes change it)
         self.validator = validator  # callable(info, obj) -> causes, pruning obj (CR schemas)
+        # callable(info, obj) -> paths of the fields obj's schema does not declare, dropped from
+        # it (validation/fields.py; sim.py hands it the built-in schemas); None: none checked
+        self.unknown_fields = unknown_fields
         # callable(crd dict | None, name) after CRD writes (server wires it)
         self.on_crd_change = None
         self.list_wait_timeout = 3.0  # how long a too-new RV list waits before 504 (as the cacher)
@@ -151,7 +159,10 @@ class Rest:
         if causes:
             raise errors.invalid(info.group, info.kind, name, causes)
 
-    def _decode_kind(self, info: ResourceInfo, obj: dict) -> None:
+    def _decode_kind(self, info: ResourceInfo, obj: dict, directive: str = "Ignore") -> None:
+        """Decode a create's or update's body at the request's version into the stored form:
+        check its kind, drop the fields its schema does not declare (reporting them as the
+        field validation ``directive`` asks), convert."""
         kind, av = obj.get("kind"), obj.get("apiVersion")
         if (kind and kind != info.kind) or (av and av != info.group_version):
             raise errors.bad_request(
@@ -162,14 +173,60 @@ class Rest:
             )
         obj["kind"] = info.kind
         obj["apiVersion"] = info.group_version
+        self._unknown_fields(info, obj, directive)
         info.to_storage(obj)
 
-    def _field_validation(self, query: dict) -> str:
+    def _field_validation(self, query: dict, options: str = "CreateOptions") -> str:
         """The request's field validation directive: fieldValidation, Warn when absent
-        (handlers/rest.go's fieldValidation); "Ignore" on a server without the feature."""
+        (handlers/rest.go's fieldValidation); "Ignore" on a server without the feature.
+
+        options names the kind in the 422 for a value that is none of them (ValidateCreateOptions
+        and its Update and Patch twins).
+        """
         if not self.version.field_validation:
             return "Ignore"
-        return query.get("fieldValidation") or "Warn"
+        directive = query.get("fieldValidation") or ""
+        if directive and directive not in FIELD_VALIDATION_DIRECTIVES:
+            raise errors.invalid(
+                "meta.k8s.io",
+                options,
+                "",
+                [
+                    errors.field_not_supported(
+                        "fieldValidation", directive, ["", *FIELD_VALIDATION_DIRECTIVES]
+                    )
+                ],
+            )
+        return directive or "Warn"
+
+    def _unknown_fields(
+        self, info: ResourceInfo, obj: dict, directive: str, patch: Any = _NO_PATCH
+    ) -> None:
+        """Drop the fields obj's schema does not declare, then answer as the directive says.
+
+        Strict: the create and update handlers' transformDecodeError of the strict decoding
+        error (400), or for a patch the patcher's 422 on field "patch" (its value: the patched
+        object's JSON for merge and JSON patches, the patch map for a strategic merge patch).
+        Warn: one Warning per field. Ignore: nothing. The fields are dropped in every case, as
+        decoding into the Go type drops them.
+        """
+        if self.unknown_fields is None:
+            return
+        found = self.unknown_fields(info, obj)
+        if not found or directive == "Ignore":
+            return
+        problems = [f'unknown field "{path}"' for path in found]
+        if directive == "Warn":
+            for problem in problems:
+                warning.add_warning(problem)
+            return
+        strict = "strict decoding error: " + ", ".join(problems)
+        if patch is _NO_PATCH:
+            raise errors.bad_request(
+                f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: '
+                f"{strict}"
+            )
+        raise errors.invalid("", "", "", [errors.field_invalid("patch", patch, strict)])
 
     # ---- get / list ----------------------------------------------------------------------------
 
@@ -322,9 +379,10 @@ class Rest:
 
     def create(self, info: ResourceInfo, ns: str, body: Any, query: dict) -> tuple[int, Stored]:
         dry = _dry_run(query)
+        directive = self._field_validation(query, "CreateOptions")
         obj = body
         meta = _meta(obj)
-        self._decode_kind(info, obj)
+        self._decode_kind(info, obj, directive)
         if meta.get("resourceVersion"):
             raise errors.internal_error_no_reason(
                 "resourceVersion should not be set on objects to be created"
@@ -399,9 +457,10 @@ class Rest:
         self, info: ResourceInfo, ns: str, name: str, body: Any, query: dict, sub: str | None = None
     ) -> tuple[int, Stored]:
         dry = _dry_run(query)
+        directive = self._field_validation(query, "UpdateOptions")
         obj = body
         meta = _meta(obj)
-        self._decode_kind(info, obj)
+        self._decode_kind(info, obj, directive)
         if meta.get("name") != name:
             raise errors.bad_request(
                 f"the name of the object ({meta.get('name', '')}) does not match the name on the "
@@ -543,6 +602,7 @@ class Rest:
         sub: str | None = None,
     ) -> tuple[int, Stored]:
         dry = _dry_run(query)
+        directive = self._field_validation(query, "PatchOptions")
         ptype = content_type.split(";")[0].strip().lower()
         accepted = patches.accepted_patch_types(info.custom)
         if ptype not in accepted:
@@ -565,7 +625,7 @@ class Rest:
             # 1.36 decodes a merge patch into a map first (for field validation, whose default
             # is Warn): an array or scalar fails there; without validation evanphx/json-patch
             # refuses it as ErrBadJSONPatch. Both are 400s.
-            if self._field_validation(query) == "Ignore":
+            if directive == "Ignore":
                 raise errors.bad_request("Invalid JSON Patch")
             raise errors.bad_request(
                 "error decoding patch: json: cannot unmarshal "
@@ -621,6 +681,14 @@ class Rest:
                 new = patches.apply_merge_patch(base, body)
             if not isinstance(new, dict):
                 raise errors.bad_request("patched object is not a JSON object")
+            if ptype == patches.STRATEGIC:
+                shown: Any = errors.GoStringer(errors.go_format(body))
+            else:
+                shown = json.dumps(new, separators=(",", ":"), sort_keys=True)
+            # (server-side apply reports its unknown fields its own way: dropped here silently)
+            self._unknown_fields(
+                info, new, "Ignore" if ptype == patches.APPLY else directive, shown
+            )
             info.to_storage(new)
             meta = _meta(new)
             rv = meta.get("resourceVersion")

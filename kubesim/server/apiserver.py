@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
-from kubesim.api import errors
+from kubesim.api import errors, warning
 from kubesim.api.resources import Registry, ResourceInfo
 from kubesim.registry.rest import Rest
 from kubesim.registry.scale import ScaleREST
@@ -107,19 +107,21 @@ class ApiServer:
         req = Request(
             method, unquote(raw_path), qs, h.headers.get("User-Agent", ""), self.request_log
         )
-        try:
-            body = read_body(h)
-            self._authenticate(h, req)
-            self._route_and_serve(h, req, body)
-        except errors.ApiError as e:
-            send_error(h, req, e)
-        except (ConnectionError, ssl.SSLError, BrokenPipeError):
-            h.close_connection = True
-            req.code = req.code or 499
-        # any exception: a bug must still answer the client
-        except Exception as e:
-            traceback.print_exc()
-            send_error(h, req, errors.internal_error(f"kubesim: {type(e).__name__}: {e}"))
+        # the request's warnings, written as Warning headers with its answer (WithWarningRecorder)
+        with warning.recording():
+            try:
+                body = read_body(h)
+                self._authenticate(h, req)
+                self._route_and_serve(h, req, body)
+            except errors.ApiError as e:
+                send_error(h, req, e)
+            except (ConnectionError, ssl.SSLError, BrokenPipeError):
+                h.close_connection = True
+                req.code = req.code or 499
+            # any exception: a bug must still answer the client
+            except Exception as e:
+                traceback.print_exc()
+                send_error(h, req, errors.internal_error(f"kubesim: {type(e).__name__}: {e}"))
         if not req.logged:  # a watch (logged when its stream ends) or a cut connection
             req.record()
 
