@@ -115,7 +115,9 @@ class Rest:
             raise errors.not_found(info.group, info.plural, name)
         return stored
 
-    def _check_namespace_for_create(self, info: ResourceInfo, ns: str) -> None:
+    def _check_namespace_for_create(self, info: ResourceInfo, ns: str, name: str = "") -> None:
+        """NamespaceLifecycle admission: 404 for a missing namespace, 403 for a terminating one
+        (which names the object on 1.36: create.go takes the name from the body first)."""
         if not info.namespaced:
             return
         nsobj = self.storage.get(("", "namespaces"), "", ns)
@@ -129,7 +131,7 @@ class Rest:
             raise errors.forbidden(
                 info.group,
                 info.plural,
-                "",
+                name if self.version.names_object_in_terminating_namespace else "",
                 msg,
                 causes=[
                     {
@@ -404,7 +406,7 @@ class Rest:
                 [errors.field_required("metadata.name", "name or generateName is required")],
             )
         with self.storage.lock:
-            self._check_namespace_for_create(info, ns)
+            self._check_namespace_for_create(info, ns, meta.get("name") or "")
             stored = self._create_locked(info, ns, obj, dry)
         return 201, stored
 
@@ -423,7 +425,7 @@ class Rest:
         name = meta["name"]
         for f in ("deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"):
             meta.pop(f, None)
-        strategy.prepare_create(info, obj)
+        strategy.prepare_create(info, obj, self.version.omits_zero_creation_timestamp)
         self._validate(info, obj, name)
         existing = self.storage.get(info.storage_key, ns, name)
         if existing is not None:
@@ -477,7 +479,7 @@ class Rest:
             old = self.storage.get(info.storage_key, ns, name)
             if old is None:
                 if info.allow_create_on_update and sub is None:
-                    self._check_namespace_for_create(info, ns)
+                    self._check_namespace_for_create(info, ns, name)
                     meta.pop("resourceVersion", None)
                     return 201, self._create_locked(info, ns, obj, dry)
                 raise errors.not_found(info.group, info.plural, name)
@@ -532,7 +534,9 @@ class Rest:
             meta = obj["metadata"]
             self._validate(info, obj, name, old.obj, sub)
         else:
-            strategy.prepare_update(info, obj, old.obj, sub)
+            strategy.prepare_update(
+                info, obj, old.obj, sub, self.version.omits_zero_creation_timestamp
+            )
             # System-owned metadata comes from the stored object.
             for f in (
                 "uid",

@@ -114,3 +114,91 @@ def test_v1_24_type_error_is_field_value_invalid(sim):
             "field": "spec.replicas",
         }
     ]
+
+
+# ---- discovery and objects ---------------------------------------------------------------------
+
+
+def test_discovery_has_singular_name_and_storage_version_hash_on_every_resource(sim):
+    for path in ("/api/v1", "/apis/apps/v1", "/apis/samplecontroller.k8s.io/v1alpha1"):
+        for r in json.loads(raw(sim, "GET", path)[2])["resources"]:
+            assert "singularName" in r, r
+            if "/" not in r["name"]:
+                assert r["storageVersionHash"], r
+    apps = {r["name"]: r for r in json.loads(raw(sim, "GET", "/apis/apps/v1")[2])["resources"]}
+    core = {r["name"]: r for r in json.loads(raw(sim, "GET", "/api/v1")[2])["resources"]}
+    # as a real server's discovery shows them (sha256 of "group/version/kind", 8 bytes, base64)
+    assert apps["deployments"]["storageVersionHash"] == "8aSe+NMegvE="
+    assert core["configmaps"]["storageVersionHash"] == "qFsyl6wFWjQ="
+    assert "storageVersionHash" not in apps["deployments/status"]
+
+
+DEPLOYMENT = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "web"},
+    "spec": {
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
+        },
+    },
+}
+
+
+def test_deployment_template_creation_timestamp_is_omitted(sim):
+    code, _, body = raw(sim, "POST", "/apis/apps/v1/namespaces/default/deployments", DEPLOYMENT)
+    assert code == 201
+    assert json.loads(body)["spec"]["template"]["metadata"] == {"labels": {"app": "web"}}
+
+
+@V1_24
+def test_v1_24_deployment_template_creation_timestamp_is_null(sim):
+    body = json.loads(
+        raw(sim, "POST", "/apis/apps/v1/namespaces/default/deployments", DEPLOYMENT)[2]
+    )
+    assert body["spec"]["template"]["metadata"] == {
+        "labels": {"app": "web"},
+        "creationTimestamp": None,
+    }
+
+
+def test_core_event_without_them_has_null_event_time_and_empty_reporting_fields(sim):
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "e1"},
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
+        "reason": "Test",
+        "message": "m",
+        "type": "Normal",
+    }
+    code, _, body = raw(sim, "POST", "/api/v1/namespaces/default/events", event)
+    assert code == 201
+    got = json.loads(body)
+    assert (got["eventTime"], got["reportingComponent"], got["reportingInstance"]) == (None, "", "")
+
+
+def _create_in_terminating_namespace(sim) -> dict:
+    raw(sim, "POST", "/api/v1/namespaces", {"metadata": {"name": "doomed"}})
+    cm = {"metadata": {"name": "held", "finalizers": ["example.com/hold"]}}
+    assert raw(sim, "POST", "/api/v1/namespaces/doomed/configmaps", cm)[0] == 201
+    assert raw(sim, "DELETE", "/api/v1/namespaces/doomed")[0] == 200
+    code, _, body = raw(
+        sim, "POST", "/api/v1/namespaces/doomed/configmaps", {"metadata": {"name": "late"}}
+    )
+    assert code == 403
+    return json.loads(body)["details"]
+
+
+def test_create_in_a_terminating_namespace_names_the_object(sim):
+    details = _create_in_terminating_namespace(sim)
+    assert (details["name"], details["kind"]) == ("late", "configmaps")
+    assert details["causes"][0]["reason"] == "NamespaceTerminating"
+
+
+@V1_24
+def test_v1_24_create_in_a_terminating_namespace_names_no_object(sim):
+    details = _create_in_terminating_namespace(sim)
+    assert "name" not in details and details["kind"] == "configmaps"
