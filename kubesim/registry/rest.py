@@ -166,6 +166,15 @@ class Rest:
         check its kind, drop the fields its schema does not declare (reporting them as the
         field validation ``directive`` asks), convert."""
         kind, av = obj.get("kind"), obj.get("apiVersion")
+        if info.custom and not kind:
+            # the unstructured decoder requires a kind; the typer then cannot name the type
+            # of the (now kind-less) object the body was decoded into
+            raise errors.bad_request("Object 'Kind' is missing in 'object has no kind field '")
+        if info.custom and kind != info.kind and (not av or av == info.group_version):
+            # decoded as the body says, then the custom resource's ValidateTypeMeta refuses it
+            name = (obj.get("metadata") or {}).get("name") or ""
+            cause = errors.field_invalid("kind", kind, f"must be {info.kind}")
+            raise errors.invalid(info.group, str(kind), name, [cause])
         if (kind and kind != info.kind) or (av and av != info.group_version):
             raise errors.bad_request(
                 f"the API version in the data ({av}) does not match the expected API version "
@@ -439,6 +448,9 @@ class Rest:
             meta.pop("generation", None)
         if dry:
             meta.pop("resourceVersion", None)
+            if info.kind == "CustomResourceDefinition" and not info.custom:
+                # nothing establishes a CRD that is not stored
+                obj["status"] = strategy.unestablished_crd_status(obj)
             return Stored(normalize(obj))
         stored = self.storage.put(info.storage_key, ns, name, obj)
         if info.kind == "CustomResourceDefinition" and not info.custom:

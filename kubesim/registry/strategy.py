@@ -176,6 +176,19 @@ def crd_status(obj: dict) -> dict:
     }
 
 
+def unestablished_crd_status(obj: dict) -> dict:
+    """A CRD's status as its create stores it (the strategy's PrepareForCreate), before the
+    naming and establishing controllers act: what a dry-run create answers. Conditions null,
+    accepted names empty, the storage version recorded."""
+    spec = obj.get("spec") or {}
+    stored = [v["name"] for v in spec.get("versions") or [] if v.get("storage")]
+    return {
+        "conditions": None,
+        "acceptedNames": {"plural": "", "kind": ""},
+        "storedVersions": stored,
+    }
+
+
 # ---- update ------------------------------------------------------------------------------------
 
 
@@ -508,6 +521,15 @@ def _validate_crd(obj: dict) -> list[dict]:
                 "must have exactly one version marked as storage version",
             )
         )
+    for i, version in enumerate(versions):
+        # apiextensions.k8s.io/v1 requires a structural schema for every version
+        schema = (version.get("schema") or {}) if isinstance(version, dict) else {}
+        if not schema.get("openAPIV3Schema"):
+            causes.append(
+                errors.field_required(
+                    f"spec.versions[{i}].schema.openAPIV3Schema", "schemas are required"
+                )
+            )
     if names.get("plural") and spec.get("group"):
         want = f"{names['plural']}.{spec['group']}"
         if obj["metadata"].get("name") != want:
