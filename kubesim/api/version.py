@@ -120,6 +120,12 @@ class ServerVersion:
         return self.minor >= 36
 
     @property
+    def openapi_v2_is_json(self) -> bool:
+        """/openapi/v2 asked for JSON answers Content-Type application/json on 1.36; 1.24 sent
+        the JSON as text/plain."""
+        return self.minor >= 36
+
+    @property
     def serves_watch_list(self) -> bool:
         """WatchList (watch with sendInitialEvents=true): served since the gate went beta and
         on in 1.34; 1.24's ListOptions validation refuses resourceVersionMatch on a watch with

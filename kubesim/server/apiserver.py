@@ -10,6 +10,7 @@ scale.py). Sockets and HTTP parsing are in httpserver.py, response writing in re
 
 from __future__ import annotations
 
+import json
 import ssl
 import threading
 import traceback
@@ -211,10 +212,20 @@ class ApiServer:
         raise errors.page_not_found()
 
     def _serve_openapi(self, h: ConnectionHandler, req: Request, parts: list[str]) -> None:
-        """/openapi/v3 (root and per group-version); /openapi/v2 is not served (404)."""
+        """/openapi/v3 (root and per group-version) and /openapi/v2 (one Swagger document)."""
+        version = self.rest.version.version_info()["gitVersion"]
+        if len(parts) == 2 and parts[1] == "v2":
+            body = json.dumps(openapi.swagger_document(self.registry, version)).encode()
+            # v1.24 labelled the JSON text/plain; v1.36 application/json (JSON only here: no
+            # protobuf form of the document)
+            ctype = (
+                "application/json"
+                if self.rest.version.openapi_v2_is_json
+                else "text/plain; charset=utf-8"
+            )
+            return send(h, req, 200, body, ctype)
         if len(parts) < 2 or parts[1] != "v3":
             raise errors.page_not_found()
-        version = self.rest.version.version_info()["gitVersion"]
         if len(parts) == 2:
             return send_json(h, req, 200, openapi.root_document(self.registry, version))
         rest = parts[2:]

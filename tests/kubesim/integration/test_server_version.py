@@ -202,3 +202,33 @@ def test_create_in_a_terminating_namespace_names_the_object(sim):
 def test_v1_24_create_in_a_terminating_namespace_names_no_object(sim):
     details = _create_in_terminating_namespace(sim)
     assert "name" not in details and details["kind"] == "configmaps"
+
+
+def test_openapi_v2_is_one_swagger_document_of_every_group_version(sim):
+    code, headers, body = raw(sim, "GET", "/openapi/v2", headers={"Accept": "application/json"})
+    assert code == 200 and headers["Content-Type"] == "application/json"
+    doc = json.loads(body)
+    assert doc["swagger"] == "2.0" and doc["info"]["version"].startswith("v1.36.")
+    deployment = doc["definitions"]["io.k8s.api.apps.v1.Deployment"]
+    assert (
+        deployment["properties"]["spec"]["$ref"]
+        == "#/definitions/io.k8s.api.apps.v1.DeploymentSpec"
+    )
+    assert "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" in doc["definitions"]
+    patch = doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"]
+    # kubectl looks for fieldValidation among a patch's parameters to leave validation to us
+    assert {"name": "fieldValidation", "in": "query", "type": "string"}.items() <= next(
+        p for p in patch["parameters"] if p["name"] == "fieldValidation"
+    ).items()
+    foos = "/apis/samplecontroller.k8s.io/v1alpha1/namespaces/{namespace}/foos/{name}"
+    assert doc["paths"][foos]["get"]["responses"]["200"]["schema"] == {
+        "$ref": "#/definitions/io.k8s.samplecontroller.v1alpha1.Foo"
+    }
+    assert "#/components/" not in json.dumps(doc)
+
+
+@V1_24
+def test_v1_24_openapi_v2_is_labelled_text_plain(sim):
+    code, headers, body = raw(sim, "GET", "/openapi/v2", headers={"Accept": "application/json"})
+    assert code == 200 and headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert json.loads(body)["swagger"] == "2.0"
