@@ -45,6 +45,27 @@ NAMESPACES = ("", "namespaces")
 CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
 
 DEPLOYMENT_CONTROLLER_MODES = ("none", "no-nodes", "full")
+# The namespace deleter's condition types, in the order it writes them, with the reason and
+# message of each when nothing is wrong (pkg/controller/namespace/deletion).
+NAMESPACE_CONDITIONS = {
+    "NamespaceDeletionDiscoveryFailure": (
+        "ResourcesDiscovered",
+        "All resources successfully discovered",
+    ),
+    "NamespaceDeletionGroupVersionParsingFailure": (
+        "ParsedGroupVersions",
+        "All legacy kube types successfully parsed",
+    ),
+    "NamespaceDeletionContentFailure": (
+        "ContentDeleted",
+        "All content successfully deleted, may be waiting on finalization",
+    ),
+    "NamespaceContentRemaining": ("ContentRemoved", "All content successfully removed"),
+    "NamespaceFinalizersRemaining": (
+        "ContentHasNoFinalizers",
+        "All content-preserving finalizers finished",
+    ),
+}
 # the component the deployment controller's Events name (source and reportingComponent)
 DEPLOYMENT_CONTROLLER = "deployment-controller"
 # utilrand.SafeEncodeString's alphabet: no vowels, no confusable characters
@@ -314,16 +335,79 @@ class ControllerManager:
                         self.rest.delete_locked(
                             infos[0], stored, {"propagationPolicy": "Background"}
                         )
-            if remaining and any(
-                s.obj["metadata"].get("namespace") == name
-                for skey in self.storage.all_keys()
-                for s in self.storage.items(skey)
-            ):
+            left = self._namespace_contents(name) if remaining else {}
+            if left:
+                self._set_namespace_conditions(ns_obj, left)
                 return 0.2  # objects with finalizers remain: check again soon
             if ns_obj.obj["metadata"].get("finalizers"):
+                self._set_namespace_conditions(ns_obj, {})
                 return None  # metadata finalizers: whoever owns them removes them
             self.storage.remove(NAMESPACES, "", name)
         return None
+
+    def _namespace_contents(self, name: str) -> dict[str, list[dict]]:
+        """What is left in a namespace: its objects by "resource.group", as the namespace
+        deleter's estimate counts them (core resources read "configmaps.")."""
+        left: dict[str, list[dict]] = {}
+        for skey in self.storage.all_keys():
+            infos = self.rest.registry.by_storage_key(skey)
+            if not infos or not infos[0].namespaced:
+                continue
+            for stored in self.storage.items(skey):
+                if stored.obj["metadata"].get("namespace") == name:
+                    left.setdefault(f"{skey[1]}.{skey[0]}", []).append(stored.obj)
+        return left
+
+    def _set_namespace_conditions(self, ns_obj, left: dict[str, list[dict]]) -> None:
+        """Write the namespace deleter's conditions (deletion/status_condition_utils.go): the
+        five types in their order, True with the reason while content or its finalizers
+        remain, else the "ok" variant False; a condition keeps its lastTransitionTime while
+        its status stays."""
+        failing: dict[str, tuple[str, str]] = {}
+        if left:
+            counts = sorted(f"{gr} has {len(objs)} resource instances" for gr, objs in left.items())
+            failing["NamespaceContentRemaining"] = (
+                "SomeResourcesRemain",
+                "Some resources are remaining: " + ", ".join(counts),
+            )
+            finalizers: dict[str, int] = {}
+            for objs in left.values():
+                for obj in objs:
+                    for f in obj["metadata"].get("finalizers") or []:
+                        finalizers[f] = finalizers.get(f, 0) + 1
+            if finalizers:
+                failing["NamespaceFinalizersRemaining"] = (
+                    "SomeFinalizersRemain",
+                    "Some content in the namespace has finalizers remaining: "
+                    + ", ".join(
+                        sorted(f"{f} in {n} resource instances" for f, n in finalizers.items())
+                    ),
+                )
+        old = {c.get("type"): c for c in (ns_obj.obj.get("status") or {}).get("conditions") or []}
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        conditions = []
+        for ctype, (ok_reason, ok_message) in NAMESPACE_CONDITIONS.items():
+            status, (reason, message) = (
+                ("True", failing[ctype]) if ctype in failing else ("False", (ok_reason, ok_message))
+            )
+            before = old.get(ctype)
+            since = before["lastTransitionTime"] if before and before["status"] == status else now
+            conditions.append(
+                {
+                    "type": ctype,
+                    "status": status,
+                    "lastTransitionTime": since,
+                    "reason": reason,
+                    "message": message,
+                }
+            )
+        status_now = ns_obj.obj.get("status") or {}
+        if status_now.get("conditions") == conditions:
+            return
+        info = self.rest.registry.lookup("", "v1", "namespaces")
+        new = json.loads(ns_obj.full())
+        new["status"] = dict(status_now, conditions=conditions)
+        self.rest.update(info, "", ns_obj.obj["metadata"]["name"], new, {}, "status")
 
     # ---- CRD finalizer (apiextensions-apiserver's finalizer controller) ------------------------
 

@@ -593,7 +593,14 @@ class Rest:
             return old  # a no-op write: same resourceVersion, no event
         if dry:
             return Stored(obj)
-        if ometa.get("deletionTimestamp") and not meta.get("finalizers"):
+        # a Namespace is also held by spec.finalizers (the namespace registry's
+        # ShouldDeleteNamespaceDuringUpdate): only the namespace controller's finalize frees it
+        held_by_spec = (
+            info.kind == "Namespace"
+            and not info.custom
+            and (obj.get("spec") or {}).get("finalizers")
+        )
+        if ometa.get("deletionTimestamp") and not meta.get("finalizers") and not held_by_spec:
             gone = self.storage.remove(info.storage_key, ns, name)
             meta["resourceVersion"] = (
                 gone.obj["metadata"]["resourceVersion"] if gone else meta["resourceVersion"]

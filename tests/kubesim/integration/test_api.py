@@ -742,6 +742,62 @@ def test_namespace_delete_terminates_and_removes_contents(sim, core, apps):
     assert apps.list_namespaced_deployment("doomed").items == []
 
 
+def test_namespace_held_by_finalizers_shows_the_deleters_conditions(sim, core):
+    core.create_namespace({"metadata": {"name": "held"}})
+    for name in ("a", "b"):
+        cm = {"metadata": {"name": name, "finalizers": ["example.com/hold"]}}
+        core.create_namespaced_config_map("held", cm)
+    core.delete_namespace("held")
+
+    def conditions() -> list[dict]:
+        ns = json.loads(raw(sim, "GET", "/api/v1/namespaces/held")[2])
+        return (ns.get("status") or {}).get("conditions") or []
+
+    wait_for(conditions, timeout=3, message="the namespace's conditions")
+    got = [(c["type"], c["status"], c["reason"], c["message"]) for c in conditions()]
+    assert got == [
+        (
+            "NamespaceDeletionDiscoveryFailure",
+            "False",
+            "ResourcesDiscovered",
+            "All resources successfully discovered",
+        ),
+        (
+            "NamespaceDeletionGroupVersionParsingFailure",
+            "False",
+            "ParsedGroupVersions",
+            "All legacy kube types successfully parsed",
+        ),
+        (
+            "NamespaceDeletionContentFailure",
+            "False",
+            "ContentDeleted",
+            "All content successfully deleted, may be waiting on finalization",
+        ),
+        (
+            "NamespaceContentRemaining",
+            "True",
+            "SomeResourcesRemain",
+            "Some resources are remaining: configmaps. has 2 resource instances",
+        ),
+        (
+            "NamespaceFinalizersRemaining",
+            "True",
+            "SomeFinalizersRemain",
+            "Some content in the namespace has finalizers remaining: example.com/hold in 2 "
+            "resource instances",
+        ),
+    ]
+    assert all(c["lastTransitionTime"] for c in conditions())
+    for name in ("a", "b"):
+        core.patch_namespaced_config_map(name, "held", {"metadata": {"finalizers": None}})
+
+    def removed() -> bool:
+        return raw(sim, "GET", "/api/v1/namespaces/held")[0] == 404
+
+    wait_for(removed, timeout=3, message="the namespace removed once its content is gone")
+
+
 def test_delete_collection_returns_deleted_objects(sim, custom):
     for n, tier in (("a", "x"), ("b", "x"), ("c", "y")):
         custom.create_namespaced_custom_object(
