@@ -135,7 +135,8 @@ class RESTClient:
         burst: int = 0,
         user_agent: str | None = None,
     ) -> None:
-        self.api_client = api_client  # kubernetes.client.ApiClient: config, auth, TLS, pool
+        # kubernetes.client.ApiClient or client.official.LightApiClient: config, auth, TLS, pool
+        self.api_client = api_client
         # client-go's flowcontrol.NewTokenBucketRateLimiter: one token per request, waiting when
         # empty.
         self._throttle = TokenBucketRateLimiter(qps, max(1, burst or int(qps))) if qps > 0 else None
