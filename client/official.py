@@ -177,6 +177,9 @@ class LightApiClient:
     """What ``client.rest.RESTClient`` uses of ``kubernetes.client.ApiClient``, without
     importing ``api_client.py`` (pydantic, python-dateutil, the models: the module docstring).
 
+    client-go twin: the ``*http.Client`` that ``rest.HTTPClientFor(config)`` builds for a
+    ``rest.Config``; here the official client's pool plays that part.
+
     The same attributes, built as ``ApiClient.__init__`` builds them: the configuration, the
     official ``RESTClientObject`` (its urllib3 pool carries TLS verification, CA, client
     certificate, SNI and proxy), the default headers with the official User-Agent, no cookie.
