@@ -166,7 +166,8 @@ def import_loaders() -> None:
         _register_lazy_package("kubernetes")
         with _stand_ins():
             _import_all()
-    except Exception as err:  # noqa: BLE001 - any surprise: the plain import, as before
+    # Any surprise: the plain import, as before.
+    except Exception as err:
         log.warning("light import of the official client failed", extra={"error": str(err)})
         for name in [m for m in sys.modules if m.startswith("kubernetes.config")]:
             del sys.modules[name]

@@ -144,11 +144,12 @@ class _IdP(BaseHTTPRequestHandler):
     fresh_id_token = _jwt({"exp": 4_000_000_000, "sub": "refreshed"})
     refreshed: list[str] = []  # the refresh tokens it was sent
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+    # http.server's naming (do_GET, do_POST).
+    def do_GET(self) -> None:
         port = self.server.server_address[1]
         self._send({"token_endpoint": f"http://127.0.0.1:{port}/token"})
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         form = self.rfile.read(int(self.headers["Content-Length"])).decode()
         self.refreshed.append(form)
         self._send(
