@@ -105,9 +105,10 @@ def test_metrics_endpoint_serves_every_family(sim, proc_factory):
     assert value(found, "process_cpu_seconds_total") > 0
     assert value(found, "process_resident_memory_bytes") > 0
     assert value(found, "python_info") == 1
-    # every series the README's metrics table names is served
-    readme = (ROOT / "README.md").read_text()
-    table = readme[readme.index("\n### Metrics\n") : readme.index("\n### Leader election\n")]
+    # every series the metrics table of docs/operating.md (moved there from the README) names
+    # is served
+    operating = (ROOT / "docs" / "operating.md").read_text()
+    table = operating[operating.index("\n## Metrics\n") : operating.index("\n## Leader election\n")]
     named = set(
         re.findall(
             r"`((?:workqueue|controller_runtime|informer|leader_election|python)"
