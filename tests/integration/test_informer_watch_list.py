@@ -29,6 +29,7 @@ from informer.listwatch import ListWatch
 from informer.reflector import INITIAL_EVENTS_ANNOTATION
 from informer.testing import RunningInformer
 from tests.helpers import CRD, wait_for
+from tests.integration.controller_process import USER_AGENT, ControllerProcess
 from tests.integration.test_informer_faults import BlackholeProxy
 from tests.integration.test_informer_sync import Recorder, foo_body, seed_foos
 
@@ -461,3 +462,65 @@ def test_a_server_restart_resumes_the_watch_without_streaming_again(sim):
         message=f"a watch from resourceVersion {synced_rv}",
     )
     assert len(streamed(sim)) == 1 and not [1 for verb, _, _ in requests(sim) if verb == "list"]
+
+
+# -- the process: the flag and client-go's environment variable ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flags", "env", "streams"),
+    [
+        ((), {}, True),
+        (("--watch-list=false",), {}, False),
+        ((), {"KUBE_FEATURE_WatchListClient": "false"}, False),
+        # the flag, when given, has the last word (as --feature-gates over the environment)
+        (("--watch-list=true",), {"KUBE_FEATURE_WatchListClient": "false"}, True),
+    ],
+    ids=["default", "flag-false", "env-false", "flag-over-env"],
+)
+def test_the_controller_process_streams_unless_told_not_to(sim, tmp_path, flags, env, streams):
+    proc = ControllerProcess.against(sim, tmp_path, *flags, env=env)
+    try:
+        proc.wait_log("starting workers", timeout=20)
+    finally:
+        proc.close()
+    for resource in ("foos", "deployments"):
+
+        def log(verb, resource=resource):
+            return [r for r in sim.request_log if r.resource == resource and r.verb == verb]
+
+        # a watch is logged when it ends: once the server has seen the process go
+        wait_for(lambda: log("watch"), message=f"the {resource} watch logged")
+        opened = [r for r in log("watch") if "sendInitialEvents=true" in r.query]
+        if streams:
+            assert log("list") == [] and [r.code for r in opened] == [200], resource
+        else:
+            assert opened == [] and len(log("list")) == 1, resource
+
+
+@pytest.mark.kubesim(crds=[CRD], watch_list=False)
+def test_the_controller_process_against_v1_24_falls_back_and_works(sim, tmp_path):
+    proc = ControllerProcess.against(sim, tmp_path)
+    try:
+        proc.wait_log("starting workers", timeout=20)
+        create(sim, "web")
+        apps = client.AppsV1Api(sim.api_client)
+        wait_for(
+            lambda: [d.metadata.name for d in apps.list_namespaced_deployment(NS).items] == ["web"],
+            timeout=10,
+            message="the Foo's Deployment",
+        )
+    finally:
+        proc.close()
+    for resource in ("foos", "deployments"):
+        refused = [
+            r.code
+            for r in sim.request_log
+            if r.resource == resource and "sendInitialEvents=true" in r.query
+        ]
+        lists = [
+            r
+            for r in sim.request_log
+            if r.resource == resource and r.verb == "list" and r.user_agent == USER_AGENT
+        ]
+        assert refused == [422] and [r.code for r in lists] == [200], resource
