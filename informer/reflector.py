@@ -38,10 +38,12 @@ False. As reflector.go's ``watchList``, instead of step 1 the reflector opens a 
 ``sendInitialEvents=true``, ``resourceVersionMatch=NotOlderThan``, ``allowWatchBookmarks=true``
 and the last synced resourceVersion (``""`` at the start: a consistent read of the latest state).
 The server streams an ADDED per object, then a BOOKMARK annotated
-``k8s.io/initial-events-end: "true"``. Until that bookmark the events go to a **temporary store**;
-at the bookmark the real store is ``replace``d with its contents in one call, and the same watch
-carries on as step 2. So the informer's ``has_synced`` comes with the bookmark, and no consumer ever
-sees a half-streamed state. While streaming:
+``k8s.io/initial-events-end: "true"``. Until that bookmark the events go to a **temporary store**,
+which applies the real store's transform as client-go's does with a ``TransformingStore`` (so the
+streamed state waits without managedFields, as a lazily decoded list would); at the bookmark the
+real store is ``replace``d with its contents in one call, told they are transformed already, and
+the same watch carries on as step 2. So the informer's ``has_synced`` comes with the bookmark,
+and no consumer ever sees a half-streamed state. While streaming:
 
 - 429 or "connection refused": back off and stream again; Expired or "too large resource version":
   stream again from ``""`` (both as upstream's ``isErrorRetriableWithSideEffectsFn``);
@@ -76,7 +78,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from client.errors import (
     APIError,
@@ -127,6 +129,19 @@ class ReflectorStore(Protocol):
     def replace(self, objects: Iterable[Any], resource_version: str) -> None: ...
 
     def resync(self) -> None: ...
+
+
+@runtime_checkable
+class TransformingStore(ReflectorStore, Protocol):
+    """A store that transforms what it takes (client-go ``TransformingStore``): WatchList's
+    temporary store applies the same transform as objects stream in, so that they are held
+    transformed until the bookmark, and then hands them over as ``transformed``."""
+
+    def transformer(self) -> Callable[[Any], Any] | None: ...
+
+    def replace(
+        self, objects: Iterable[Any], resource_version: str, *, transformed: bool = False
+    ) -> None: ...
 
 
 WatchErrorHandler = Callable[["Reflector", BaseException], None]
@@ -538,6 +553,11 @@ class Reflector:
         a new one from the synced RV). Raises when the server refuses, ignores or fails the
         request: the caller lists instead.
         """
+        # client-go: the temporary store applies the real store's transform, so 10,000 streamed
+        # Deployments wait for the bookmark with managedFields already dropped (as a list does,
+        # decoding and transforming item by item), not as served.
+        store = self.store
+        transform = store.transformer() if isinstance(store, TransformingStore) else None
         while True:
             if stop.is_set():
                 raise _Stopped()
@@ -549,7 +569,7 @@ class Reflector:
 
             # The stream's objects until the bookmark confirms them: the real store (a FIFO the
             # informer drains as it fills) must only ever see the whole state, at once.
-            temporary = Indexer()
+            temporary = _TemporaryStore(transform)
             timeout_seconds = self._watch_timeout_seconds()
             options = {
                 "resourceVersion": self._rewatch_resource_version(),
@@ -619,7 +639,10 @@ class Reflector:
         if self._listed_once:
             # A recovery like a relist, though no LIST call was made (informer_lists_total).
             self.metrics.inc_relists()
-        self.store.replace(temporary.list(), received_rv)
+        if transform is not None and isinstance(store, TransformingStore):
+            store.replace(temporary.list(), received_rv, transformed=True)
+        else:
+            store.replace(temporary.list(), received_rv)
         del temporary
         self._set_last_sync_resource_version(received_rv)
         self._listed_once = True
@@ -720,6 +743,35 @@ class _OpenWatch:
 
     def close(self) -> None:
         _close(self.stream)
+
+
+class _TemporaryStore:
+    """WatchList's objects until the bookmark (client-go's ``temporaryStore``, a ``Store`` made
+    with the real store's transformer): an ``Indexer`` whose new states are transformed."""
+
+    __slots__ = ("_indexer", "_transform")
+
+    def __init__(self, transform: Callable[[Any], Any] | None) -> None:
+        self._indexer = Indexer()  # keyed as the informer's cache
+        self._transform = transform  # the real store's, or None
+
+    def add(self, obj: Any) -> None:
+        self._indexer.add(obj if self._transform is None else self._transform(obj))
+
+    def update(self, obj: Any) -> None:
+        self._indexer.update(obj if self._transform is None else self._transform(obj))
+
+    def delete(self, obj: Any) -> None:
+        self._indexer.delete(obj)
+
+    def replace(self, objects: Iterable[Any], resource_version: str) -> None:
+        raise NotImplementedError("a watch never replaces")
+
+    def resync(self) -> None:
+        pass
+
+    def list(self) -> list[Any]:
+        return self._indexer.list()
 
 
 class _InitialEventsWatchdog:

@@ -12,6 +12,8 @@ import pytest
 from client.errors import APIError, TransportError
 from client.features import EnvVarFeatureGates, replace_feature_gates
 from client.wait import ExponentialBackoff
+from informer.delta_fifo import DeltaFIFO
+from informer.real_fifo import RealFIFO
 from informer.reflector import DEFAULT_PAGE_SIZE, Reflector, VeryShortWatchError
 from informer.store import Indexer
 from informer.testing import FakeListWatch, FakeWatchStream
@@ -46,7 +48,9 @@ def fast_backoff():
 class Harness:
     def __init__(self, lw, **kw):
         self.lw = lw
-        self.store = kw.pop("store", None) or RecordingStore()
+        store = kw.pop("store", None)
+        # "is None", not "or": an empty FIFO is falsy
+        self.store = RecordingStore() if store is None else store
         self.errors: list[BaseException] = []
         kw.setdefault("backoff", fast_backoff())
         # Most tests here pin reflector.go's list path (paged LIST, relists, RV rules); those about
@@ -599,3 +603,33 @@ def test_watch_list_expired_resource_version_streams_from_the_latest_state(harne
     wait_for(lambda: h.store.replaces == [(1, "1")])
     assert [c["resourceVersion"] for c in lw.watch_calls[:2]] == ["", ""]
     assert lw.list_calls == []
+
+
+@pytest.mark.parametrize("fifo_class", [RealFIFO, DeltaFIFO])
+def test_watch_list_transforms_each_object_once_as_it_streams(harnesses, fifo_class):
+    # client-go's temporary store takes the store's transformer: the streamed state waits for
+    # the bookmark transformed (no managedFields), not as served; the FIFO is told, so the
+    # transform runs once per object and need not be idempotent.
+    seen: list[str] = []
+
+    def strip(obj):
+        seen.append(obj["metadata"]["name"])
+        obj["metadata"].pop("managedFields", None)
+        return obj
+
+    known = Indexer()
+    fifo = fifo_class(known_objects=known, transform=strip)
+    lw = FakeListWatch(
+        [dict(foo(n), metadata={**foo(n)["metadata"], "managedFields": [{}]}) for n in "ab"]
+    )
+    harnesses(lw, store=fifo, use_watch_list=True).start()
+    wait_for(lambda: len(fifo) == 2, message="the streamed state queued")
+    assert sorted(seen) == ["a", "b"]
+    popped = []
+    while len(fifo):
+        for delta in fifo.pop(lambda deltas, initial: None):
+            popped.append(delta.object)
+    assert all("managedFields" not in o["metadata"] for o in popped)
+    lw.add(dict(foo("c"), metadata={**foo("c")["metadata"], "managedFields": [{}]}))
+    wait_for(lambda: len(fifo) == 1, message="the watched add queued")
+    assert sorted(seen) == ["a", "b", "c"]
