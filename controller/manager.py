@@ -250,6 +250,7 @@ def run(
         name="kube",
         metrics=informer_metrics,
         transform=transform,
+        use_watch_list=options.watch_list,
     )
     foo_factory = SharedInformerFactory(
         rest,
@@ -260,6 +261,7 @@ def run(
         name="samplecontroller",
         metrics=informer_metrics,
         transform=transform,
+        use_watch_list=options.watch_list,
     )
     deployment_informer = kube_factory.for_resource(*DEPLOYMENT_GVR)
     foo_informer = foo_factory.for_resource(*FOO_GVR)

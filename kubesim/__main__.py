@@ -2,6 +2,7 @@
 
     python -m kubesim --listen 127.0.0.1:0 --kubeconfig /tmp/kubesim.kubeconfig \
         [--crd crds/foo.yaml ...] [--deployment-status-delay 1] [--tls] [--token T]
+        [--no-watch-list]
 
 Prints the server URL on the first line of stdout (then flushes), so a parent process can read
 it, and writes a kubeconfig for the server when --kubeconfig is given.
@@ -121,6 +122,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="largest watch window per resource, in events (older RVs get 410); "
         "sized by load between 100 and this, as kube-apiserver's watch cache",
     )
+    p.add_argument(
+        "--watch-list",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="serve WatchList (sendInitialEvents) as kube-apiserver v1.34+ does; "
+        "--no-watch-list refuses it with v1.24's 422 (default on)",
+    )
     return p
 
 
@@ -141,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
             tls=args.tls,
             token=args.token,
             history_size=args.history_size,
+            watch_list=args.watch_list,
         )
     except ApiError as err:  # the server's own validation refused a CRD
         fail(f"argument --crd: {err}")

@@ -63,6 +63,8 @@ class KubeSim:
         token: require this bearer token (no token -> 403 on resources, wrong token -> 401).
         request_log_size: how many requests ``request_log`` keeps (oldest dropped first).
         gc_delay: seconds the garbage collector waits before acting (the real one: well under 1 s).
+        watch_list: serve WatchList (sendInitialEvents) as v1.34+ do; False answers such a watch
+            as v1.24 did, 422 Invalid on resourceVersionMatch, to test a client's fallback.
     """
 
     def __init__(
@@ -82,6 +84,7 @@ class KubeSim:
         token: str | None = None,
         request_log_size: int = 100_000,
         gc_delay: float = 0.0,
+        watch_list: bool = True,
     ):
         self.host = host  # listen address
         self.port = port  # 0 until started; then fixed, so restart() reuses it
@@ -92,6 +95,7 @@ class KubeSim:
         )  # objects, RV, etcd history, watch windows, watchers
         self.registry = Registry()  # served resources and discovery
         self.rest = Rest(self.storage, self.registry, SchemaValidator())  # the verbs
+        self.rest.watch_list = watch_list
         self.faults = FaultInjector(self)  # fault injection (see faults.py)
         self.server = ApiServer(
             self.rest,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kubesim.__main__ import main
+from kubesim.__main__ import build_parser, main
 from tests.helpers import ROOT
 
 CRD_WITHOUT_SPEC = """\
@@ -98,3 +98,8 @@ def test_a_port_in_use_ends_the_process_with_status_2_and_no_traceback(busy_port
         f"kubesim: error: argument --listen: cannot listen on 127.0.0.1:{busy_port}: "
         "Address already in use"
     ]
+
+
+def test_no_watch_list_answers_as_v1_24():
+    assert build_parser().parse_args([]).watch_list is True
+    assert build_parser().parse_args(["--no-watch-list"]).watch_list is False
