@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import fields
 from typing import NoReturn, TypeVar
 
+from client.features import parse_bool
 from client.labels import SelectorParseError, parse_selector
 from controller.durations import format_duration, parse_duration
 from controller.health import parse_bind_address
@@ -76,6 +77,16 @@ def duration(text: str) -> float:
         return parse_duration(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def boolean(text: str) -> bool:
+    """A bool as Go's flag package reads ``--flag=value`` (``strconv.ParseBool``)."""
+    try:
+        return parse_bool(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be true or false (1, t, true, 0, f, false), got {text!r}"
+        ) from None
 
 
 def number(text: str) -> float:
@@ -202,6 +213,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="Drop metadata.managedFields before objects are cached: the controller "
         "never reads them and they are most of a cached object's memory "
         "(default on).",
+    )
+    p.add_argument(
+        "--watch-list",
+        type=boolean,
+        nargs="?",
+        const=True,
+        default=None,
+        metavar="BOOL",
+        help="List with a streaming watch (WatchList: sendInitialEvents, then a bookmark), "
+        "falling back to a paged LIST where the server refuses or ignores it; "
+        "--watch-list=false always lists (default: client-go's WatchListClient gate, "
+        "on unless KUBE_FEATURE_WatchListClient=false).",
     )
     p.add_argument(
         "--graceful-shutdown-timeout",

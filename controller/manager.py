@@ -33,12 +33,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubernetes import client
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from client import headers
 from client.config import ConfigError, load_client_configuration
 from client.errors import APIError, TransportError
+from client.official import LightApiClient
 from client.rest import RESTClient
 from controller.foo_controller import CONTROLLER_AGENT_NAME, DEPLOYMENT_GVR, FOO_GVR, Controller
 from controller.health import Checks, EndpointServer
@@ -108,7 +108,7 @@ def connect(options: Options) -> tuple[RESTClient, str]:
     """
     cfg = load_client_configuration(options.kubeconfig, options.master)
     rest = RESTClient(
-        client.ApiClient(cfg),
+        LightApiClient(cfg),
         qps=options.kube_api_qps,
         burst=options.kube_api_burst,
         user_agent=USER_AGENT,
@@ -250,6 +250,7 @@ def run(
         name="kube",
         metrics=informer_metrics,
         transform=transform,
+        use_watch_list=options.watch_list,
     )
     foo_factory = SharedInformerFactory(
         rest,
@@ -260,6 +261,7 @@ def run(
         name="samplecontroller",
         metrics=informer_metrics,
         transform=transform,
+        use_watch_list=options.watch_list,
     )
     deployment_informer = kube_factory.for_resource(*DEPLOYMENT_GVR)
     foo_informer = foo_factory.for_resource(*FOO_GVR)

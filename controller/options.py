@@ -63,6 +63,11 @@ class Options:
     strip_managed_fields: bool = True
     """Drop ``metadata.managedFields`` before objects are cached (``--strip-managed-fields``)."""
 
+    watch_list: bool | None = None
+    """Stream each informer's initial state (WatchList) instead of a paged LIST
+    (``--watch-list``); None: client-go's ``WatchListClient`` gate decides, which is on unless
+    ``KUBE_FEATURE_WatchListClient`` says false (``client.features``)."""
+
     graceful_shutdown_timeout: float = 30.0
     """Seconds the graceful shutdown may take after SIGTERM, drain, Event flush and Lease release
     together (``--graceful-shutdown-timeout``; ``controller.shutdown.ShutdownBudget``)."""

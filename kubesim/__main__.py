@@ -2,7 +2,7 @@
 
     python -m kubesim --listen 127.0.0.1:0 --kubeconfig /tmp/kubesim.kubeconfig \
         [--crd crds/foo.yaml ...] [--deployment-status-delay 1] [--tls] [--token T]
-        [--emulate 1.24]
+        [--emulate 1.24] [--no-watch-list]
 
 Prints the server URL on the first line of stdout (then flushes), so a parent process can read
 it, and writes a kubeconfig for the server when --kubeconfig is given.
@@ -132,6 +132,13 @@ def build_parser() -> argparse.ArgumentParser:
         + " or ".join(SUPPORTED_SERVER_VERSIONS)
         + f" (default {DEFAULT_SERVER_VERSION})",
     )
+    p.add_argument(
+        "--watch-list",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="serve WatchList (sendInitialEvents) as kube-apiserver v1.34+ does; "
+        "--no-watch-list refuses it with v1.24's 422 (default: as --emulate says)",
+    )
     return p
 
 
@@ -153,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
             token=args.token,
             history_size=args.history_size,
             server_version=args.emulate,
+            watch_list=args.watch_list,
         )
     except ApiError as err:  # the server's own validation refused a CRD
         fail(f"argument --crd: {err}")

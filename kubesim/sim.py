@@ -69,6 +69,9 @@ class KubeSim:
         server_version: the kube-apiserver release to answer as, "1.36" (default) or "1.24"
             (api/version.py lists what differs), so a client's handling of the older server's
             answers stays tested.
+        watch_list: serve WatchList (sendInitialEvents) as v1.34+ do; False answers such a watch
+            as v1.24 did, 422 Invalid on resourceVersionMatch, to test a client's fallback.
+            None (default): as server_version says (served by 1.36, refused by 1.24).
     """
 
     def __init__(
@@ -89,6 +92,7 @@ class KubeSim:
         request_log_size: int = 100_000,
         gc_delay: float = 0.0,
         server_version: str = DEFAULT_SERVER_VERSION,
+        watch_list: bool | None = None,
     ):
         # the release answered as; every behaviour that differs reads it (ValueError if unknown)
         self.server_version = ServerVersion.parse(server_version)
@@ -107,6 +111,10 @@ class KubeSim:
             self.server_version,
             UnknownFields(builtin_schemas()),
         )  # the verbs
+        # WatchList is one of the release's differences, unless asked for on its own
+        self.rest.watch_list = (
+            self.server_version.serves_watch_list if watch_list is None else watch_list
+        )
         self.faults = FaultInjector(self)  # fault injection (see faults.py)
         self.server = ApiServer(
             self.rest,

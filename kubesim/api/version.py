@@ -8,8 +8,8 @@ request gets between the two releases the project has recorded (shared/KUBE_APIS
 Clients must cope with both: the controller's fallbacks (a WatchList refused with 422, say)
 are tested against a kubesim that answers as v1.24, the rest of the suite against v1.36. So the
 differences are named properties here, each read where the behaviour lives, rather than
-version comparisons spread through the code. A switch added later (WatchList's, for one)
-becomes one more property, and ``KubeSim(server_version=...)`` / ``--emulate`` set them all.
+version comparisons spread through the code; ``KubeSim(server_version=...)`` / ``--emulate``
+set them all (WatchList's refusal among them, which ``watch_list=`` can still set alone).
 """
 
 from __future__ import annotations
@@ -129,5 +129,5 @@ class ServerVersion:
     def serves_watch_list(self) -> bool:
         """WatchList (watch with sendInitialEvents=true): served since the gate went beta and
         on in 1.34; 1.24's ListOptions validation refuses resourceVersionMatch on a watch with
-        a 422. (Read by the REST layer's watch once the WatchList refusal is wired to it.)"""
+        a 422. KubeSim's ``watch_list`` follows it unless given on its own."""
         return self.minor >= 34

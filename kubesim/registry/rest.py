@@ -106,6 +106,9 @@ class Rest:
         # callable(crd dict | None, name) after CRD writes (server wires it)
         self.on_crd_change = None
         self.list_wait_timeout = 3.0  # how long a too-new RV list waits before 504 (as the cacher)
+        # False: refuse WatchList as kube-apiserver v1.24 did (a 422 on resourceVersionMatch),
+        # so that a client's fallback to list+watch can be tested.
+        self.watch_list = True
 
     # ---- helpers -------------------------------------------------------------------------------
 
@@ -870,7 +873,11 @@ class Rest:
         except ValueError:
             raise errors.bad_request("invalid timeoutSeconds") from None
         initial_flag = send_initial in ("true", "1", "True")
-        if send_initial is not None:
+        if not self.watch_list:
+            _validate_watch_options_v1_24(rv_text, match or "", query.get("continue") or "")
+            # v1.24 knows no sendInitialEvents: the parameter is dropped, unread.
+            send_initial, initial_flag = None, False
+        elif send_initial is not None:
             causes = []
             if match != "NotOlderThan":
                 causes.append(
@@ -922,6 +929,33 @@ class Rest:
         except ExpiredError as e:
             return WatchRequest(info, None, errors.expired(str(e)), bookmarks, timeout)
         return WatchRequest(info, w, None, bookmarks, timeout)
+
+
+def _validate_watch_options_v1_24(rv_text: str, match: str, cont: str) -> None:
+    """ValidateListOptions of v1.24 (before WatchList) for a watch: resourceVersionMatch is
+    forbidden outright, so the WatchList request (with resourceVersion "") gets two causes."""
+    if not match:
+        return
+    causes = [
+        errors.field_forbidden(
+            "resourceVersionMatch", "resourceVersionMatch is forbidden for watch"
+        )
+    ]
+    if not rv_text:
+        causes.append(
+            errors.field_forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden unless resourceVersion is provided",
+            )
+        )
+    if cont:
+        causes.append(
+            errors.field_forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden when continue is provided",
+            )
+        )
+    raise errors.invalid("meta.k8s.io", "ListOptions", "", causes)
 
 
 def _validate_list_options(rv_text: str, match: str, cont: str, query: dict) -> None:

@@ -28,6 +28,7 @@ import yaml
 from client.rest import RESTClient, resource_path
 from controller.foo_controller import DEPLOYMENT_GVR, FOO_GVR
 from kubesim import RequestRecord
+from tests.conftest import DEFAULT_KUBESIM_OPTIONS
 from tests.helpers import ROOT, wait_for
 from tests.integration.controller_harness import foo
 from tests.integration.controller_process import (
@@ -178,8 +179,27 @@ def test_rules_are_explicit(docs):
 
 
 @pytest.fixture
-def lifecycle(docs, tmp_path, sim) -> list[RequestRecord]:
-    """Run the controller as deployed through a full lifecycle; return its requests."""
+def lifecycle(docs, tmp_path, sim, kubesim_factory) -> list[RequestRecord]:
+    """Run the controller as deployed through a full lifecycle, against a server that serves
+    WatchList (v1.36) and one that refuses it (v1.24); return the requests of both runs.
+
+    The informers stream on the first and list on the second: a rule only the fallback needs
+    (``list``) is still a rule the controller needs."""
+    old = kubesim_factory(**{**kubesim_options_of_module(), "watch_list": False})
+    (tmp_path / "v1.36").mkdir()
+    (tmp_path / "v1.24").mkdir()
+    return run_lifecycle(docs, tmp_path / "v1.36", sim) + run_lifecycle(
+        docs, tmp_path / "v1.24", old
+    )
+
+
+def kubesim_options_of_module() -> dict:
+    """The options of this module's ``kubesim`` marker, with the suite's defaults."""
+    return {**DEFAULT_KUBESIM_OPTIONS, **pytestmark.kwargs}
+
+
+def run_lifecycle(docs, tmp_path, sim) -> list[RequestRecord]:
+    """One lifecycle against ``sim``; its requests."""
     dep = deployment(docs)
     namespace = dep["metadata"]["namespace"]
     [container] = dep["spec"]["template"]["spec"]["containers"]

@@ -91,6 +91,8 @@ INVALID = [
     (["--leader-elect-lease-name", "Lease"], "--leader-elect-lease-name", "must be an object name"),
     (["--foo-selector", "a in (b"], "--foo-selector", ""),
     (["--fifo", "lifo"], "--fifo", "invalid choice"),
+    (["--watch-list=maybe"], "--watch-list", "must be true or false (1, t, true, 0, f, false)"),
+    (["--watch-list="], "--watch-list", "must be true or false"),
     (["--log-format", "xml"], "--log-format", "invalid choice"),
     (["--bogus"], "unrecognized arguments", "--bogus"),
 ]
@@ -164,6 +166,10 @@ VALID = [
     ),
     (["--resync-period", "1m30s", "--fifo", "delta"], {"resync_period": 90.0, "fifo": "delta"}),
     (["--no-strip-managed-fields", "-v", "4"], {"strip_managed_fields": False, "verbosity": 4}),
+    (["--watch-list=false"], {"watch_list": False}),
+    (["--watch-list=0"], {"watch_list": False}),
+    (["--watch-list=true"], {"watch_list": True}),
+    (["--watch-list"], {"watch_list": True}),
 ]
 
 
