@@ -232,3 +232,25 @@ def test_v1_24_openapi_v2_is_labelled_text_plain(sim):
     code, headers, body = raw(sim, "GET", "/openapi/v2", headers={"Accept": "application/json"})
     assert code == 200 and headers["Content-Type"] == "text/plain; charset=utf-8"
     assert json.loads(body)["swagger"] == "2.0"
+
+
+WATCH_LIST = (
+    "?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+    "&allowWatchBookmarks=true&timeoutSeconds=1"
+)
+
+
+def test_watch_list_is_served(sim):
+    code, _, body = raw(sim, "GET", FOOS + WATCH_LIST)
+    assert code == 200
+    last = json.loads(body.splitlines()[-1])
+    assert last["type"] == "BOOKMARK"
+    assert last["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+
+
+@V1_24
+def test_v1_24_refuses_watch_list_with_the_422(sim):
+    code, _, body = raw(sim, "GET", FOOS + WATCH_LIST)
+    st = json.loads(body)
+    assert (code, st["reason"], st["details"]["kind"]) == (422, "Invalid", "ListOptions")
+    assert {c["field"] for c in st["details"]["causes"]} == {"resourceVersionMatch"}
