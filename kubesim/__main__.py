@@ -2,7 +2,7 @@
 
     python -m kubesim --listen 127.0.0.1:0 --kubeconfig /tmp/kubesim.kubeconfig \
         [--crd crds/foo.yaml ...] [--deployment-status-delay 1] [--tls] [--token T]
-        [--no-watch-list]
+        [--emulate 1.24] [--no-watch-list]
 
 Prints the server URL on the first line of stdout (then flushes), so a parent process can read
 it, and writes a kubeconfig for the server when --kubeconfig is given.
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from kubesim.api.errors import ApiError
+from kubesim.api.version import DEFAULT_SERVER_VERSION, SUPPORTED_SERVER_VERSIONS
 from kubesim.sim import KubeSim
 from kubesim.storage.store import WATCH_CACHE_UPPER_BOUND
 
@@ -123,11 +124,20 @@ def build_parser() -> argparse.ArgumentParser:
         "sized by load between 100 and this, as kube-apiserver's watch cache",
     )
     p.add_argument(
+        "--emulate",
+        choices=SUPPORTED_SERVER_VERSIONS,
+        default=DEFAULT_SERVER_VERSION,
+        metavar="VERSION",
+        help="answer as this kube-apiserver release: "
+        + " or ".join(SUPPORTED_SERVER_VERSIONS)
+        + f" (default {DEFAULT_SERVER_VERSION})",
+    )
+    p.add_argument(
         "--watch-list",
         action=argparse.BooleanOptionalAction,
-        default=True,
+        default=None,
         help="serve WatchList (sendInitialEvents) as kube-apiserver v1.34+ does; "
-        "--no-watch-list refuses it with v1.24's 422 (default on)",
+        "--no-watch-list refuses it with v1.24's 422 (default: as --emulate says)",
     )
     return p
 
@@ -149,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
             tls=args.tls,
             token=args.token,
             history_size=args.history_size,
+            server_version=args.emulate,
             watch_list=args.watch_list,
         )
     except ApiError as err:  # the server's own validation refused a CRD

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kubesim.api.resources import Registry
+from kubesim.api.version import DEFAULT_SERVER_VERSION, ServerVersion
 from kubesim.controllers.gc import GarbageCollector
 from kubesim.controllers.manager import ControllerManager
 from kubesim.faults import FaultInjector
@@ -28,7 +29,9 @@ from kubesim.registry.rest import Rest
 from kubesim.server.apiserver import ApiServer
 from kubesim.server.request import RequestRecord
 from kubesim.storage.store import COMPACTION_INTERVAL, WATCH_CACHE_UPPER_BOUND, Storage
+from kubesim.validation.fields import UnknownFields
 from kubesim.validation.schema import SchemaValidator
+from kubesim.views.openapi import builtin_schemas
 
 __all__ = ["KubeSim"]
 
@@ -63,8 +66,12 @@ class KubeSim:
         token: require this bearer token (no token -> 403 on resources, wrong token -> 401).
         request_log_size: how many requests ``request_log`` keeps (oldest dropped first).
         gc_delay: seconds the garbage collector waits before acting (the real one: well under 1 s).
+        server_version: the kube-apiserver release to answer as, "1.36" (default) or "1.24"
+            (api/version.py lists what differs), so a client's handling of the older server's
+            answers stays tested.
         watch_list: serve WatchList (sendInitialEvents) as v1.34+ do; False answers such a watch
             as v1.24 did, 422 Invalid on resourceVersionMatch, to test a client's fallback.
+            None (default): as server_version says (served by 1.36, refused by 1.24).
     """
 
     def __init__(
@@ -84,8 +91,11 @@ class KubeSim:
         token: str | None = None,
         request_log_size: int = 100_000,
         gc_delay: float = 0.0,
-        watch_list: bool = True,
+        server_version: str = DEFAULT_SERVER_VERSION,
+        watch_list: bool | None = None,
     ):
+        # the release answered as; every behaviour that differs reads it (ValueError if unknown)
+        self.server_version = ServerVersion.parse(server_version)
         self.host = host  # listen address
         self.port = port  # 0 until started; then fixed, so restart() reuses it
         self.tls = tls  # serve HTTPS
@@ -94,8 +104,17 @@ class KubeSim:
             history_size, watch_queue_size, compaction_interval=compaction_interval
         )  # objects, RV, etcd history, watch windows, watchers
         self.registry = Registry()  # served resources and discovery
-        self.rest = Rest(self.storage, self.registry, SchemaValidator())  # the verbs
-        self.rest.watch_list = watch_list
+        self.rest = Rest(
+            self.storage,
+            self.registry,
+            SchemaValidator(self.server_version),
+            self.server_version,
+            UnknownFields(builtin_schemas()),
+        )  # the verbs
+        # WatchList is one of the release's differences, unless asked for on its own
+        self.rest.watch_list = (
+            self.server_version.serves_watch_list if watch_list is None else watch_list
+        )
         self.faults = FaultInjector(self)  # fault injection (see faults.py)
         self.server = ApiServer(
             self.rest,

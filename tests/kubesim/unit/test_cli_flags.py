@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from kubesim import KubeSim
 from kubesim.__main__ import build_parser, main
 from tests.helpers import ROOT
 
@@ -101,5 +102,10 @@ def test_a_port_in_use_ends_the_process_with_status_2_and_no_traceback(busy_port
 
 
 def test_no_watch_list_answers_as_v1_24():
-    assert build_parser().parse_args([]).watch_list is True
+    # unset, WatchList follows --emulate: served by the default 1.36, refused by 1.24
+    assert build_parser().parse_args([]).watch_list is None
+    assert KubeSim().rest.watch_list is True
+    assert KubeSim(server_version="1.24").rest.watch_list is False
     assert build_parser().parse_args(["--no-watch-list"]).watch_list is False
+    assert build_parser().parse_args(["--watch-list"]).watch_list is True
+    assert KubeSim(server_version="1.24", watch_list=True).rest.watch_list is True
