@@ -52,9 +52,12 @@ def http_get(url: str, timeout: float = 5.0) -> tuple[int, str]:
         return err.code, err.read().decode()
 
 
+# /metrics in plain HTTP (--metrics-secure=false), as the tests scrape it without a token;
+# tests/integration/test_metrics_auth.py scrapes the secure default.
 LOOPBACK_ENDPOINTS = (
     "--metrics-bind-address",
     "127.0.0.1:0",
+    "--metrics-secure=false",
     "--health-probe-bind-address",
     "127.0.0.1:0",
 )
