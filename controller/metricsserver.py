@@ -44,23 +44,25 @@ hash of it, so it is not even kept in memory), not the Authorization header (``h
 request log is off), not the reviews' answers (user groups and extra, the authorizer's reason).
 A denial is logged at debug with the user's name only, which the 403 body carries anyway.
 
-The self-signed certificate is made with ``cryptography`` (ECDSA P-256: milliseconds to
-generate), imported only on that path. The standard library can load a certificate but cannot
-make one, and the ``openssl`` command-line tool is not in every image.
+The self-signed certificate is made by ``controller.selfsigned`` with ``cryptography``, in a
+child process so that the controller does not keep the library in memory. The standard library
+can load a certificate but cannot make one, and the ``openssl`` command-line tool is not in
+every image.
 """
 
 from __future__ import annotations
 
-import datetime
 import hashlib
 import hmac
-import ipaddress
+import json
 import logging
 import os
 import random
 import secrets
 import socket
 import ssl
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -477,57 +479,25 @@ class StaticCertificate:
         return self._ctx
 
 
-def self_signed_certificate(now: datetime.datetime | None = None) -> tuple[bytes, bytes]:
-    """A certificate and key (PEM) for ``localhost`` and 127.0.0.1, valid for a year, its own
-    issuer (client-go ``certutil.GenerateSelfSignedCertKeyWithFixtures("localhost",
-    [127.0.0.1], nil)``, which adds a CA of its own; no client can verify either)."""
-    # Imported here: only this path needs it, and only once per process.
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-
-    now = now or datetime.datetime.now(datetime.UTC)
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"localhost@{int(now.timestamp())}")])
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=365))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-            ),
-            critical=False,
+def self_signed_certificate() -> tuple[bytes, bytes]:
+    """A self-signed certificate and key (PEM) for localhost and 127.0.0.1, made by
+    ``controller.selfsigned`` in a child process: importing ``cryptography`` and making the key
+    costs 12 MB of resident memory that the controller would otherwise carry for its whole
+    life, for a few milliseconds of work at start-up. Raises ``CertificateError``."""
+    try:
+        child = subprocess.run(
+            [sys.executable, "-m", "controller.selfsigned"],
+            capture_output=True,
+            timeout=60,
+            check=False,
         )
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=False,
-                crl_sign=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .sign(key, hashes.SHA256())
-    )
-    key_pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-    return cert.public_bytes(serialization.Encoding.PEM), key_pem
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise CertificateError(f"cannot make a self-signed certificate: {err}") from None
+    if child.returncode != 0:
+        why = (child.stderr.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
+        raise CertificateError(f"cannot make a self-signed certificate: {why}")
+    pems = json.loads(child.stdout)
+    return pems["cert"].encode(), pems["key"].encode()
 
 
 class CertWatcher:

@@ -271,9 +271,9 @@ def test_no_kubeconfig_anywhere_says_where_it_looked(tmp_path):
 
 @pytest.fixture(scope="module")
 def two_pairs() -> tuple[tuple[bytes, bytes], tuple[bytes, bytes]]:
-    from controller.metricsserver import self_signed_certificate
+    from controller.selfsigned import generate
 
-    return self_signed_certificate(), self_signed_certificate()
+    return generate(), generate()
 
 
 def cert_dir(tmp_path: Path, cert: bytes | None, key: bytes | None) -> str:

@@ -17,6 +17,8 @@ import logging
 import os
 import socket
 import ssl
+import subprocess
+import sys
 import threading
 import urllib.error
 import urllib.request
@@ -48,6 +50,7 @@ from controller.metricsserver import (
     server_context,
 )
 from controller.options import Options
+from controller.selfsigned import generate
 from tests.helpers import wait_for
 from workqueue.clock import FakeClock
 
@@ -131,6 +134,7 @@ def api() -> Iterator[FakeAPIServer]:
 
 @pytest.fixture(scope="module")
 def pair() -> tuple[bytes, bytes]:
+    # made as the process makes it, in a child process (the rotation tests make theirs here)
     return self_signed_certificate()
 
 
@@ -364,6 +368,17 @@ def test_the_self_signed_certificate_is_for_localhost_and_127_0_0_1(pair, serve)
                 assert tls.version() in ("TLSv1.2", "TLSv1.3")
 
 
+def test_the_controller_does_not_load_cryptography_to_make_it():
+    # the child process made it; the library stays out of the long-running process
+    probe = (
+        "import sys; from controller.metricsserver import self_signed_certificate, "
+        "server_context; server_context(*self_signed_certificate()); "
+        "print('cryptography' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
 def test_alpn_offers_http_1_1_only(serve):
     server = serve(None)
     ctx = insecure()
@@ -390,7 +405,7 @@ def write_pair(directory: Path, pem: tuple[bytes, bytes]) -> None:
 
 
 def test_a_rotated_certificate_is_served_without_a_restart(tmp_path, serve, api):
-    first, second = self_signed_certificate(), self_signed_certificate()
+    first, second = generate(), generate()
     write_pair(tmp_path, first)
     watcher = CertWatcher(str(tmp_path / "tls.crt"), str(tmp_path / "tls.key"))
     server = serve(auth_filter(api), certificates=watcher)
@@ -410,7 +425,7 @@ def test_a_rotated_certificate_is_served_without_a_restart(tmp_path, serve, api)
 
 
 def test_the_watcher_polls_the_files_on_its_own(tmp_path, serve):
-    first, second = self_signed_certificate(), self_signed_certificate()
+    first, second = generate(), generate()
     write_pair(tmp_path, first)
     watcher = CertWatcher(str(tmp_path / "tls.crt"), str(tmp_path / "tls.key"), interval=0.02)
     server = serve(None, certificates=watcher)
