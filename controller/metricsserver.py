@@ -133,12 +133,14 @@ V = TypeVar("V")
 
 
 class ReviewError(Exception):
-    """A TokenReview or SubjectAccessReview could not be made (answer 500); the message names
-    the request and the API server's error, never the token."""
+    """A TokenReview or SubjectAccessReview could not be made (answer 500): the ``err`` that
+    k8s.io/apiserver's webhook authenticator and authorizer return. The message names the
+    request and the API server's error, never the token."""
 
 
 class CertificateError(Exception):
-    """A certificate and key that cannot be served: unreadable, not PEM, or not a pair."""
+    """A certificate and key that cannot be served: unreadable, not PEM, or not a pair (what
+    Go's ``tls.X509KeyPair`` refuses in controller-runtime's certwatcher)."""
 
 
 @dataclass(frozen=True)
@@ -360,7 +362,8 @@ def bearer_token(authorization: str | None) -> str | None:
 
 @dataclass(frozen=True)
 class Denial:
-    """A request the filter refuses: the status code and the one-line body."""
+    """A request the filter refuses: the status code and the one-line body that
+    controller-runtime's filter writes with ``http.Error``."""
 
     code: int
     message: str
@@ -464,13 +467,15 @@ def certificate_error(directory: str, cert_name: str, key_name: str) -> str | No
 
 
 class CertificateSource(Protocol):
-    """Where each TLS handshake takes its certificate (Go's ``tls.Config.GetCertificate``)."""
+    """Where each TLS handshake takes its certificate: Go's ``tls.Config.GetCertificate``,
+    which controller-runtime's metrics server sets to the certwatcher's."""
 
     def context(self) -> ssl.SSLContext: ...
 
 
 class StaticCertificate:
-    """One certificate for the process (the self-signed one)."""
+    """One certificate for the process, the self-signed one (controller-runtime's metrics
+    server puts it in ``tls.Config.Certificates``)."""
 
     def __init__(self, ctx: ssl.SSLContext) -> None:
         self._ctx = ctx
