@@ -4,7 +4,7 @@ controller-runtime twins, read side by side:
 
 - ``pkg/metrics/server`` (``NewServer``, ``createListener``): ``MetricsServer``. TLS with the
   certificate of ``--metrics-cert-path`` (kept fresh by a watcher), else a self-signed one made
-  at start-up, "good enough: it is just important that we encrypt the communication";
+  at start-up (upstream's reasoning: what matters is that the traffic is encrypted);
   ``--metrics-secure=false`` serves plain HTTP without any check (local runs, the demo).
 - ``pkg/metrics/filters`` ``WithAuthenticationAndAuthorization``: ``AuthFilter``. The bearer
   token is checked with a TokenReview (k8s.io/apiserver ``DelegatingAuthenticatorConfig``:
@@ -39,8 +39,8 @@ the rapid-reset CVEs the flag's default guards against cannot apply. The flag is
 that kubebuilder's manifests and habits work, and ``--enable-http2=true`` logs that it is not
 honoured.
 
-Nothing secret reaches a log line: not the token (the TokenReview cache is keyed by a keyed
-hash of it, so it is not even kept in memory), not the Authorization header (``http.server``'s
+Nothing secret reaches a log line: not the token (and the TokenReview cache is keyed by an
+HMAC of it, so the cache does not hold it either), not the Authorization header (``http.server``'s
 request log is off), not the reviews' answers (user groups and extra, the authorizer's reason).
 A denial is logged at debug with the user's name only, which the 403 body carries anyway.
 
