@@ -44,6 +44,7 @@ from controller.foo_controller import CONTROLLER_AGENT_NAME, DEPLOYMENT_GVR, FOO
 from controller.health import Checks, EndpointServer
 from controller.logs import configure_logging
 from controller.metrics import ReconcileMetrics
+from controller.metricsserver import CertificateError, MetricsServer, new_metrics_server
 from controller.options import Options
 from controller.shutdown import EXIT_MARGIN, ShutdownBudget
 from controller.trace import install_trace
@@ -411,21 +412,23 @@ class Manager:
 
     # -- running ----------------------------------------------------------------------------
 
-    def start_endpoints(self) -> list[EndpointServer]:
+    def start_endpoints(self) -> list[EndpointServer | MetricsServer]:
         """Bind and start /metrics and the probes (those not turned off); OSError if one
-        cannot bind (the servers already started are stopped again)."""
-        servers: list[EndpointServer] = []
+        cannot bind, CertificateError if the metrics certificate cannot be served (the
+        servers already started are stopped again)."""
+        servers: list[EndpointServer | MetricsServer] = []
         try:
-            if self.options.metrics_bind_address is not None:
-                server = EndpointServer(self.options.metrics_bind_address, "metrics")
-                server.add_metrics(registry=self.registry)
-                servers.append(server.start())
+            # HTTPS behind a TokenReview and a SubjectAccessReview made with the controller's
+            # own client, unless --metrics-secure=false (controller.metricsserver)
+            metrics = new_metrics_server(self.options, self.rest, self.registry)
+            if metrics is not None:
+                servers.append(metrics.start())
             if self.options.health_probe_bind_address is not None:
                 server = EndpointServer(self.options.health_probe_bind_address, "health-probes")
                 server.add_checks("/healthz", self.healthz_checks())
                 server.add_checks("/readyz", self.readyz_checks())
                 servers.append(server.start())
-        except OSError:
+        except (OSError, CertificateError):
             for started in servers:
                 started.stop()
             raise
@@ -440,7 +443,9 @@ class Manager:
         self.stop = stop
         try:
             servers = self.start_endpoints()
-        except OSError as err:  # the port is taken, or the address is not ours
+        # the port is taken, the address is not ours, or the certificate went bad since the
+        # CLI read it
+        except (OSError, CertificateError) as err:
             log.error("cannot serve endpoints", extra={"error": str(err)})
             return 1
         try:
