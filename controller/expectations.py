@@ -2,7 +2,10 @@
 
 kube-controller-manager twin: ``ControllerExpectations`` (pkg/controller/controller_utils.go),
 which the ReplicaSet controller uses so that it does not create a Pod again before its informer
-has seen the one it just created. Here the same idea covers the Foo controller's three writes:
+has seen the one it just created: ``ExpectCreations`` before the creates, ``CreationObserved``
+from the Pod informer's handlers, ``SatisfiedExpectations`` at the top of a sync, entries that
+expire after ``ExpectationsTimeout``. That one counts creates and deletes per controller key;
+this one keys by object and by resourceVersion, and covers the Foo controller's three writes:
 
 - a **create**: until the Deployment informer shows the new Deployment, a sync that finds no
   Deployment in the cache must not create it again (the server would answer 409
@@ -16,15 +19,24 @@ informer event of our own write is on its way and enqueues the Foo again. The ot
 the event of our own update that no sync waited for carries nothing the sync that wrote it had
 not seen, so it need not enqueue anything (``observed`` returns False); any other change comes
 with its own event. An update is announced before it is sent (``begin_update``), because its
-watch event may be delivered before the writer has read the response: an event that arrives
+watch event may be delivered before the worker has read the response: an event that arrives
 meanwhile is held, and ``end_update``, given the resourceVersion the write produced, tells
-whether it was the echo or someone else's change (which the writer then enqueues itself).
+whether it was the echo or someone else's change (which the write then enqueues itself).
 
 Expectations are lowered by what the informers deliver (``observed``, from the event handlers)
 and by the syncs that find the cache caught up, and they expire after ``EXPECTATION_TTL`` in any
 case, so an event that never comes (an object created and deleted while a watch was down)
 delays a repair by at most that long, never forever. Past the TTL a stale write is answered
 with a 409, which the controller treats as a requeue.
+
+The Foo controller touches them in one place per path, as the ReplicaSet controller does:
+
+- its event handlers: ``observed`` (one call in each);
+- the sync's read of the caches: ``stale``, for the Foo and for its Deployment
+  (``Controller._cache_behind_our_writes``), before anything is written;
+- the sync's writes: ``begin_create`` / ``begin_update`` and ``end_update`` around each request,
+  in ``controller.writes.TrackedWrites`` (RealPodControl's twin), so no write forgets either;
+- a Foo gone from the cache: ``forget`` its entry (``Controller.sync_handler``).
 """
 
 from __future__ import annotations

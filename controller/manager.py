@@ -47,7 +47,6 @@ from controller.metrics import ReconcileMetrics
 from controller.options import Options
 from controller.shutdown import EXIT_MARGIN, ShutdownBudget
 from controller.trace import install_trace
-from controller.writebehind import WRITERS_PER_WORKER
 from informer.factory import SharedInformerFactory
 from informer.metrics import InformerMetricsProvider, default_metrics_provider
 from informer.shared_informer import SharedIndexInformer, wait_for_cache_sync
@@ -381,13 +380,11 @@ class Manager:
         controller = self.controller
         if controller is None or self.stopping():
             return None  # not started (standby) or stopping on purpose
-        started, alive = controller.workers_started(), controller.workers_alive()
+        workers = controller.workers
+        started, alive = workers.started(), workers.alive()
         if alive < started:
             return f"{started - alive} of {started} worker threads have died"
-        writers, expected = controller.writers_alive(), WRITERS_PER_WORKER * started
-        if writers < expected:
-            return f"{expected - writers} of {expected} writer threads have died"
-        stuck = controller.longest_running_sync()
+        stuck = workers.longest_running_sync()
         if stuck > STUCK_SYNC_SECONDS:
             return f"a reconcile has been running for {stuck:.0f}s"
         return None
