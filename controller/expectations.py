@@ -58,13 +58,20 @@ class _Expectation:
     """One object's: created by us (``replaced`` None), or updated from ``replaced`` to
     ``produced`` (None while the update is in flight)."""
 
-    replaced: str | None  # the resourceVersion our update replaced; None for a create
-    recorded: float  # monotonic time of the write
-    produced: str | None = None  # the resourceVersion our update produced, once known
-    in_flight: bool = False  # begun, not yet ended: events are held in ``held``
-    held: list[str] = field(default_factory=list)  # versions delivered while in flight
-    waited: bool = False  # a sync found the cache behind and relies on the event to come
-    owner: str | None = None  # uid of the object the create was made for (its controller)
+    # the resourceVersion our update replaced; None for a create
+    replaced: str | None
+    # monotonic time of the write
+    recorded: float
+    # the resourceVersion our update produced, once known
+    produced: str | None = None
+    # begun, not yet ended: events are held in ``held``
+    in_flight: bool = False
+    # versions delivered while in flight
+    held: list[str] = field(default_factory=list)
+    # a sync found the cache behind and relies on the event to come
+    waited: bool = False
+    # uid of the object the create was made for (its controller)
+    owner: str | None = None
 
 
 class Expectations:
@@ -77,11 +84,13 @@ class Expectations:
     def __init__(
         self, ttl: float = EXPECTATION_TTL, clock: Callable[[], float] = time.monotonic
     ) -> None:
-        self.ttl = ttl  # seconds an expectation holds at most
+        # seconds an expectation holds at most
+        self.ttl = ttl
         self._clock = clock
         self._lock = threading.Lock()
         self._pending: dict[tuple[str, str], _Expectation] = {}
-        self._next_sweep = clock() + ttl  # when expired entries are dropped next
+        # when expired entries are dropped next
+        self._next_sweep = clock() + ttl
 
     def begin_create(self, resource: str, key: str, owner: str | None = None) -> None:
         """We are about to create the object for ``owner`` (a uid); ``end_update`` with what

@@ -336,15 +336,20 @@ class Manager:
         budget: ShutdownBudget | None = None,
     ) -> None:
         self.options = options
-        self.rest = rest  # the controller's client (its QPS, its user agent)
-        self.registry = REGISTRY if registry is None else registry  # where /metrics reads
-        self.components: Components | None = None  # the current term's; set by run()
-        self.elector: LeaderElector | None = None  # with --leader-elect, once start() built it
+        # the controller's client (its QPS, its user agent)
+        self.rest = rest
+        # where /metrics reads
+        self.registry = REGISTRY if registry is None else registry
+        # the current term's; set by run()
+        self.components: Components | None = None
+        # with --leader-elect, once start() built it
+        self.elector: LeaderElector | None = None
         # The process-wide stop event (SIGTERM), given to start(): set = draining. Readiness
         # fails from that moment, not only once the drain is over, so no new traffic is counted
         # on a pod that is going away.
         self.stop: threading.Event | None = None
-        self.shutting_down = threading.Event()  # set once the work has ended
+        # set once the work has ended
+        self.shutting_down = threading.Event()
         # The one deadline of the graceful shutdown: drain, Event flush, Lease release.
         self.budget = (
             budget if budget is not None else ShutdownBudget(options.graceful_shutdown_timeout)
@@ -480,7 +485,8 @@ class Manager:
                     on_start=self._started,
                     budget=self.budget,
                 )
-            except Exception:  # noqa: BLE001 - reported, then the process exits non-zero
+            except Exception:
+                # reported, then the process exits non-zero
                 log.exception("the controller failed")
                 result["code"] = 1
             if not leading_stop.is_set():

@@ -46,7 +46,8 @@ def install_trace(informer: TypedInformer[Any], kind: str) -> None:
 
     def show(event: Notification, obj: Any, old: Any = None) -> None:
         if isinstance(obj, DeletedFinalStateUnknown):
-            obj = obj.obj  # a tombstone carries the last known state
+            # a tombstone carries the last known state
+            obj = obj.obj
         meta = (obj.get("metadata") or {}) if isinstance(obj, dict) else {}
         rv = meta.get("resourceVersion")
         if old is not None and (old.get("metadata") or {}).get("resourceVersion") == rv:

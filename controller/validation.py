@@ -41,7 +41,8 @@ PROBLEM_LOG = {
     ERR_INVALID_NAME: "foo name cannot be a label value",
 }
 
-LABEL_VALUE_MAX_LENGTH = 63  # validation.LabelValueMaxLength
+# validation.LabelValueMaxLength
+LABEL_VALUE_MAX_LENGTH = 63
 _LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 
