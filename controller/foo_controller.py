@@ -127,7 +127,8 @@ class ResourceExistsError(Exception):
 
 
 class FooGoneError(Exception):
-    """The Foo's status write met a 404: deleted while our cache held it (upstream retries)."""
+    """The Foo's status write met a 404: deleted while our cache held it (sample-controller
+    returns the error and retries)."""
 
 
 class DeploymentGoneError(Exception):

@@ -38,8 +38,8 @@ REQUEST_TIMEOUT = 60.0
 
 class TrackedWrites:
     """Creates and updates through ``rest``, tracked in ``expectations`` (kube-controller-manager
-    twin: ``RealPodControl``, with the ``ExpectCreations`` / ``CreationObserved`` its callers
-    make around it)."""
+    twin: k8s.io/kubernetes ``pkg/controller`` ``RealPodControl``, with the ``ExpectCreations``
+    / ``CreationObserved`` its callers make around it)."""
 
     def __init__(
         self,
