@@ -191,7 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers",
         type=at_least_one,
         default=2,
-        help="Worker threads (default 2); each has two writer threads for a sync's last write.",
+        help="Worker threads (default 2): Foos synced at once, each by one thread from start to "
+        "end; more for a slow API server (sample-controller's controller.Run(ctx, 2)).",
     )
     p.add_argument(
         "--resync-period",

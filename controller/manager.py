@@ -48,7 +48,6 @@ from controller.metricsserver import CertificateError, MetricsServer, new_metric
 from controller.options import Options
 from controller.shutdown import EXIT_MARGIN, ShutdownBudget
 from controller.trace import install_trace
-from controller.writebehind import WRITERS_PER_WORKER
 from informer.factory import SharedInformerFactory
 from informer.metrics import InformerMetricsProvider, default_metrics_provider
 from informer.shared_informer import SharedIndexInformer, wait_for_cache_sync
@@ -340,15 +339,20 @@ class Manager:
         budget: ShutdownBudget | None = None,
     ) -> None:
         self.options = options
-        self.rest = rest  # the controller's client (its QPS, its user agent)
-        self.registry = REGISTRY if registry is None else registry  # where /metrics reads
-        self.components: Components | None = None  # the current term's; set by run()
-        self.elector: LeaderElector | None = None  # with --leader-elect, once start() built it
+        # the controller's client (its QPS, its user agent)
+        self.rest = rest
+        # where /metrics reads
+        self.registry = REGISTRY if registry is None else registry
+        # the current term's; set by run()
+        self.components: Components | None = None
+        # with --leader-elect, once start() built it
+        self.elector: LeaderElector | None = None
         # The process-wide stop event (SIGTERM), given to start(): set = draining. Readiness
         # fails from that moment, not only once the drain is over, so no new traffic is counted
         # on a pod that is going away.
         self.stop: threading.Event | None = None
-        self.shutting_down = threading.Event()  # set once the work has ended
+        # set once the work has ended
+        self.shutting_down = threading.Event()
         # The one deadline of the graceful shutdown: drain, Event flush, Lease release.
         self.budget = (
             budget if budget is not None else ShutdownBudget(options.graceful_shutdown_timeout)
@@ -384,13 +388,11 @@ class Manager:
         controller = self.controller
         if controller is None or self.stopping():
             return None  # not started (standby) or stopping on purpose
-        started, alive = controller.workers_started(), controller.workers_alive()
+        workers = controller.workers
+        started, alive = workers.started(), workers.alive()
         if alive < started:
             return f"{started - alive} of {started} worker threads have died"
-        writers, expected = controller.writers_alive(), WRITERS_PER_WORKER * started
-        if writers < expected:
-            return f"{expected - writers} of {expected} writer threads have died"
-        stuck = controller.longest_running_sync()
+        stuck = workers.longest_running_sync()
         if stuck > STUCK_SYNC_SECONDS:
             return f"a reconcile has been running for {stuck:.0f}s"
         return None
@@ -490,7 +492,8 @@ class Manager:
                     on_start=self._started,
                     budget=self.budget,
                 )
-            except Exception:  # noqa: BLE001 - reported, then the process exits non-zero
+            except Exception:
+                # reported, then the process exits non-zero
                 log.exception("the controller failed")
                 result["code"] = 1
             if not leading_stop.is_set():
