@@ -65,6 +65,10 @@ class KubeSim:
         gc_delay: seconds the garbage collector waits before acting (the real one: well under 1 s).
         watch_list: serve WatchList (sendInitialEvents) as v1.34+ do; False answers such a watch
             as v1.24 did, 422 Invalid on resourceVersionMatch, to test a client's fallback.
+        sharded_list_and_watch: the ShardedListAndWatch feature gate (KEP-5866; alpha in v1.36
+            and off by default there, as here). On, list and watch honour ``shardSelector``
+            (registry/sharding.py) and a filtered list carries ``metadata.shardInfo``; off, the
+            parameter is ignored, as by a v1.36 server without the gate or an older one.
     """
 
     def __init__(
@@ -85,6 +89,7 @@ class KubeSim:
         request_log_size: int = 100_000,
         gc_delay: float = 0.0,
         watch_list: bool = True,
+        sharded_list_and_watch: bool = False,
     ):
         self.host = host  # listen address
         self.port = port  # 0 until started; then fixed, so restart() reuses it
@@ -96,6 +101,7 @@ class KubeSim:
         self.registry = Registry()  # served resources and discovery
         self.rest = Rest(self.storage, self.registry, SchemaValidator())  # the verbs
         self.rest.watch_list = watch_list
+        self.rest.sharded_list_and_watch = sharded_list_and_watch
         self.faults = FaultInjector(self)  # fault injection (see faults.py)
         self.server = ApiServer(
             self.rest,

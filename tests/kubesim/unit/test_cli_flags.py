@@ -64,6 +64,9 @@ INVALID = [
     (["--history-size", "0"], "--history-size", "must be at least 1 (got 0)"),
     (["--token", ""], "--token", "must not be empty"),
     (["--kubeconfig", "{under-a-file}"], "--kubeconfig", "cannot write"),
+    (["--feature-gates", "Bogus=true"], "--feature-gates", "unrecognized feature gate: Bogus"),
+    (["--feature-gates", "ShardedListAndWatch"], "--feature-gates", "missing bool value for"),
+    (["--feature-gates", "ShardedListAndWatch=on"], "--feature-gates", "invalid value of"),
 ]
 
 
@@ -103,3 +106,16 @@ def test_a_port_in_use_ends_the_process_with_status_2_and_no_traceback(busy_port
 def test_no_watch_list_answers_as_v1_24():
     assert build_parser().parse_args([]).watch_list is True
     assert build_parser().parse_args(["--no-watch-list"]).watch_list is False
+
+
+def test_feature_gates_take_kube_apiservers_syntax():
+    def gate(*flags: str) -> list[dict[str, bool]]:
+        return build_parser().parse_args(list(flags)).feature_gates
+
+    assert gate() == []
+    assert gate("--feature-gates", "ShardedListAndWatch=true") == [{"ShardedListAndWatch": True}]
+    # strconv.ParseBool's spellings, pairs separated by commas, the flag repeatable
+    assert gate("--feature-gates", " ShardedListAndWatch=T, ") == [{"ShardedListAndWatch": True}]
+    assert gate(
+        "--feature-gates", "ShardedListAndWatch=1", "--feature-gates", "ShardedListAndWatch=false"
+    ) == [{"ShardedListAndWatch": True}, {"ShardedListAndWatch": False}]
