@@ -87,7 +87,8 @@ def format_bound(value: int) -> str:
 @dataclass(frozen=True)
 class ShardRange:
     """One ``shardRange(field, start, end)``: the objects whose field hashes into
-    ``[start, end)`` (ShardRangeRequirement, with the bounds as ints)."""
+    ``[start, end)``. apimachinery's ``sharding.ShardRangeRequirement``, with the bounds as ints
+    rather than hex strings."""
 
     start: int
     end: int
