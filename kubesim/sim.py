@@ -72,6 +72,10 @@ class KubeSim:
         watch_list: serve WatchList (sendInitialEvents) as v1.34+ do; False answers such a watch
             as v1.24 did, 422 Invalid on resourceVersionMatch, to test a client's fallback.
             None (default): as server_version says (served by 1.36, refused by 1.24).
+        sharded_list_and_watch: the ShardedListAndWatch feature gate (KEP-5866; alpha in v1.36
+            and off by default there, as here). On, list and watch honour ``shardSelector``
+            (registry/sharding.py) and a filtered list carries ``metadata.shardInfo``; off, the
+            parameter is ignored, as by a v1.36 server without the gate or an older one.
     """
 
     def __init__(
@@ -93,6 +97,7 @@ class KubeSim:
         gc_delay: float = 0.0,
         server_version: str = DEFAULT_SERVER_VERSION,
         watch_list: bool | None = None,
+        sharded_list_and_watch: bool = False,
     ):
         # the release answered as; every behaviour that differs reads it (ValueError if unknown)
         self.server_version = ServerVersion.parse(server_version)
@@ -115,6 +120,7 @@ class KubeSim:
         self.rest.watch_list = (
             self.server_version.serves_watch_list if watch_list is None else watch_list
         )
+        self.rest.sharded_list_and_watch = sharded_list_and_watch
         self.faults = FaultInjector(self)  # fault injection (see faults.py)
         self.server = ApiServer(
             self.rest,

@@ -24,7 +24,7 @@ from kubesim.api import errors, warning
 from kubesim.api.resources import Registry, ResourceInfo
 from kubesim.api.version import DEFAULT_SERVER_VERSION, ServerVersion
 from kubesim.registry import patch as patches
-from kubesim.registry import strategy
+from kubesim.registry import sharding, strategy
 from kubesim.registry.selection import build_filter, decode_continue, encode_continue
 from kubesim.storage.store import ExpiredError, Storage, Stored, Watcher, encode, normalize
 from kubesim.validation import corevalidation
@@ -109,6 +109,10 @@ class Rest:
         # False: refuse WatchList as kube-apiserver v1.24 did (a 422 on resourceVersionMatch),
         # so that a client's fallback to list+watch can be tested.
         self.watch_list = True
+        # The ShardedListAndWatch gate (KEP-5866, alpha in v1.36, off by default there too): on,
+        # list and watch honour shardSelector and a filtered list echoes it in shardInfo; off,
+        # the parameter is ignored. registry/sharding.py has the parser.
+        self.sharded_list_and_watch = False
 
     # ---- helpers -------------------------------------------------------------------------------
 
@@ -259,7 +263,14 @@ class Rest:
           limit. It answers at its current RV once that reaches N; an N it has not reached in
           3 s is a 504 "Too large resource version".
         """
-        flt = build_filter(info, ns, query.get("labelSelector"), query.get("fieldSelector"))
+        shard = sharding.request_shard_ranges(query, self.sharded_list_and_watch)
+        flt = build_filter(
+            info,
+            ns,
+            query.get("labelSelector"),
+            query.get("fieldSelector"),
+            shard=shard[1] if shard else (),
+        )
         rv_text = query.get("resourceVersion") or ""
         match = query.get("resourceVersionMatch") or ""
         cont = query.get("continue") or ""
@@ -307,7 +318,9 @@ class Rest:
                     )
                 snap_rv, items = rv_req, self._snapshot(info, rv_req)
         page = limit if from_etcd else 0  # the watch cache ignores limit
-        return self._list_body(info, ns, items, flt, snap_rv, page, start_after)
+        return self._list_body(
+            info, ns, items, flt, snap_rv, page, start_after, shard[0] if shard else None
+        )
 
     def _wait_for_rv(self, rv: int) -> None:
         """A cache read at an RV the server has not reached waits, then 504 (cacher behaviour)."""
@@ -349,7 +362,9 @@ class Rest:
                 ) from None
             raise errors.expired("The resourceVersion for the provided list is too old.") from None
 
-    def _list_body(self, info, ns, items, flt, snap_rv, limit, start_after) -> bytes:
+    def _list_body(
+        self, info, ns, items, flt, snap_rv, limit, start_after, shard_selector=None
+    ) -> bytes:
         if ns:
             items = [s for s in items if s.obj["metadata"].get("namespace") == ns]
         if start_after is not None:
@@ -379,6 +394,9 @@ class Rest:
                 meta["remainingItemCount"] = remaining
         elif info.custom:
             meta["continue"] = ""
+        if shard_selector is not None:
+            # ListMeta.shardInfo: the selector as the request sent it, on every page.
+            meta["shardInfo"] = {"selector": shard_selector}
         if info.converter is not None:
             body = b",".join(info.item_json(s) for s in out)
         elif info.custom:
@@ -863,7 +881,15 @@ class Rest:
         self, info: ResourceInfo, ns: str, query: dict, name: str | None = None
     ) -> WatchRequest:
         """Validate a watch request and register its watcher (before any byte is streamed)."""
-        flt = build_filter(info, ns, query.get("labelSelector"), query.get("fieldSelector"), name)
+        shard = sharding.request_shard_ranges(query, self.sharded_list_and_watch)
+        flt = build_filter(
+            info,
+            ns,
+            query.get("labelSelector"),
+            query.get("fieldSelector"),
+            name,
+            shard=shard[1] if shard else (),
+        )
         rv_text = query.get("resourceVersion") or ""
         match = query.get("resourceVersionMatch")
         send_initial = query.get("sendInitialEvents")

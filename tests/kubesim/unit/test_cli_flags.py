@@ -65,6 +65,9 @@ INVALID = [
     (["--history-size", "0"], "--history-size", "must be at least 1 (got 0)"),
     (["--token", ""], "--token", "must not be empty"),
     (["--kubeconfig", "{under-a-file}"], "--kubeconfig", "cannot write"),
+    (["--feature-gates", "Bogus=true"], "--feature-gates", "unrecognized feature gate: Bogus"),
+    (["--feature-gates", "ShardedListAndWatch"], "--feature-gates", "missing bool value for"),
+    (["--feature-gates", "ShardedListAndWatch=on"], "--feature-gates", "invalid value of"),
 ]
 
 
@@ -109,3 +112,16 @@ def test_no_watch_list_answers_as_v1_24():
     assert build_parser().parse_args(["--no-watch-list"]).watch_list is False
     assert build_parser().parse_args(["--watch-list"]).watch_list is True
     assert KubeSim(server_version="1.24", watch_list=True).rest.watch_list is True
+
+
+def test_feature_gates_take_kube_apiservers_syntax():
+    def gate(*flags: str) -> list[dict[str, bool]]:
+        return build_parser().parse_args(list(flags)).feature_gates
+
+    assert gate() == []
+    assert gate("--feature-gates", "ShardedListAndWatch=true") == [{"ShardedListAndWatch": True}]
+    # strconv.ParseBool's spellings, pairs separated by commas, the flag repeatable
+    assert gate("--feature-gates", " ShardedListAndWatch=T, ") == [{"ShardedListAndWatch": True}]
+    assert gate(
+        "--feature-gates", "ShardedListAndWatch=1", "--feature-gates", "ShardedListAndWatch=false"
+    ) == [{"ShardedListAndWatch": True}, {"ShardedListAndWatch": False}]
