@@ -1,7 +1,8 @@
 """CLI: serve kubesim until SIGINT/SIGTERM.
 
     python -m kubesim --listen 127.0.0.1:0 --kubeconfig /tmp/kubesim.kubeconfig \
-        [--crd crds/foo.yaml ...] [--deployment-status-delay 1] [--tls] [--token T]
+        [--crd crds/foo.yaml ...] [--deployment-status-delay 1] [--tls] [--token T] \
+        [--authorization-mode RBAC]
 
 Prints the server URL on the first line of stdout (then flushes), so a parent process can read
 it, and writes a kubeconfig for the server when --kubeconfig is given.
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from kubesim.api.errors import ApiError
+from kubesim.auth.filters import ALWAYS_ALLOW, AUTHORIZATION_MODES
 from kubesim.sim import KubeSim
 from kubesim.storage.store import WATCH_CACHE_UPPER_BOUND
 
@@ -115,6 +117,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tls", action="store_true", help="serve HTTPS with a self-signed certificate")
     p.add_argument("--token", type=token, help="require this bearer token")
     p.add_argument(
+        "--authorization-mode",
+        choices=AUTHORIZATION_MODES,
+        default=ALWAYS_ALLOW,
+        help="kube-apiserver's flag: AlwaysAllow (default) lets every authenticated request "
+        "through; RBAC enforces Roles, ClusterRoles and their bindings",
+    )
+    p.add_argument(
         "--history-size",
         type=at_least_one,
         default=WATCH_CACHE_UPPER_BOUND,
@@ -141,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
             tls=args.tls,
             token=args.token,
             history_size=args.history_size,
+            authorization_mode=args.authorization_mode,
         )
     except ApiError as err:  # the server's own validation refused a CRD
         fail(f"argument --crd: {err}")
