@@ -63,6 +63,7 @@ INVALID = [
     (["--deployment-status-delay", "soon"], "--deployment-status-delay", "invalid seconds value"),
     (["--history-size", "0"], "--history-size", "must be at least 1 (got 0)"),
     (["--token", ""], "--token", "must not be empty"),
+    (["--authorization-mode", "Node"], "--authorization-mode", "invalid choice: 'Node'"),
     (["--kubeconfig", "{under-a-file}"], "--kubeconfig", "cannot write"),
 ]
 
