@@ -161,12 +161,3 @@ class Auth:
         if plural == "localsubjectaccessreviews":
             return r.local_subject_access_review(namespace, body)
         return r.self_subject_rules_review(user, body)
-
-    def token_for(self, namespace: str, service_account: str, seconds: int = 3600) -> str:
-        """A token for the ServiceAccount, minted as TokenRequest mints it."""
-        body = {
-            "apiVersion": f"{AUTHN}/v1",
-            "kind": "TokenRequest",
-            "spec": {"expirationSeconds": seconds},
-        }
-        return str(self.reviews.token_request(namespace, service_account, body)["status"]["token"])

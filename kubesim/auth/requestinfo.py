@@ -86,7 +86,9 @@ class Attributes:
 def resolve(method: str, path: str, query: str = "") -> RequestInfo:
     """NewRequestInfo: the request info of ``method`` on ``path`` (raw query ``query``)."""
     non_resource = RequestInfo(False, path, method.lower())
-    parts = [p for p in path.strip("/").split("/")] if path.strip("/") else []
+    # splitPath: the segments between slashes, none for "/"
+    trimmed = path.strip("/")
+    parts = trimmed.split("/") if trimmed else []
     if len(parts) < 3 or parts[0] not in _API_PREFIXES:
         return non_resource
     prefix, parts = parts[0], parts[1:]

@@ -14,6 +14,7 @@ create handler writes it. Each function returns that body.
 from __future__ import annotations
 
 import copy
+import json
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -321,8 +322,6 @@ def _empty_metadata_causes(body: dict, allow_namespace: bool) -> list[dict]:
 
 def _go_struct(value: Any) -> errors.GoStringer:
     """A struct value in a field error (Go prints it with %#v; kubesim shows its JSON)."""
-    import json
-
     return errors.GoStringer(json.dumps(value, separators=(",", ":"), sort_keys=True))
 
 

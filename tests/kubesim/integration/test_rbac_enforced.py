@@ -617,3 +617,55 @@ def test_always_allow_still_authenticates_service_accounts(sim):
 def test_an_unknown_authorization_mode_is_refused():
     with pytest.raises(ValueError, match="authorization_mode must be one of AlwaysAllow, RBAC"):
         KubeSim(authorization_mode="Node")
+
+
+def test_self_subject_rules_review_lists_the_bound_rules(sim, robot):
+    grant(
+        sim,
+        "lease-getter",
+        [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get"]}],
+    )
+    body = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SelfSubjectRulesReview",
+        "spec": {"namespace": NS},
+    }
+    code, out = call(
+        sim, "POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", robot, body
+    )
+    assert code == 201, out
+    status = out["status"]
+    assert {
+        "verbs": ["get"],
+        "apiGroups": ["coordination.k8s.io"],
+        "resources": ["leases"],
+    } in status["resourceRules"]
+    # the default roles every authenticated user holds are listed too
+    assert {
+        "verbs": ["create"],
+        "apiGroups": ["authorization.k8s.io"],
+        "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+    } in status["resourceRules"]
+    assert any("/apis/*" in r["nonResourceURLs"] for r in status["nonResourceRules"])
+    assert not any(r["verbs"] == ["*"] for r in status["resourceRules"])
+    assert status["incomplete"] is False
+    # elsewhere the Role does not apply
+    other = call(
+        sim,
+        "POST",
+        "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+        robot,
+        {**body, "spec": {"namespace": "kube-system"}},
+    )[1]
+    assert {
+        "verbs": ["get"],
+        "apiGroups": ["coordination.k8s.io"],
+        "resources": ["leases"],
+    } not in other["status"]["resourceRules"]
+    # the admin (system:masters) holds everything
+    admin = call(sim, "POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", body=body)[1]
+    assert admin["status"]["resourceRules"][0] == {
+        "verbs": ["*"],
+        "apiGroups": ["*"],
+        "resources": ["*"],
+    }
