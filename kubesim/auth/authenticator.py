@@ -47,11 +47,12 @@ class Unauthorized(Exception):
     """The request carried credentials that do not authenticate (the filter answers 401)."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class Authenticator:
     """The request authenticator of one kubesim."""
 
-    admin_token: str | None  # the static token of kubesim's admin, or None
+    # the static token of kubesim's admin, or None (replaced while serving: a rotated token)
+    admin_token: str | None
     issuer: TokenIssuer  # ServiceAccount tokens
     service_account: ServiceAccountGetter  # reads a ServiceAccount (tokens are checked live)
     # an unrecognised credential is the admin (no token set, authorization AlwaysAllow)

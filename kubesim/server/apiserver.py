@@ -65,7 +65,6 @@ class ApiServer:
         self.scale = ScaleREST(rest)  # the /scale subresource's verbs
         self.registry = registry  # served resources, for routing and discovery
         self.storage = rest.storage  # watch streams unregister their watchers here
-        self.token = token  # bearer token required when set (anonymous -> 403, wrong -> 401)
         # who a request is and what it may do (kubesim/auth/); AlwaysAllow unless given
         self.auth = auth if auth is not None else Auth(rest.storage, token)
         self.faults = faults  # FaultInjector or None
@@ -78,6 +77,16 @@ class ApiServer:
         self.httpd: HTTPServer | None = None  # the listening server while started
         self.url = ""  # base URL while started
         self._thread: threading.Thread | None = None  # runs serve_forever
+
+    @property
+    def token(self) -> str | None:
+        """The admin's bearer token, required when set (anonymous -> 403, wrong -> 401); tests
+        change it while serving, as a rotated credential."""
+        return self.auth.authenticator.admin_token
+
+    @token.setter
+    def token(self, value: str | None) -> None:
+        self.auth.authenticator.admin_token = value
 
     # ---- lifecycle -----------------------------------------------------------------------------
 
