@@ -3,6 +3,7 @@
     python -m kubesim --listen 127.0.0.1:0 --kubeconfig /tmp/kubesim.kubeconfig \
         [--crd crds/foo.yaml ...] [--deployment-status-delay 1] [--tls] [--token T]
         [--emulate 1.24] [--no-watch-list] [--feature-gates ShardedListAndWatch=true]
+        [--authorization-mode RBAC]
 
 Prints the server URL on the first line of stdout (then flushes), so a parent process can read
 it, and writes a kubeconfig for the server when --kubeconfig is given.
@@ -24,6 +25,7 @@ from typing import Any, NoReturn
 
 from kubesim.api.errors import ApiError
 from kubesim.api.version import DEFAULT_SERVER_VERSION, SUPPORTED_SERVER_VERSIONS
+from kubesim.auth.filters import ALWAYS_ALLOW, AUTHORIZATION_MODES
 from kubesim.sim import KubeSim
 from kubesim.storage.store import WATCH_CACHE_UPPER_BOUND
 
@@ -148,6 +150,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tls", action="store_true", help="serve HTTPS with a self-signed certificate")
     p.add_argument("--token", type=token, help="require this bearer token")
     p.add_argument(
+        "--authorization-mode",
+        choices=AUTHORIZATION_MODES,
+        default=ALWAYS_ALLOW,
+        help="kube-apiserver's flag: AlwaysAllow (default) lets every authenticated request "
+        "through; RBAC enforces Roles, ClusterRoles and their bindings",
+    )
+    p.add_argument(
         "--history-size",
         type=at_least_one,
         default=WATCH_CACHE_UPPER_BOUND,
@@ -205,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
             server_version=args.emulate,
             watch_list=args.watch_list,
             sharded_list_and_watch=gates["ShardedListAndWatch"],
+            authorization_mode=args.authorization_mode,
         )
     except ApiError as err:  # the server's own validation refused a CRD
         fail(f"argument --crd: {err}")

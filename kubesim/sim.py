@@ -5,9 +5,10 @@
         sim.write_kubeconfig(path)   # for kubectl, or for code that loads kubeconfig itself
 
 It wires the parts together: storage (objects, resourceVersion, history, watchers), the
-resource registry (built-ins + CRDs), the REST verbs, the HTTP server, the background
-controllers (deployment status, namespace and CRD finalizers, garbage collector) and fault
-injection. State lives in this object, not in the HTTP server, so ``restart()`` keeps it.
+resource registry (built-ins + CRDs), the REST verbs, authentication and authorization
+(kubesim/auth/), the HTTP server, the background controllers (deployment status, namespace and
+CRD finalizers, garbage collector) and fault injection. State lives in this object, not in the
+HTTP server, so ``restart()`` keeps it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from typing import Any
 
 from kubesim.api.resources import Registry
 from kubesim.api.version import DEFAULT_SERVER_VERSION, ServerVersion
+from kubesim.auth import bootstrap
+from kubesim.auth.filters import ALWAYS_ALLOW, RBAC, Auth
 from kubesim.controllers.gc import GarbageCollector
 from kubesim.controllers.manager import ControllerManager
 from kubesim.faults import FaultInjector
@@ -64,6 +67,12 @@ class KubeSim:
             also sent 2 s before a watch's timeoutSeconds ends.
         tls: serve HTTPS with a fresh self-signed certificate (``ca_file`` holds it).
         token: require this bearer token (no token -> 403 on resources, wrong token -> 401).
+            Whoever presents it (or, with no token set, sends no credentials) is the admin, in
+            group system:masters.
+        authorization_mode: kube-apiserver's --authorization-mode: "AlwaysAllow" (default)
+            lets every authenticated request through; "RBAC" enforces the Roles, ClusterRoles
+            and bindings in storage (with the default ClusterRoles a cluster has), and
+            ServiceAccount tokens (``token_for``) get only what is bound to them.
         request_log_size: how many requests ``request_log`` keeps (oldest dropped first).
         gc_delay: seconds the garbage collector waits before acting (the real one: well under 1 s).
         server_version: the kube-apiserver release to answer as, "1.36" (default) or "1.24"
@@ -98,6 +107,7 @@ class KubeSim:
         server_version: str = DEFAULT_SERVER_VERSION,
         watch_list: bool | None = None,
         sharded_list_and_watch: bool = False,
+        authorization_mode: str = ALWAYS_ALLOW,
     ):
         # the release answered as; every behaviour that differs reads it (ValueError if unknown)
         self.server_version = ServerVersion.parse(server_version)
@@ -122,6 +132,8 @@ class KubeSim:
         )
         self.rest.sharded_list_and_watch = sharded_list_and_watch
         self.faults = FaultInjector(self)  # fault injection (see faults.py)
+        # authentication and authorization; ValueError for an unknown authorization_mode
+        self.auth = Auth(self.storage, token, authorization_mode)
         self.server = ApiServer(
             self.rest,
             self.registry,
@@ -129,6 +141,7 @@ class KubeSim:
             faults=self.faults,
             request_log_size=request_log_size,
             bookmark_interval=bookmark_interval,
+            auth=self.auth,
         )  # HTTP front end; replaced socket on restart, same state
         self.server.admin_handler = self.faults.handle_admin
         self.controllers = ControllerManager(
@@ -154,6 +167,16 @@ class KubeSim:
         assert ns_info is not None  # built in
         for name in DEFAULT_NAMESPACES:
             self.rest.create(ns_info, "", {"metadata": {"name": name}}, {})
+        if self.auth.mode == RBAC:
+            # the default policy a cluster reconciles at start-up (bootstrappolicy)
+            for group_plural, docs in (
+                ("clusterroles", bootstrap.cluster_roles()),
+                ("clusterrolebindings", bootstrap.cluster_role_bindings()),
+            ):
+                info = self.registry.lookup("rbac.authorization.k8s.io", "v1", group_plural)
+                assert info is not None  # built in
+                for doc in docs:
+                    self.rest.create(info, "", doc, {})
         self.controllers.bootstrap()
         for crd in crds:
             for doc in _load_docs(crd):
@@ -267,12 +290,14 @@ class KubeSim:
             self._api_client = self.new_api_client()
         return self._api_client
 
-    def kubeconfig(self, namespace: str = "default") -> dict:
-        """The kubeconfig document (context "kubesim") for this server."""
+    def kubeconfig(self, namespace: str = "default", token: str | None = None) -> dict:
+        """The kubeconfig document (context "kubesim") for this server: the admin's, or one
+        that authenticates with ``token`` (a ServiceAccount's, from ``token_for``)."""
         cluster: dict[str, Any] = {"server": self.url}
         if self.tls:
             cluster["certificate-authority"] = self.ca_file
-        user: dict[str, Any] = {"token": self.token} if self.token is not None else {}
+        token = token if token is not None else self.token
+        user: dict[str, Any] = {"token": token} if token is not None else {}
         return {
             "apiVersion": "v1",
             "kind": "Config",
@@ -288,15 +313,36 @@ class KubeSim:
             "preferences": {},
         }
 
-    def write_kubeconfig(self, path: str | os.PathLike, namespace: str = "default") -> str:
-        """Write a kubeconfig for this server (for kubectl and config.load_kube_config)."""
+    def write_kubeconfig(
+        self, path: str | os.PathLike, namespace: str = "default", token: str | None = None
+    ) -> str:
+        """Write a kubeconfig for this server (for kubectl and config.load_kube_config); with
+        ``token``, one for that token's user instead of the admin. Readable by its owner
+        only, since it holds a credential."""
         import yaml
 
         path = str(path)
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "w") as f:
-            yaml.safe_dump(self.kubeconfig(namespace), f, sort_keys=False)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            yaml.safe_dump(self.kubeconfig(namespace, token), f, sort_keys=False)
         return path
+
+    def token_for(self, namespace: str, service_account: str, seconds: int = 3600) -> str:
+        """A token for the ServiceAccount, minted over HTTP by the TokenRequest API
+        (``POST .../serviceaccounts/<name>/token``) as the admin, as ``kubectl create token``
+        mints one. The ServiceAccount must exist; the server must be started."""
+        from kubernetes import client
+
+        # no audiences: the server's own (the API's), as kubectl create token asks
+        body = client.AuthenticationV1TokenRequest(
+            spec=client.V1TokenRequestSpec(audiences=[], expiration_seconds=seconds)
+        )
+        answer = client.CoreV1Api(self.api_client).create_namespaced_service_account_token(
+            service_account, namespace, body
+        )
+        assert answer.status is not None  # a TokenRequest is answered with its status
+        return str(answer.status.token)
 
     # ---- observation and control for tests -----------------------------------------------------
 

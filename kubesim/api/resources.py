@@ -61,6 +61,8 @@ class ResourceInfo:
     # the resource's own (events.k8s.io Events live in core's).
     converter: Converter | None = None
     storage_group: str | None = None
+    # serves the serviceaccounts/token subresource (TokenRequest): ServiceAccounts only
+    token_request: bool = False
 
     @property
     def group_version(self) -> str:
@@ -171,7 +173,26 @@ class ResourceInfo:
                     "verbs": ["get", "patch", "update"],
                 }
             )
+        if self.token_request:
+            out.append(
+                {
+                    "name": f"{self.plural}/token",
+                    "singularName": "",
+                    "namespaced": self.namespaced,
+                    "group": "authentication.k8s.io",
+                    "version": "v1",
+                    "kind": "TokenRequest",
+                    "verbs": ["create"],
+                }
+            )
         return out
+
+
+def _review(group: str, plural: str, kind: str, namespaced: bool = False) -> ResourceInfo:
+    """A review API (kubesim/auth/reviews.py): created, answered, never stored."""
+    return ResourceInfo(
+        group, "v1", plural, kind, namespaced, singular=kind.lower(), verbs=["create"]
+    )
 
 
 def _builtin() -> list[ResourceInfo]:
@@ -301,8 +322,9 @@ def _builtin() -> list[ResourceInfo]:
             allow_create_on_update=True,
         ),
         # The other kinds manifests/ deploys, so that `kubectl apply -k manifests/` works against
-        # kubesim: stored and served generically, with none of their behaviour (no clusterIP
-        # allocation, no ServiceAccount tokens, and RBAC objects are not enforced).
+        # kubesim: stored and served generically (no clusterIP allocation). ServiceAccounts mint
+        # tokens (serviceaccounts/token) and RBAC objects are enforced when authorization is
+        # RBAC (kubesim/auth/).
         ResourceInfo(
             "",
             "v1",
@@ -313,6 +335,7 @@ def _builtin() -> list[ResourceInfo]:
             short_names=["sa"],
             has_generation=False,
             require_rv_on_update=False,
+            token_request=True,
         ),
         ResourceInfo(
             "",
@@ -345,6 +368,15 @@ def _builtin() -> list[ResourceInfo]:
                 ("rolebindings", "RoleBinding", True),
             )
         ),
+        # The review APIs (kubesim/auth/reviews.py).
+        _review("authentication.k8s.io", "tokenreviews", "TokenReview"),
+        _review("authentication.k8s.io", "selfsubjectreviews", "SelfSubjectReview"),
+        _review("authorization.k8s.io", "subjectaccessreviews", "SubjectAccessReview"),
+        _review("authorization.k8s.io", "selfsubjectaccessreviews", "SelfSubjectAccessReview"),
+        _review(
+            "authorization.k8s.io", "localsubjectaccessreviews", "LocalSubjectAccessReview", True
+        ),
+        _review("authorization.k8s.io", "selfsubjectrulesreviews", "SelfSubjectRulesReview"),
         ResourceInfo(
             "apiextensions.k8s.io",
             "v1",
@@ -366,6 +398,8 @@ BUILTIN_RESOURCES = _builtin()
 _GROUP_PREFERRED = {
     "apps": "v1",
     "events.k8s.io": "v1",
+    "authentication.k8s.io": "v1",
+    "authorization.k8s.io": "v1",
     "rbac.authorization.k8s.io": "v1",
     "coordination.k8s.io": "v1",
     "apiextensions.k8s.io": "v1",

@@ -9,6 +9,7 @@ protobuf"), nor does meta.k8s.io Table (``+protobuf=false``); :func:`message_for
 from __future__ import annotations
 
 from kubesim.protobuf.schema import register
+from kubesim.protobuf.schema_auth import AUTHENTICATION, AUTHORIZATION
 from kubesim.protobuf.schema_core import CORE
 from kubesim.protobuf.schema_groups import APPS, AUTOSCALING, COORDINATION, EVENTS, RBAC
 from kubesim.protobuf.schema_meta import META
@@ -23,6 +24,8 @@ register(
         "coordination": COORDINATION,
         "events": EVENTS,
         "rbac": RBAC,
+        "authentication": AUTHENTICATION,
+        "authorization": AUTHORIZATION,
     }
 )
 
@@ -50,6 +53,21 @@ KINDS: dict[tuple[str, str], str] = {
         "rbac.authorization.k8s.io/v1",
         "rbac",
         _with_lists("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"),
+    ),
+    **_kinds(
+        "authentication.k8s.io/v1",
+        "authentication",
+        ["TokenRequest", "TokenReview", "SelfSubjectReview"],
+    ),
+    **_kinds(
+        "authorization.k8s.io/v1",
+        "authorization",
+        [
+            "SubjectAccessReview",
+            "LocalSubjectAccessReview",
+            "SelfSubjectAccessReview",
+            "SelfSubjectRulesReview",
+        ],
     ),
     **_kinds(
         "meta.k8s.io/v1",

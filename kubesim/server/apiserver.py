@@ -1,8 +1,9 @@
 """The API server: lifecycle, authentication, routing, and dispatch to the verb handlers.
 
 Twin of k8s.io/apiserver/pkg/server (``GenericAPIServer`` and its handler chain) with the
-filters of pkg/endpoints/filters (authentication; authorization reduced to "anonymous may
-read the public paths") and the path mux: discovery (/api, /apis), /openapi/v3, the health
+filters of pkg/endpoints/filters (authentication and authorization, kubesim/auth/filters.py;
+with authorization AlwaysAllow, anonymous users may read only the public paths) and the path
+mux: discovery (/api, /apis), /openapi/v3, the health
 and version paths, and resource paths. A resource request is resolved (request.py), checked
 and handed to the handler of its verb (handlers.py, which calls the REST layer in rest.py and
 scale.py). Sockets and HTTP parsing are in httpserver.py, response writing in responses.py.
@@ -21,9 +22,10 @@ from urllib.parse import unquote
 
 from kubesim.api import errors, warning
 from kubesim.api.resources import Registry, ResourceInfo
+from kubesim.auth.filters import Auth
 from kubesim.registry.rest import Rest
 from kubesim.registry.scale import ScaleREST
-from kubesim.server.handlers import VERB_HANDLERS
+from kubesim.server.handlers import VERB_HANDLERS, create_review
 from kubesim.server.httpserver import ConnectionHandler, HTTPServer, read_body
 from kubesim.server.request import Request, RequestRecord, parse_route, verb_of
 from kubesim.server.responses import send, send_error, send_json
@@ -47,12 +49,14 @@ class ApiServer:
         faults=None,
         request_log_size: int = 100_000,
         bookmark_interval: float = 60.0,
+        auth: Auth | None = None,
     ):
         self.rest = rest  # the verbs
         self.scale = ScaleREST(rest)  # the /scale subresource's verbs
         self.registry = registry  # served resources, for routing and discovery
         self.storage = rest.storage  # watch streams unregister their watchers here
-        self.token = token  # bearer token required when set (anonymous -> 403, wrong -> 401)
+        # who a request is and what it may do (kubesim/auth/); AlwaysAllow unless given
+        self.auth = auth if auth is not None else Auth(rest.storage, token)
         self.faults = faults  # FaultInjector or None
         self.request_log: deque[RequestRecord] = deque(maxlen=request_log_size)  # newest last
         self._stopping = False  # stop() has begun: requests on open connections are dropped
@@ -63,6 +67,16 @@ class ApiServer:
         self.httpd: HTTPServer | None = None  # the listening server while started
         self.url = ""  # base URL while started
         self._thread: threading.Thread | None = None  # runs serve_forever
+
+    @property
+    def token(self) -> str | None:
+        """The admin's bearer token, required when set (anonymous -> 403, wrong -> 401); tests
+        change it while serving, as a rotated credential."""
+        return self.auth.authenticator.admin_token
+
+    @token.setter
+    def token(self, value: str | None) -> None:
+        self.auth.authenticator.admin_token = value
 
     # ---- lifecycle -----------------------------------------------------------------------------
 
@@ -113,6 +127,7 @@ class ApiServer:
             try:
                 body = read_body(h)
                 self._authenticate(h, req)
+                self._authorize(req)
                 self._route_and_serve(h, req, body)
             except errors.ApiError as e:
                 send_error(h, req, e)
@@ -127,22 +142,26 @@ class ApiServer:
             req.record()
 
     def _authenticate(self, h: ConnectionHandler, req: Request) -> None:
-        if self.token is None:
-            req.user = "system:admin"
-            return
-        # As the apiserver's bearertoken authenticator: the scheme is case-insensitive (the
-        # official client's in-cluster loader sends "bearer <token>"), and a header that is not
-        # a bearer token leaves the request anonymous.
-        parts = (h.headers.get("Authorization") or "").strip().split(" ")
-        if len(parts) < 2 or parts[0].lower() != "bearer" or not parts[1]:
-            req.user = "system:anonymous"
-            return
-        if parts[1] != self.token:
-            raise errors.unauthorized()
-        req.user = "kubesim-user"
+        req.user_info = self.auth.authenticate(h.headers.get("Authorization"))
+        req.user = req.user_info.name
+
+    def _authorize(self, req: Request) -> None:
+        """WithAuthorization, before any routing (an unknown resource is a 403 too)."""
+        info = self.auth.request_info(req.method, req.path, req.qs)
+        try:
+            self.auth.authorize(req.user_info, info)
+        except errors.ApiError:
+            # the log shows what was refused, as the routing would have named it
+            if info.is_resource_request:
+                sub = f"/{info.subresource}" if info.subresource else ""
+                req.verb, req.resource = info.verb, info.resource + sub
+                req.namespace, req.name = info.namespace, info.name
+            raise
 
     def _forbid_anonymous(self, req: Request, info: ResourceInfo | None = None) -> None:
-        if req.user != "system:anonymous" or self.token is None:
+        """With authorization AlwaysAllow and a token set: anonymous users get 403 outside the
+        public paths (under RBAC the authorizer has decided already)."""
+        if req.user != "system:anonymous" or self.token is None or self.auth.enforcing:
             return
         if info is None:
             raise errors.ApiError(
@@ -281,6 +300,8 @@ class ApiServer:
             raise errors.method_not_allowed()
         if info.namespaced and not ns and name:
             raise errors.page_not_found()
+        if self.auth.is_review(info.group, info.plural, sub):
+            return create_review(self, h, req, route, body)
         if sub and sub not in _subresources(info):
             if name:
                 self.rest.get(info, ns, name)  # a missing object is reported first

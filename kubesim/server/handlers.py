@@ -4,7 +4,9 @@ Twin of k8s.io/apiserver/pkg/endpoints/handlers: ``get_resource`` and ``list_res
 get.go's GetResource and ListResource, ``watch_resource`` is ListResource's watch branch
 (serveWatch, streamed by watch.py), ``create_resource`` create.go, ``update_resource``
 update.go, ``patch_resource`` patch.go, ``delete_resource`` and ``delete_collection``
-delete.go. The server has already resolved the route, authenticated the request, applied
+delete.go, ``create_review`` create.go for the review APIs and ``serviceaccounts/token``,
+whose REST storage (kubesim/auth/reviews.py) answers instead of storing. The server has
+already resolved the route, authenticated and authorized the request, applied
 faults and checked that the subresource exists; ``VERB_HANDLERS`` maps the request's verb to
 its handler, as the route installer (endpoints/installer.go) registers one per verb.
 
@@ -21,6 +23,7 @@ from typing import Protocol
 
 from kubesim.api import errors
 from kubesim.api.resources import ResourceInfo
+from kubesim.auth.filters import Auth
 from kubesim.registry.rest import Rest
 from kubesim.registry.scale import ScaleREST
 from kubesim.server.httpserver import ConnectionHandler
@@ -38,7 +41,7 @@ from kubesim.server.watch import serve_watch
 from kubesim.storage.store import Storage, Stored
 from kubesim.views.table import TableRenderer, request_renderer
 
-__all__ = ["Handler", "Scope", "VERB_HANDLERS"]
+__all__ = ["Handler", "Scope", "VERB_HANDLERS", "create_review"]
 
 
 class Scope(Protocol):
@@ -59,6 +62,8 @@ class Scope(Protocol):
     bookmark_interval: float
     # prints Tables for Accept: as=Table; None: the server serves no Tables
     table_renderer: TableRenderer | None
+    # the review APIs and TokenRequest answer from it
+    auth: Auth
 
 
 Handler = Callable[[Scope, ConnectionHandler, Request, Route, bytes], None]
@@ -187,6 +192,27 @@ def delete_collection(
     return send_list(h, req, info, deleted, mt, _tables(api, req, mt))
 
 
+def create_review(
+    api: Scope, h: ConnectionHandler, req: Request, route: Route, body: bytes
+) -> None:
+    """POST of a review (TokenReview, SubjectAccessReview, ...) or of a TokenRequest to
+    serviceaccounts/<name>/token: the body answered, 201; any other method 405."""
+    info = route.info
+    kind = _TOKEN_REQUEST if route.sub == "token" else info
+    mt = negotiate(h, endpoint_for(kind, False, False))
+    if req.method != "POST" or (route.name and not route.sub):
+        raise errors.method_not_allowed()
+    if info.namespaced and not route.namespace:
+        raise errors.method_not_allowed()
+    obj = decode_body(h, body, kind)
+    if not isinstance(obj, dict):
+        raise errors.bad_request(f"the object provided is not a {kind.kind}")
+    answer = api.auth.review(
+        req.user_info, info.group, info.plural, route.namespace, route.name, obj
+    )
+    return send_as(h, req, 201, answer, mt)
+
+
 VERB_HANDLERS: dict[str, Handler] = {
     "get": get_resource,
     "list": list_resource,
@@ -209,6 +235,8 @@ def _tables(api: Scope, req: Request, mt: MediaType, watch: bool = False) -> Tab
 
 # What a /scale body is decoded as (its protobuf form is autoscaling/v1 Scale).
 _SCALE = ResourceInfo("autoscaling", "v1", "scale", "Scale", True)
+# What a serviceaccounts/<name>/token body is decoded and answered as.
+_TOKEN_REQUEST = ResourceInfo("authentication.k8s.io", "v1", "token", "TokenRequest", True)
 
 
 def _no_collection_write(route: Route) -> errors.ApiError:

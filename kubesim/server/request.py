@@ -16,6 +16,8 @@ from urllib.parse import parse_qs
 
 from kubesim.api import errors
 from kubesim.api.resources import Registry, ResourceInfo
+from kubesim.auth.authenticator import ANONYMOUS_USER
+from kubesim.auth.user import UserInfo
 
 __all__ = ["Request", "RequestRecord", "Route", "parse_route", "verb_of"]
 
@@ -52,6 +54,7 @@ class Request:
         "namespace",
         "name",
         "user",
+        "user_info",
         "user_agent",
         "t0",
         "wall",
@@ -72,7 +75,8 @@ class Request:
         self.resource = ""  # plural[/subresource] once routed
         self.namespace = ""  # request namespace once routed
         self.name = ""  # object name once routed
-        self.user = "system:anonymous"  # set by authentication
+        self.user = "system:anonymous"  # set by authentication: the user's name, for the log
+        self.user_info: UserInfo = ANONYMOUS_USER  # set by authentication: name, groups, ...
         self.user_agent = user_agent  # the User-Agent header
         self.t0 = time.perf_counter()  # start, for the logged duration
         self.wall = time.time()  # start, wall clock, for the log

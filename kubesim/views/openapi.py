@@ -299,6 +299,10 @@ def _build(infos: list[ResourceInfo], group: str, version: str, server_version: 
         else:
             kind_schema = by_gvk.get((group, version, info.kind))
             list_schema = by_gvk.get((group, version, info.list_kind))
+            if kind_schema is None:
+                # the review kinds (TokenReview, SubjectAccessReview, ...): no generated
+                # schema, so no paths; kubectl reaches them through typed clients only
+                continue
         roots += [s for s in (kind_schema, list_schema) if s]
         paths.update(_resource_paths(info, kind_schema, list_schema))
     roots.append(f"{_META}.Status")

@@ -12,15 +12,14 @@ Three targets, one interface (``Cluster``), so every scenario is written once:
 - ``kubesim`` (the default suite, or ``E2E_KUBESIM=1``): the project's in-process API server,
   with TLS and a bearer token so the kubeconfig path is the same as for a cluster, once in each
   of its deployment controller modes (full, no-nodes, none: the kinds capabilities.py tells
-  apart).
-  It has no ServiceAccounts, TokenRequest or RBAC, so the controller runs with the admin's
-  credentials there; this is said in the report header.
+  apart), and with RBAC enforced (``authorization_mode="RBAC"``), so the controller runs as its
+  ServiceAccount there too.
 
 What a target can do is not assumed from its name: tests/e2e/capabilities.py probes it once per
 session (a deployment controller? a garbage collector? Ready, schedulable nodes?), and the
 scenarios make the strongest assertions that allows.
 
-On a real API server the controller never uses the admin's credentials: it gets a token for the
+On every target the controller never uses the admin's credentials: it gets a token for the
 ``sample-controller`` ServiceAccount from the TokenRequest API
 (``POST .../serviceaccounts/sample-controller/token``) and a kubeconfig built from it, so a
 permission missing from manifests/rbac.yaml fails the scenarios.

@@ -139,9 +139,9 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     if TARGET == "kubesim":
         modes = ", ".join(cluster_params())
         lines = [
-            f"e2e target: kubesim, once per deployment controller mode ({modes}); the "
-            "controller runs with the admin's token (kubesim has no ServiceAccounts, "
-            "TokenRequest or RBAC; RBAC scenarios skip)"
+            f"e2e target: kubesim, once per deployment controller mode ({modes}), RBAC "
+            "enforced; the controller runs with the sample-controller ServiceAccount's minted "
+            "token"
         ]
     else:
         lines = [
@@ -200,18 +200,20 @@ def cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
         from kubesim import KubeSim
 
         mode = name.removeprefix("kubesim-")
-        # TLS and a bearer token, so the kubeconfig is used exactly as a cluster's would be.
+        # TLS and a bearer token, so the kubeconfig is used exactly as a cluster's would be, and
+        # RBAC enforced, so the controller's ServiceAccount has the manifests' rights only.
         # "none" is envtest's twin: no kube-controller-manager, so no garbage collector either.
         with KubeSim(
             tls=True,
             token=f"admin-{uuid.uuid4().hex}",
+            authorization_mode="RBAC",
             deployment_controller=mode,
             deployment_status_delay=None if mode == "none" else 0.05,
             garbage_collector=mode != "none",
         ) as sim:
             kubeconfig = sim.write_kubeconfig(workdir / "admin.kubeconfig")
             yield from _serve(
-                Cluster("kubesim", kubeconfig, workdir, has_rbac=False, name=name),
+                Cluster("kubesim", kubeconfig, workdir, has_rbac=True, name=name),
                 KUBESIM_PROBE_TIMEOUT,
             )
     elif name == "envtest":
@@ -268,12 +270,13 @@ def credentials(cluster: Cluster) -> ControllerCredentials:
         token = cluster.mint_token(sa_ns, sa_name)
         identity = f"system:serviceaccount:{sa_ns}:{sa_name}"
     else:
-        # kubesim: no ServiceAccounts, no TokenRequest, no RBAC. The controller gets the admin's
-        # token, still through a kubeconfig written the way the minted one would be.
+        # A server that neither enforces RBAC nor mints tokens (none of the targets today): the
+        # controller gets the admin's token, still through a kubeconfig written the way the
+        # minted one would be.
         for doc in load_manifests("namespace.yaml"):
             cluster.apply(doc)
         token = cluster.admin_token()
-        identity = "admin (kubesim fallback: no TokenRequest, RBAC not enforced)"
+        identity = "admin (fallback: no TokenRequest, RBAC not enforced)"
     kubeconfig = cluster.kubeconfig_with_token(token, "sample-controller")
     return ControllerCredentials(kubeconfig, identity, sa_ns, f"{sa_ns}/{sa_name}", token)
 

@@ -345,10 +345,7 @@ def test_rbac_least_privilege(
     skip_assertion: Callable[[str, str], None],
 ):
     if not cluster.has_rbac:
-        pytest.skip(
-            "kubesim stores RBAC objects but neither enforces them nor mints tokens; this scenario "
-            "runs against envtest or a cluster"
-        )
+        pytest.skip("the API server neither enforces RBAC nor mints ServiceAccount tokens")
     sa = Cluster.client_for(credentials.kubeconfig)
     # the token is the ServiceAccount's, and the server says so where it can (1.26+)
     assert service_account_username(token_claims(credentials.token)) == credentials.identity

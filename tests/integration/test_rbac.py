@@ -1,13 +1,21 @@
 """Least privilege of manifests/: the RBAC allows every request the controller makes, and no more.
 
 The controller runs as a process with the Deployment's own args and the POD_NAMESPACE the
-downward API would give it, through a lifecycle that exercises every code path that talks to the
-API: leader election (create, renew, release of the Lease), informers (list, watch), creating a
-Deployment, scaling it, status writes, Events (created, then patched when they repeat) and the
-warning path of a Deployment owned by someone else. kubesim records every request; the test
-authorizes each one against the rules bound to the Deployment's ServiceAccount, as the RBAC
-authorizer would (verb, API group, resource/subresource, namespace, resourceNames), and then
-checks the other direction: every (verb, resource, name) the rules grant was used at least once.
+downward API would give it, as its ServiceAccount: kubesim enforces RBAC
+(``authorization_mode="RBAC"``), the manifests' namespace, ServiceAccount, Roles and bindings
+are applied to it, and the controller's kubeconfig holds a token minted for the ServiceAccount
+by the TokenRequest API, as kubelet projects one into the pod. The lifecycle exercises every code
+path that talks to the API: leader election (create, renew, release of the Lease), informers
+(list, watch), creating a Deployment, scaling it, status writes, Events (created, then patched
+when they repeat) and the warning path of a Deployment owned by someone else.
+
+A permission the manifests lack fails the request at the server with 403, as on a cluster:
+the lifecycle asserts that none of the controller's requests was refused, and
+``test_a_missing_permission_is_refused_by_the_server`` takes one rule away and watches the
+server refuse it. kubesim also records every request; the test authorizes each one offline
+against the rules bound to the ServiceAccount with a matcher of its own (a cross-check of the
+server's authorizer, which the matcher's own test pins), and checks the other direction: every
+(verb, resource, name) the rules grant was used at least once.
 
 Nothing about the rules is hard-coded here: they are read from the manifests kustomization.yaml
 lists. The one thing outside them is the discovery GET of /apis/samplecontroller.k8s.io/v1alpha1
@@ -17,6 +25,7 @@ at start-up, a non-resource URL every authenticated user may get through the def
 
 from __future__ import annotations
 
+import copy
 import signal
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -38,13 +47,10 @@ from tests.integration.controller_process import (
 )
 
 MANIFESTS = ROOT / "manifests"
-pytestmark = pytest.mark.kubesim(deployment_status_delay=0.1)
+pytestmark = pytest.mark.kubesim(deployment_status_delay=0.1, authorization_mode="RBAC")
 
 # The secure /metrics makes a TokenReview and a SubjectAccessReview per scraper: the lifecycle
-# scrapes it with a ServiceAccount token, which needs kubesim's ServiceAccounts, TokenRequest
-# and reviews (issue 25 item 3, merged separately). Without them the metrics-auth-role's two
-# creates go unused, and the test below fails on exactly that.
-KUBESIM_HAS_TOKENS = hasattr(KubeSim, "token_for")
+# scrapes it with a ServiceAccount token, so the metrics-auth-role's two creates are used.
 SCRAPER = ("monitoring", "prometheus")  # the ServiceAccount bound to metrics-reader
 
 # The default ClusterRole system:discovery, bound to system:authenticated: GET of these
@@ -175,6 +181,66 @@ def docs() -> list[dict]:
     return load_manifests()
 
 
+# kind -> (group, version, plural, namespaced) of what apply_identity applies
+_KINDS = {
+    "Namespace": ("", "v1", "namespaces", False),
+    "ServiceAccount": ("", "v1", "serviceaccounts", True),
+    "ClusterRole": ("rbac.authorization.k8s.io", "v1", "clusterroles", False),
+    "ClusterRoleBinding": ("rbac.authorization.k8s.io", "v1", "clusterrolebindings", False),
+    "Role": ("rbac.authorization.k8s.io", "v1", "roles", True),
+    "RoleBinding": ("rbac.authorization.k8s.io", "v1", "rolebindings", True),
+}
+
+
+def apply_identity(sim: KubeSim, docs: list[dict]) -> None:
+    """Create the manifests' namespace, ServiceAccount and RBAC in kubesim, as the admin."""
+    api = RESTClient(sim.new_api_client())
+    for doc in docs:
+        if doc["kind"] not in _KINDS:
+            continue
+        group, version, plural, namespaced = _KINDS[doc["kind"]]
+        ns = doc["metadata"].get("namespace") if namespaced else None
+        api.request("POST", resource_path(group, version, plural, ns), body=copy.deepcopy(doc))
+
+
+def service_account_user(docs: list[dict]) -> str:
+    dep = deployment(docs)
+    sa_name = dep["spec"]["template"]["spec"]["serviceAccountName"]
+    return f"system:serviceaccount:{dep['metadata']['namespace']}:{sa_name}"
+
+
+def start_as_service_account(
+    sim: KubeSim, docs: list[dict], tmp_path: Path, *flags: str
+) -> ControllerProcess:
+    """The controller process with the Deployment's args and env, authenticating with a token
+    minted for its ServiceAccount (the manifests' identity must be applied first)."""
+    dep = deployment(docs)
+    namespace = dep["metadata"]["namespace"]
+    [container] = dep["spec"]["template"]["spec"]["containers"]
+    # The env the downward API gives the pod (fieldRef metadata.namespace).
+    env = {
+        e["name"]: namespace
+        for e in container.get("env") or []
+        if (e.get("valueFrom") or {}).get("fieldRef", {}).get("fieldPath") == "metadata.namespace"
+    }
+    assert env.get("POD_NAMESPACE") == namespace
+    sa_name = dep["spec"]["template"]["spec"]["serviceAccountName"]
+    token = sim.token_for(namespace, sa_name)
+    kubeconfig = sim.write_kubeconfig(tmp_path / "service-account.kubeconfig", token=token)
+    # The manifest's args, then test-only overrides: loopback endpoints, fast leases.
+    return ControllerProcess(
+        kubeconfig,
+        *container.get("args", []),
+        *FAST_LEADER_ELECTION,
+        "--metrics-bind-address",
+        "127.0.0.1:0",
+        "--health-probe-bind-address",
+        "127.0.0.1:0",
+        *flags,
+        env=env,
+    )
+
+
 def test_rules_are_explicit(docs):
     """Wildcards cannot be least privilege, and would make the unused-rule check meaningless."""
     grants = grants_for_service_account(docs)
@@ -206,45 +272,23 @@ def kubesim_options_of_module() -> dict:
 
 
 def run_lifecycle(docs, tmp_path, sim) -> list[RequestRecord]:
-    """One lifecycle against ``sim``; its requests."""
-    dep = deployment(docs)
-    namespace = dep["metadata"]["namespace"]
-    [container] = dep["spec"]["template"]["spec"]["containers"]
-    # The env the downward API gives the pod (fieldRef metadata.namespace).
-    env = {
-        e["name"]: namespace
-        for e in container.get("env") or []
-        if (e.get("valueFrom") or {}).get("fieldRef", {}).get("fieldPath") == "metadata.namespace"
-    }
-    assert env.get("POD_NAMESPACE") == namespace
+    """One lifecycle against ``sim``, as the ServiceAccount with the manifests' RBAC enforced;
+    its requests."""
+    apply_identity(sim, docs)
     api = RESTClient(sim.new_api_client())
-    api.request("POST", "/api/v1/namespaces", body={"metadata": {"name": namespace}})
     # A request is logged when it ends, a watch when its stream closes. A zero-latency fault
     # rule counts watches as they start, so the test can wait until all are logged.
     watches = sim.faults.add_latency(0.0, verbs=["watch"])
-    # The manifest's args, then test-only overrides: loopback endpoints, fast leases.
-    proc = ControllerProcess.against(
-        sim,
-        tmp_path,
-        *container.get("args", []),
-        *FAST_LEADER_ELECTION,
-        "--metrics-bind-address",
-        "127.0.0.1:0",
-        # the manifest's (and the CLI's) default, over the test harness's plain HTTP
-        "--metrics-secure=true",
-        "--health-probe-bind-address",
-        "127.0.0.1:0",
-        env=env,
-    )
+    # the manifest's (and the CLI's) default, over the test harness's plain HTTP
+    proc = start_as_service_account(sim, docs, tmp_path, "--metrics-secure=true")
     try:
         proc.wait_log("became leader")
         wait_for(lambda: proc.get("health-probes", "/readyz")[0] == 200, message="ready")
 
         # a scrape as Prometheus makes it: the controller reviews the token and the access
-        if KUBESIM_HAS_TOKENS:
-            token = scraper_token(sim, api, docs)
-            code, body = proc.get("metrics", "/metrics", token=token)
-            assert code == 200 and "workqueue_depth" in body, (code, body)
+        token = scraper_token(sim, api, docs)
+        code, body = proc.get("metrics", "/metrics", token=token)
+        assert code == 200 and "workqueue_depth" in body, (code, body)
 
         # create -> Deployment created, status written, Synced event
         api.request("POST", resource_path(*FOO_GVR, "default"), body=foo("alpha"))
@@ -349,19 +393,17 @@ def scraper_token(sim: KubeSim, api: RESTClient, docs: list[dict]) -> str:
             "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}],
         },
     )
-    return sim.token_for(namespace, name)  # type: ignore[attr-defined]
+    return sim.token_for(namespace, name)
 
 
-@pytest.mark.xfail(
-    not KUBESIM_HAS_TOKENS,
-    strict=True,
-    reason="kubesim has no ServiceAccount tokens, TokenReview or SubjectAccessReview yet "
-    "(issue 25 item 3): the lifecycle cannot scrape the secure /metrics, so "
-    "metrics-auth-role's creates go unused. Remove at merge.",
-)
 def test_every_request_is_allowed_and_every_rule_is_used(docs, lifecycle):
     grants = grants_for_service_account(docs)
     assert grants, "no rules bound to the Deployment's ServiceAccount"
+    assert lifecycle, "the controller made no request"
+    # The server's verdict: the controller was the ServiceAccount, and nothing was refused.
+    assert {r.user for r in lifecycle} == {service_account_user(docs)}
+    refused = [f"{r.code} {r.verb} {r.path}" for r in lifecycle if r.code in (401, 403)]
+    assert not refused, "requests the server refused:\n" + "\n".join(refused)
 
     denied, discovery, used = [], set(), []
     for record in lifecycle:
@@ -459,3 +501,38 @@ def test_manifest_files_exist():
     ):
         assert (MANIFESTS / name).is_file(), name
     assert Path(ROOT / "crds" / "kustomization.yaml").is_file()
+
+
+def test_a_missing_permission_is_refused_by_the_server(docs, tmp_path, sim):
+    """Take the foos/status rule out of the ClusterRole: the controller's status write is
+    refused with 403 by the server, as a cluster would refuse it, and retried."""
+    narrowed = copy.deepcopy(docs)
+    [role] = [d for d in narrowed if d["kind"] == "ClusterRole"]
+    role["rules"] = [r for r in role["rules"] if "foos/status" not in r.get("resources", [])]
+    assert (
+        len(role["rules"]) == len(next(d for d in docs if d["kind"] == "ClusterRole")["rules"]) - 1
+    ), "the ClusterRole has no foos/status rule to take away"
+    apply_identity(sim, narrowed)
+    user = service_account_user(docs)
+    api = RESTClient(sim.new_api_client())
+    proc = start_as_service_account(sim, docs, tmp_path)
+    try:
+        proc.wait_log("became leader")
+        api.request("POST", resource_path(*FOO_GVR, "default"), body=foo("alpha"))
+
+        def refused_status_writes() -> list[RequestRecord]:
+            return [
+                r
+                for r in sim.request_log
+                if r.user == user and r.resource == "foos/status" and r.code == 403
+            ]
+
+        wait_for(lambda: refused_status_writes(), message="the status write refused with 403")
+        [first, *_] = refused_status_writes()
+        assert (first.verb, first.namespace, first.name) == ("update", "default", "alpha")
+        # the write never landed
+        assert not api.request("GET", resource_path(*FOO_GVR, "default", "alpha")).get("status")
+        # the controller retries: the error is not swallowed
+        wait_for(lambda: len(refused_status_writes()) >= 2, message="a retried status write")
+    finally:
+        proc.close()

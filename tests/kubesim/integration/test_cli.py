@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 
+import pytest
 from kubernetes import client, config
 
 
@@ -47,6 +48,54 @@ def test_cli_serves_until_sigterm(tmp_path):
             "example.com", "v1", "default", "bars"
         )
         assert lst["items"] == []
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_cli_enforces_rbac_with_authorization_mode_rbac(tmp_path):
+    kc = tmp_path / "kubeconfig"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kubesim",
+            "--listen",
+            "127.0.0.1:0",
+            "--kubeconfig",
+            str(kc),
+            "--token",
+            "admin-secret",
+            "--authorization-mode",
+            "RBAC",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = proc.stdout.readline().strip()
+        admin = config.new_client_from_config(config_file=str(kc))
+        core = client.CoreV1Api(admin)
+        # the kubeconfig's token is the admin's: system:masters
+        assert "default" in {n.metadata.name for n in core.list_namespace().items}
+        core.create_namespaced_service_account("default", {"metadata": {"name": "robot"}})
+        minted = core.create_namespaced_service_account_token(
+            "robot",
+            "default",
+            client.AuthenticationV1TokenRequest(spec=client.V1TokenRequestSpec(audiences=[])),
+        )
+        cfg = client.Configuration()
+        cfg.host = url
+        cfg.api_key = {"authorization": minted.status.token}
+        cfg.api_key_prefix = {"authorization": "Bearer"}
+        with client.ApiClient(cfg) as robot:
+            with pytest.raises(client.ApiException) as refused:
+                client.CoreV1Api(robot).list_namespace()
+        assert refused.value.status == 403
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == 0
     finally:

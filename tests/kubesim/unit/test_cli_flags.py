@@ -64,6 +64,7 @@ INVALID = [
     (["--deployment-status-delay", "soon"], "--deployment-status-delay", "invalid seconds value"),
     (["--history-size", "0"], "--history-size", "must be at least 1 (got 0)"),
     (["--token", ""], "--token", "must not be empty"),
+    (["--authorization-mode", "Node"], "--authorization-mode", "invalid choice: 'Node'"),
     (["--kubeconfig", "{under-a-file}"], "--kubeconfig", "cannot write"),
     (["--feature-gates", "Bogus=true"], "--feature-gates", "unrecognized feature gate: Bogus"),
     (["--feature-gates", "ShardedListAndWatch"], "--feature-gates", "missing bool value for"),
