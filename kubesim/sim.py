@@ -24,11 +24,13 @@ from kubesim.api.resources import Registry
 from kubesim.controllers.gc import GarbageCollector
 from kubesim.controllers.manager import ControllerManager
 from kubesim.faults import FaultInjector
+from kubesim.registry.fieldmanager import FieldManager
 from kubesim.registry.rest import Rest
 from kubesim.server.apiserver import ApiServer
 from kubesim.server.request import RequestRecord
 from kubesim.storage.store import COMPACTION_INTERVAL, WATCH_CACHE_UPPER_BOUND, Storage
 from kubesim.validation.schema import SchemaValidator
+from kubesim.views.openapi import builtin_schemas
 
 __all__ = ["KubeSim"]
 
@@ -91,7 +93,10 @@ class KubeSim:
             history_size, watch_queue_size, compaction_interval=compaction_interval
         )  # objects, RV, etcd history, watch windows, watchers
         self.registry = Registry()  # served resources and discovery
-        self.rest = Rest(self.storage, self.registry, SchemaValidator())  # the verbs
+        # the verbs, with managedFields typed by the built-in kinds' schemas
+        self.rest = Rest(
+            self.storage, self.registry, SchemaValidator(), FieldManager(builtin_schemas())
+        )
         self.faults = FaultInjector(self)  # fault injection (see faults.py)
         self.server = ApiServer(
             self.rest,
@@ -124,7 +129,8 @@ class KubeSim:
         ns_info = self.registry.lookup("", "v1", "namespaces")
         assert ns_info is not None  # built in
         for name in DEFAULT_NAMESPACES:
-            self.rest.create(ns_info, "", {"metadata": {"name": name}}, {})
+            # (created by the API server itself, as its bootstrap controller does)
+            self.rest.create(ns_info, "", {"metadata": {"name": name}}, {}, "kube-apiserver")
         self.controllers.bootstrap()
         for crd in crds:
             for doc in _load_docs(crd):
