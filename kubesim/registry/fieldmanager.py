@@ -29,7 +29,6 @@ of the sets (kubesim's versions share one shape).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from kubesim.api import errors
@@ -53,26 +52,43 @@ IN_PROCESS_MANAGER = "kube-controller-manager"
 MAX_UPDATE_MANAGERS = 10
 _ANCIENT = "ancient-changes"
 
-# stripmeta.go: fields of an object's identity that no manager owns
-_STRIPPED: list[tuple[str, ...]] = [
-    ("f:apiVersion",),
-    ("f:kind",),
-    ("f:metadata",),
-    *(
-        ("f:metadata", "f:" + name)
-        for name in (
-            "name",
-            "namespace",
-            "creationTimestamp",
-            "selfLink",
-            "uid",
-            "clusterName",
-            "generation",
-            "managedFields",
-            "resourceVersion",
-        )
-    ),
-]
+# stripmeta.go: fields of an object's identity that no manager owns (metadata itself too)
+_STRIPPED_TOP = ("f:apiVersion", "f:kind")
+_STRIPPED_META = frozenset(
+    {
+        ".",
+        *(
+            "f:" + name
+            for name in (
+                "name",
+                "namespace",
+                "creationTimestamp",
+                "selfLink",
+                "uid",
+                "clusterName",
+                "generation",
+                "managedFields",
+                "resourceVersion",
+            )
+        ),
+    }
+)
+
+
+def _strip(s: dict) -> dict:
+    """The set without the identity fields (stripMetaManager)."""
+    meta = s.get("f:metadata")
+    if meta is None and not any(k in s for k in _STRIPPED_TOP):
+        return s
+    out = {k: v for k, v in s.items() if k not in _STRIPPED_TOP}
+    if meta is not None:
+        kept = {k: v for k, v in meta.items() if k not in _STRIPPED_META}
+        if kept:
+            out["f:metadata"] = kept
+        else:
+            del out["f:metadata"]
+    return out
+
 
 _META_V1 = "io.k8s.apimachinery.pkg.apis.meta.v1."
 # Types upstream marks +structType=atomic (x-kubernetes-map-type: atomic in its OpenAPI), which
@@ -136,16 +152,54 @@ def manager_name(query: dict, user_agent: str) -> str:
     return query.get("fieldManager") or user_agent.split("/", 1)[0]
 
 
-@dataclass
 class _Entry:
-    """One managedFields entry, with its set decoded."""
+    """One managedFields entry. Read from a stored object, its set is decoded only when a
+    write needs it, and it is written back as it was read unless the write changed it (the
+    hot path: most writes touch one manager's fields)."""
 
-    manager: str
-    operation: str
-    api_version: str
-    time: str | None
-    fields: dict
-    subresource: str = ""
+    __slots__ = ("manager", "operation", "api_version", "_time", "_fields", "subresource", "raw")
+
+    def __init__(
+        self,
+        manager: str,
+        operation: str,
+        api_version: str,
+        time: str | None,
+        fields: dict | None,
+        subresource: str = "",
+        raw: dict | None = None,
+    ):
+        self.manager = manager
+        self.operation = operation
+        self.api_version = api_version
+        self._time = time
+        self._fields = fields
+        self.subresource = subresource
+        # the stored entry this one was read from; None once changed
+        self.raw = raw
+
+    @property
+    def time(self) -> str | None:
+        return self._time
+
+    @time.setter
+    def time(self, value: str | None) -> None:
+        if value != self._time:
+            self._time = value
+            self.raw = None
+
+    @property
+    def fields(self) -> dict:
+        if self._fields is None:
+            assert self.raw is not None
+            self._fields = _decoded(self.raw.get("fieldsV1") or {})
+        return self._fields
+
+    @fields.setter
+    def fields(self, value: dict) -> None:
+        if value is not self._fields:
+            self._fields = value
+            self.raw = None
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -174,6 +228,8 @@ class _Entry:
     def encode(self) -> dict:
         """The entry as Go writes a ManagedFieldsEntry: every field is omitempty (a request
         without User-Agent or fieldManager makes an entry without manager)."""
+        if self.raw is not None:
+            return self.raw
         out: dict[str, Any] = {}
         if self.manager:
             out["manager"] = self.manager
@@ -189,8 +245,29 @@ class _Entry:
         return out
 
 
-def _decode(managed: Any) -> dict[tuple, _Entry] | None:
-    """DecodeManagedFields; None when the list is not a valid one."""
+# Sets decoded from stored entries, by the identity of their FieldsV1 dict (stored objects
+# are never changed, so a dict's set never changes); cleared when it grows large.
+_DECODED: dict[int, tuple[dict, dict]] = {}
+_DECODED_MAX = 50_000
+
+
+def _decoded(fields_v1: dict) -> dict:
+    hit = _DECODED.get(id(fields_v1))
+    if hit is not None and hit[0] is fields_v1:
+        return hit[1]
+    s = fp.from_fields_v1(fields_v1)
+    if len(_DECODED) >= _DECODED_MAX:
+        _DECODED.clear()
+    _DECODED[id(fields_v1)] = (fields_v1, s)
+    return s
+
+
+def _decode(managed: Any, trusted: bool = False) -> dict[tuple, _Entry] | None:
+    """DecodeManagedFields; None when the list is not a valid one.
+
+    trusted: the list is a stored object's (written by this module): sets decode lazily and
+    unchanged entries are written back as they are.
+    """
     if not isinstance(managed, list):
         return None
     out: dict[tuple, _Entry] = {}
@@ -200,13 +277,16 @@ def _decode(managed: Any) -> dict[tuple, _Entry] | None:
                 return None
             if item.get("fieldsType", "FieldsV1") != "FieldsV1":
                 return None
+            if not isinstance(item.get("fieldsV1", {}), dict):
+                return None
             e = _Entry(
                 str(item.get("manager") or ""),
                 item["operation"],
                 str(item.get("apiVersion") or ""),
                 item.get("time"),
-                fp.from_fields_v1(item.get("fieldsV1") or {}),
+                None if trusted else fp.from_fields_v1(item.get("fieldsV1") or {}),
                 str(item.get("subresource") or ""),
+                item if trusted else None,
             )
             if e.key in out:
                 return None
@@ -319,10 +399,10 @@ class FieldManager:
         if not s:
             return {}
         if sub == "status":
-            return fp.without(fp.filter_subtree(s, "f:status"), _STRIPPED)
-        if sub is None and (info.status_subresource or not info.custom):
-            return fp.without(s, _STRIPPED, ("f:status",))
-        return fp.without(s, _STRIPPED)
+            return fp.filter_subtree(s, "f:status")
+        if sub is None and (info.status_subresource or not info.custom) and "f:status" in s:
+            s = {k: v for k, v in s.items() if k != "f:status"}
+        return _strip(s)
 
     # ---- update ----------------------------------------------------------------------------
 
@@ -346,17 +426,22 @@ class FieldManager:
         if requested is not ABSENT and _is_reset(requested):
             base = {}
         else:
-            base = _decode(requested) if requested not in (ABSENT, None) else None
+            live_managed = (live or {}).get("metadata", {}).get("managedFields")
+            # (a request that sends back the stored list unchanged is as good as the stored)
+            same = requested is live_managed or requested == live_managed
+            base = _decode(requested, same) if requested not in (ABSENT, None) else None
             if not base:
-                base = _decode((live or {}).get("metadata", {}).get("managedFields")) or {}
+                live_managed = (live or {}).get("metadata", {}).get("managedFields")
+                base = _decode(live_managed, trusted=True) or {}
         lhs = live if live is not None else self._zero(info)
         added, modified, removed = fp.compare(lhs, new, self.root(info))
         changed = self._owned(info, sub, fp.union(added, modified))
         gone = self._owned(info, sub, removed)
         if changed or gone:
-            for key in list(base):
-                e = base[key]
-                e.fields = fp.difference(fp.difference(e.fields, changed), gone)
+            touched = fp.union(changed, gone)
+            for e in base.values():
+                if fp.overlaps(e.fields, touched):
+                    e.fields = fp.difference(e.fields, touched)
             if changed:
                 where = entry_sub or sub or ""
                 e = _Entry(manager, "Update", info.group_version, now_rfc3339(), changed, where)
@@ -398,7 +483,8 @@ class FieldManager:
         if isinstance(cmeta, dict) and cmeta.get("managedFields") is not None:
             raise errors.bad_request("metadata.managedFields must be nil")
         root = self.root(info)
-        entries = _decode((live or {}).get("metadata", {}).get("managedFields")) or {}
+        live_managed = (live or {}).get("metadata", {}).get("managedFields")
+        entries = _decode(live_managed, trusted=True) or {}
         lhs = live if live is not None else self._zero(info)
         applied = self._owned(info, sub, fp.to_field_set(config, root))
         merged = fp.merge(lhs, config, root)

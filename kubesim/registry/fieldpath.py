@@ -30,8 +30,8 @@ __all__ = [
     "union",
     "difference",
     "intersection",
+    "overlaps",
     "filter_subtree",
-    "without",
     "from_fields_v1",
     "to_fields_v1",
     "leaf_paths",
@@ -276,7 +276,11 @@ def compare(lhs: Any, rhs: Any, t: Type) -> _Cmp:
     A map or list that appears (disappears) is itself added (removed), with everything under
     it; two empty ones compare as leaves, keeping the empty/null distinction.
     """
-    if lhs is not MISSING and rhs is not MISSING and lhs == rhs:
+    if lhs is MISSING:
+        return _whole(rhs, t), None, None
+    if rhs is MISSING:
+        return None, None, _whole(lhs, t)
+    if lhs == rhs:
         return None, None, None
     lform = _form(t, lhs) if lhs is not MISSING else None
     rform = _form(t, rhs) if rhs is not MISSING else None
@@ -308,6 +312,37 @@ def compare(lhs: Any, rhs: Any, t: Type) -> _Cmp:
     elif rhs is MISSING:
         removed[MEMBER] = {}
     return added or None, modified or None, removed or None
+
+
+def _whole(value: Any, t: Type) -> dict:
+    """Every path of a value that appears or disappears: its fields, as to_field_set, and
+    each non-empty map or granular list as a member too (what compare inserts for them)."""
+    form = _form(t, value)
+    if form == "map" and value:
+        out: dict = {MEMBER: {}}
+        for k, v in value.items():
+            out["f:" + k] = _whole(v, t.field(k))
+        return out
+    if form in ("assoc", "set") and value:
+        out = {MEMBER: {}}
+        elem = t.elem()
+        for i, item in enumerate(value):
+            out[_item_pe(t, form, item, i)] = _whole(item, elem)
+        return out
+    return {MEMBER: {}}
+
+
+def overlaps(a: dict | None, b: dict | None) -> bool:
+    """Do two sets share a member? (cheaper than an intersection that is thrown away)"""
+    if not a or not b:
+        return False
+    if len(b) < len(a):
+        a, b = b, a
+    for k, v in a.items():
+        other = b.get(k)
+        if other is not None and (k == MEMBER or overlaps(v, other)):
+            return True
+    return False
 
 
 def _ordered_union(left: dict, right: dict) -> list:
@@ -497,53 +532,33 @@ def intersection(a: dict | None, b: dict | None) -> dict:
 
 
 def filter_subtree(s: dict, pe: str) -> dict:
-    """Only what is under the path element ``pe`` (a prefix filter of one element)."""
+    """Only what is under the path element ``pe`` (the reset filter of a /status write: the
+    strategies' ResetFields give it everything but status)."""
     sub = s.get(pe)
     return {pe: sub} if sub else {}
 
 
-def without(s: dict, paths: list[tuple[str, ...]], subtrees: tuple[str, ...] = ()) -> dict:
-    """s without the members at ``paths`` and without the top-level subtrees named (the strip
-    and reset filters of fieldmanager: stripmeta.go, the strategies' ResetFields)."""
-    if not s:
-        return s
-    out = {k: v for k, v in s.items() if k not in subtrees}
-    for path in paths:
-        out = _without_one(out, path)
-    return out
-
-
-def _without_one(s: dict, path: tuple[str, ...]) -> dict:
-    if not path:
-        return {k: v for k, v in s.items() if k != MEMBER}
-    head, rest = path[0], path[1:]
-    sub = s.get(head)
-    if sub is None:
-        return s
-    out = dict(s)
-    new = _without_one(sub, rest)
-    if new:
-        out[head] = new
-    else:
-        del out[head]
-    return out
-
-
 # ---- FieldsV1 ------------------------------------------------------------------------------------
 
-_PE_ORDER = {"f": 0, "v": 1, "i": 2, "k": 3}
+# Path elements sort as fieldpath's PathElement.Compare: field names, then keys, then values,
+# then indexes; each kind in the order of its text (keys and values compared as their JSON,
+# which agrees with upstream for the one-type keys of the kinds served). Plain string order
+# gives that, "." first, except for indexes, which kubesim's sets hold only for items of a
+# granular list that are not objects.
+_KINDS = "fkvi"
 
 
 def _pe_sort_key(pe: str) -> tuple[int, str]:
-    if pe == MEMBER:
-        return (-1, "")
-    return (_PE_ORDER.get(pe[:1], 4), pe)
+    return (_KINDS.find(pe[:1]), pe)
 
 
 def to_fields_v1(s: dict) -> dict:
     """The FieldsV1 object of a set: "." first, then the children in path-element order."""
     out: dict = {}
-    for k in sorted(s, key=_pe_sort_key):
+    keys = sorted(s)
+    if any(k[:1] == "i" for k in keys):
+        keys.sort(key=_pe_sort_key)
+    for k in keys:
         v = s[k]
         if k == MEMBER:
             if len(s) > 1:
@@ -563,7 +578,7 @@ def from_fields_v1(fields: Any) -> dict:
     for k, v in fields.items():
         if k == MEMBER:
             out[MEMBER] = {}
-        elif len(k) > 2 and k[1] == ":" and k[0] in _PE_ORDER:
+        elif len(k) > 2 and k[1] == ":" and k[0] in _KINDS:
             out[k] = from_fields_v1(v)
         else:
             raise ValueError(f"invalid path element {k!r}")
