@@ -29,12 +29,12 @@ of the sets (kubesim's versions share one shape).
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from kubesim.api import errors
 from kubesim.api.resources import ResourceInfo
 from kubesim.registry import fieldpath as fp
-from kubesim.registry.strategy import now_rfc3339
 
 __all__ = [
     "ABSENT",
@@ -73,6 +73,18 @@ _STRIPPED_META = frozenset(
         ),
     }
 )
+
+
+_IDENTITY = frozenset(k[2:] for k in _STRIPPED_META if k != ".")
+
+
+def _view(obj: dict) -> dict:
+    """The object without the fields no manager owns, so that compare does not walk them."""
+    out = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        out["metadata"] = {k: v for k, v in meta.items() if k not in _IDENTITY}
+    return out
 
 
 def _strip(s: dict) -> dict:
@@ -137,6 +149,18 @@ _ZERO: dict[tuple[str, str], dict] = {
 
 # A request without managedFields (as opposed to one sending an empty list).
 ABSENT: Any = object()
+
+
+_now_cache: tuple[int, str] = (0, "")
+
+
+def _now() -> str:
+    """metav1.Time now (RFC 3339, seconds), formatted once per second: writes come in bursts."""
+    global _now_cache
+    second = int(time.time())
+    if _now_cache[0] != second:
+        _now_cache = (second, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second)))
+    return _now_cache[1]
 
 
 def set_managed_fields(meta: dict, managed: Any) -> None:
@@ -434,7 +458,7 @@ class FieldManager:
                 live_managed = (live or {}).get("metadata", {}).get("managedFields")
                 base = _decode(live_managed, trusted=True) or {}
         lhs = live if live is not None else self._zero(info)
-        added, modified, removed = fp.compare(lhs, new, self.root(info))
+        added, modified, removed = fp.compare(_view(lhs), _view(new), self.root(info))
         changed = self._owned(info, sub, fp.union(added, modified))
         gone = self._owned(info, sub, removed)
         if changed or gone:
@@ -444,7 +468,7 @@ class FieldManager:
                     e.fields = fp.difference(e.fields, touched)
             if changed:
                 where = entry_sub or sub or ""
-                e = _Entry(manager, "Update", info.group_version, now_rfc3339(), changed, where)
+                e = _Entry(manager, "Update", info.group_version, _now(), changed, where)
                 prev = base.get(e.key)
                 if prev is not None:
                     e.fields = fp.union(prev.fields, changed)
@@ -496,7 +520,7 @@ class FieldManager:
             for e in entries.values():
                 keep = fp.union(keep, e.fields)
             merged = fp.remove_items(merged, prev.fields, keep, root)
-        added, modified, removed = fp.compare(lhs, merged, root)
+        added, modified, removed = fp.compare(_view(lhs), _view(merged), root)
         changed = self._owned(info, sub, fp.union(added, modified))
         gone = self._owned(info, sub, removed)
         conflicts: dict[tuple, dict] = {}
@@ -510,7 +534,7 @@ class FieldManager:
         for key, e in entries.items():
             if key != me.key:
                 e.fields = fp.difference(fp.difference(e.fields, conflicts.get(key)), gone)
-        me.time = now_rfc3339() if (merged != lhs or prev is None) else prev.time
+        me.time = _now() if (merged != lhs or prev is None) else prev.time
         entries = {k: e for k, e in entries.items() if e.fields or k == me.key}
         if not me.fields:
             del entries[me.key]

@@ -542,9 +542,10 @@ def filter_subtree(s: dict, pe: str) -> dict:
 
 # Path elements sort as fieldpath's PathElement.Compare: field names, then keys, then values,
 # then indexes; each kind in the order of its text (keys and values compared as their JSON,
-# which agrees with upstream for the one-type keys of the kinds served). Plain string order
-# gives that, "." first, except for indexes, which kubesim's sets hold only for items of a
-# granular list that are not objects.
+# which agrees with upstream for the one-type keys of the kinds served). FieldsV1 is written
+# in plain string order, which gives that with "." first, except for indexes (sorted before
+# keys there): kubesim's sets hold them only for items of a granular list that are not objects,
+# which the kinds served do not have.
 _KINDS = "fkvi"
 
 
@@ -555,16 +556,14 @@ def _pe_sort_key(pe: str) -> tuple[int, str]:
 def to_fields_v1(s: dict) -> dict:
     """The FieldsV1 object of a set: "." first, then the children in path-element order."""
     out: dict = {}
-    keys = sorted(s)
-    if any(k[:1] == "i" for k in keys):
-        keys.sort(key=_pe_sort_key)
-    for k in keys:
-        v = s[k]
+    for k in sorted(s):
         if k == MEMBER:
             if len(s) > 1:
                 out[MEMBER] = {}
             continue
-        out[k] = to_fields_v1(v)
+        v = s[k]
+        # (a member without children, the common case, is written without recursing)
+        out[k] = {} if len(v) == 1 and MEMBER in v else to_fields_v1(v)
     return out
 
 
