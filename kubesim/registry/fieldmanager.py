@@ -270,9 +270,10 @@ class _Entry:
 
 
 # Sets decoded from stored entries, by the identity of their FieldsV1 dict (stored objects
-# are never changed, so a dict's set never changes); cleared when it grows large.
+# are never changed, so a dict's set never changes); cleared at 1024 entries, since it keeps
+# the dicts alive: what it is for is the few objects a burst of writes touches again and again.
 _DECODED: dict[int, tuple[dict, dict]] = {}
-_DECODED_MAX = 50_000
+_DECODED_MAX = 1024
 
 
 def _decoded(fields_v1: dict) -> dict:
