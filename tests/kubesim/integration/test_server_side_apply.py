@@ -13,6 +13,7 @@ import re
 import pytest
 
 from kubesim import KubeSim
+from tests.helpers import wait_for
 from tests.kubesim.integration.test_api import FOO_CRD, GROUP, VERSION, deployment, raw
 
 DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
@@ -102,8 +103,6 @@ def test_updates_take_ownership_and_the_status_loop_owns_status(sim):
     def status_owned() -> bool:
         got = call(sim, "GET", f"{DEPLOYMENTS}/web")[1]
         return ("kube-controller-manager", "Update", "status") in managers(got)
-
-    from tests.helpers import wait_for
 
     wait_for(status_owned, timeout=10)
 

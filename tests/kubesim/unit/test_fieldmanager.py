@@ -227,3 +227,15 @@ def test_apply_refuses_another_version_and_managed_fields_in_the_body(fm, info):
     with pytest.raises(errors.ApiError) as ei:
         fm.apply(info, None, body, "m", force=False)
     assert ei.value.code == 400 and ei.value.body["message"] == "metadata.managedFields must be nil"
+
+
+def test_entries_a_write_does_not_touch_are_written_back_as_they_were(fm, info):
+    live = created(fm, info)
+    new = copy.deepcopy(live)
+    new["metadata"]["managedFields"] = live["metadata"]["managedFields"]
+    new["status"] = {"replicas": 1}
+    fm.update(info, live, new, "kcm", sub="status")
+    creator, status_entry = new["metadata"]["managedFields"]
+    # (the hot path: the stored entry itself, neither decoded nor encoded again)
+    assert creator is live["metadata"]["managedFields"][0]
+    assert status_entry["manager"] == "kcm"
