@@ -1,8 +1,9 @@
 # The controller's image: `make image` (docker build -t sample-controller-py:0.1.0 .).
 #
 # Only what the controller runs on: the workqueue, client, informer, tools and controller
-# packages and their runtime dependencies (kubernetes, pyyaml, prometheus-client). No test
-# extras, and no kubesim or jsonschema, which only the tests use. It runs as a numeric non-root
+# packages and their runtime dependencies (kubernetes, pyyaml, prometheus-client, msgspec,
+# cryptography for the metrics server's self-signed certificate). No test extras, and no
+# kubesim or jsonschema, which only the tests use. It runs as a numeric non-root
 # user, so the Deployment's runAsNonRoot can be checked by the kubelet, on a read-only root
 # filesystem. tests/unit/test_image_contents.py keeps the COPY list equal to the packages the
 # controller imports.

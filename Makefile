@@ -19,7 +19,7 @@ test: venv
 	$(PY) -m pytest -q
 
 ## lint: ruff's checks, ruff's formatting (line length 100), mypy (strict on workqueue, client,
-## informer, tools) and the import contracts (pyproject.toml [tool.importlinter])
+## informer, tools, controller) and the import contracts (pyproject.toml [tool.importlinter])
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .

@@ -11,7 +11,8 @@ main.go calls it, with the same precedence:
 
 All of the loading is the official client's (``kubernetes.config``): tokens, exec plugins,
 client certificates and TLS verification stay its job. TLS verification is on unless the
-kubeconfig itself says ``insecure-skip-tls-verify``.
+kubeconfig itself says ``insecure-skip-tls-verify``. The loaders are imported by
+``client/official.py``, without the parts of the official client the process does not use.
 """
 
 from __future__ import annotations
@@ -20,9 +21,14 @@ import logging
 import os
 from collections.abc import Mapping
 
-from kubernetes import client, config
-from kubernetes.config import incluster_config, kube_config
-from kubernetes.config.config_exception import ConfigException
+from client.official import import_loaders
+
+# Before the first import of the official client: what it loads is this module's choice.
+import_loaders()
+
+from kubernetes.client.configuration import Configuration  # noqa: E402
+from kubernetes.config import incluster_config, kube_config  # noqa: E402
+from kubernetes.config.config_exception import ConfigException  # noqa: E402
 
 __all__ = ["ConfigError", "load_client_configuration"]
 
@@ -40,13 +46,13 @@ def load_client_configuration(
     environ: Mapping[str, str] | None = None,
     token_file: str = incluster_config.SERVICE_TOKEN_FILENAME,
     ca_file: str = incluster_config.SERVICE_CERT_FILENAME,
-) -> client.Configuration:
+) -> Configuration:
     """Build a ``kubernetes.client.Configuration`` as BuildConfigFromFlags would.
 
     ``environ``, ``token_file`` and ``ca_file`` exist for tests of the in-cluster path.
     """
     environ = os.environ if environ is None else environ
-    cfg = client.Configuration()
+    cfg = Configuration()
     if not kubeconfig and not master:
         if environ.get(incluster_config.SERVICE_HOST_ENV_NAME):
             try:
@@ -73,7 +79,7 @@ def load_client_configuration(
         raise ConfigError(missing)
     try:
         if missing is None:
-            config.load_kube_config(
+            kube_config.load_kube_config(
                 config_file=kubeconfig or None, client_configuration=cfg, persist_config=False
             )
     except (ConfigException, OSError, TypeError) as err:

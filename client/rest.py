@@ -112,6 +112,7 @@ class Interface(Protocol):
         timeout: Timeout = 60.0,
         *,
         lazy_items: bool = False,
+        decode: bool = True,
     ) -> Object: ...
 
     def stream(
@@ -135,7 +136,8 @@ class RESTClient:
         burst: int = 0,
         user_agent: str | None = None,
     ) -> None:
-        self.api_client = api_client  # kubernetes.client.ApiClient: config, auth, TLS, pool
+        # kubernetes.client.ApiClient or client.official.LightApiClient: config, auth, TLS, pool
+        self.api_client = api_client
         # client-go's flowcontrol.NewTokenBucketRateLimiter: one token per request, waiting when
         # empty.
         self._throttle = TokenBucketRateLimiter(qps, max(1, burst or int(qps))) if qps > 0 else None
@@ -196,17 +198,21 @@ class RESTClient:
         timeout: Timeout = 60.0,
         *,
         lazy_items: bool = False,
+        decode: bool = True,
     ) -> Object:
         """Send one request and return the decoded JSON body; raise APIError on non-2xx.
 
         ``lazy_items``: a List answer's ``items`` come back as ``jsonutil.LazyItems``, each
         decoded only when read (an informer's list: see ``jsonutil.loads_list``).
+        ``decode=False``: a caller that never reads a successful answer (the Event sender)
+        gets ``{}`` instead of paying for its decoding; the body is still read, so the
+        connection is kept alive, and an error answer is still decoded into the APIError.
         """
         resp = self._send(method, path, params, body, content_type, timeout, stream=False)
         data = resp.data
         if resp.status >= 300:
             raise APIError.from_response(resp.status, resp.reason or "", resp.headers, data)
-        if not data:
+        if not data or not decode:
             return {}
         decoded: Object = jsonutil.loads_list(data) if lazy_items else jsonutil.loads(data)
         return decoded

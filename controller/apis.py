@@ -57,7 +57,8 @@ class Condition(TypedDict, total=False):
     """apimachinery metav1 ``Condition``: the Foo's ``Ready`` condition."""
 
     type: str
-    status: str  # "True" | "False" | "Unknown"
+    # "True" | "False" | "Unknown"
+    status: str
     reason: str
     message: str
     lastTransitionTime: str

@@ -2,7 +2,9 @@
 
 sample-controller twin: the ``flag`` definitions of main.go (``-kubeconfig``, ``-master``),
 with controller-runtime's and component-base's flags beside them (``--metrics-bind-address``,
-``--health-probe-bind-address``, ``--leader-elect*``, ``--kube-api-qps``/``burst``, ``-v``).
+``--health-probe-bind-address``, ``--leader-elect*``, ``--kube-api-qps``/``burst``, ``-v``), and
+kubebuilder v4's scaffold's for secure metrics (``--metrics-secure``, ``--enable-http2``,
+``--metrics-cert-path``/``-name``/``-key``).
 
 Flags fail fast. A value the process could not run with, or a combination of values that
 cannot work together, ends the process before it does anything, with exit status 2 and one
@@ -12,9 +14,12 @@ line that names the flag and the rule::
 
 The rules are client-go's where it has them: ``NewLeaderElector``'s ordering of lease duration,
 renew deadline and retry period, the clientset's "burst is required to be greater than 0 when
-QPS is above 0", and apimachinery's DNS-1123 names for namespaces and the Lease. Whether the
-kubeconfig exists or the server answers is not a flag's syntax: the manager reports those at
-start-up (exit status 1), as sample-controller does.
+QPS is above 0", and apimachinery's DNS-1123 names for namespaces and the Lease. The metrics
+certificate files are read here too: a path that does not exist or a key that does not match
+its certificate is a wrong flag, found before anything starts (kubebuilder's scaffold exits 1
+after setting up; here it is the flag's one line and 2). Whether the kubeconfig exists or the
+server answers is not a flag's syntax: the manager reports those at start-up (exit status 1),
+as sample-controller does.
 """
 
 from __future__ import annotations
@@ -26,9 +31,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import fields
 from typing import NoReturn, TypeVar
 
+from client.features import parse_bool
 from client.labels import SelectorParseError, parse_selector
 from controller.durations import format_duration, parse_duration
 from controller.health import parse_bind_address
+from controller.metricsserver import certificate_error
 from controller.options import BindAddress, Options
 from tools.leaderelection.leaderelection import JITTER_FACTOR
 
@@ -78,6 +85,16 @@ def duration(text: str) -> float:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def boolean(text: str) -> bool:
+    """A bool as Go's flag package reads ``--flag=value`` (``strconv.ParseBool``)."""
+    try:
+        return parse_bool(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be true or false (1, t, true, 0, f, false), got {text!r}"
+        ) from None
+
+
 def number(text: str) -> float:
     """A finite float (``nan`` and ``inf`` are not a rate)."""
     value = float(text)
@@ -101,6 +118,13 @@ def bind_address(text: str) -> BindAddress | None:
         return parse_bind_address(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def file_name(text: str) -> str:
+    """A file name inside a directory flag's directory: no path separator, not empty."""
+    if not text or "/" in text or text in (".", ".."):
+        raise argparse.ArgumentTypeError(f"must be a file name, without '/' (got {text!r})")
+    return text
 
 
 def dns_label(text: str) -> str:
@@ -167,7 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers",
         type=at_least_one,
         default=2,
-        help="Worker threads (default 2); each has two writer threads for a sync's last write.",
+        help="Worker threads (default 2): Foos synced at once, each by one thread from start to "
+        "end; more for a slow API server (sample-controller's controller.Run(ctx, 2)).",
     )
     p.add_argument(
         "--resync-period",
@@ -204,6 +229,18 @@ def build_parser() -> argparse.ArgumentParser:
         "(default on).",
     )
     p.add_argument(
+        "--watch-list",
+        type=boolean,
+        nargs="?",
+        const=True,
+        default=None,
+        metavar="BOOL",
+        help="List with a streaming watch (WatchList: sendInitialEvents, then a bookmark), "
+        "falling back to a paged LIST where the server refuses or ignores it; "
+        "--watch-list=false always lists (default: client-go's WatchListClient gate, "
+        "on unless KUBE_FEATURE_WatchListClient=false).",
+    )
+    p.add_argument(
         "--graceful-shutdown-timeout",
         type=not_negative_duration,
         default=30.0,
@@ -215,8 +252,49 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--metrics-bind-address",
         type=bind_address,
-        default=":8080",
-        help="Address of the /metrics endpoint, host:port or :port; 0 disables it (default :8080).",
+        default="0",
+        help="Address of the /metrics endpoint, host:port or :port; 0 disables it (default 0, "
+        "as kubebuilder's; :8443 for HTTPS, :8080 for HTTP are the usual ports).",
+    )
+    p.add_argument(
+        "--metrics-secure",
+        type=boolean,
+        nargs="?",
+        const=True,
+        default=True,
+        metavar="BOOL",
+        help="Serve /metrics over HTTPS to readers the API server authenticates (TokenReview) "
+        "and authorizes (SubjectAccessReview of get /metrics); --metrics-secure=false serves "
+        "plain HTTP to anyone (default true).",
+    )
+    p.add_argument(
+        "--enable-http2",
+        type=boolean,
+        nargs="?",
+        const=True,
+        default=False,
+        metavar="BOOL",
+        help="kubebuilder's flag; the metrics server speaks HTTP/1.1 only, so HTTP/2 stays off "
+        "(default false).",
+    )
+    p.add_argument(
+        "--metrics-cert-path",
+        default="",
+        metavar="DIR",
+        help="Directory with the metrics server's certificate and key, re-read when they "
+        "change; empty: a self-signed certificate made at start-up (default empty).",
+    )
+    p.add_argument(
+        "--metrics-cert-name",
+        type=file_name,
+        default="tls.crt",
+        help="The certificate's file name in --metrics-cert-path (default tls.crt).",
+    )
+    p.add_argument(
+        "--metrics-cert-key",
+        type=file_name,
+        default="tls.key",
+        help="The key's file name in --metrics-cert-path (default tls.key).",
     )
     p.add_argument(
         "--health-probe-bind-address",
@@ -317,6 +395,18 @@ def combination_errors(options: Options) -> list[str]:
             "--metrics-bind-address and --health-probe-bind-address must differ "
             f"(both {_render(metrics)}): two servers cannot listen on one port"
         )
+    if o.metrics_cert_path:
+        if not o.metrics_secure:
+            errors.append(
+                "--metrics-cert-path needs --metrics-secure: with --metrics-secure=false the "
+                "certificate would not be used"
+            )
+        else:
+            problem = certificate_error(
+                o.metrics_cert_path, o.metrics_cert_name, o.metrics_cert_key
+            )
+            if problem is not None:
+                errors.append(problem)
     return errors
 
 

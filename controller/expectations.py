@@ -2,7 +2,10 @@
 
 kube-controller-manager twin: ``ControllerExpectations`` (pkg/controller/controller_utils.go),
 which the ReplicaSet controller uses so that it does not create a Pod again before its informer
-has seen the one it just created. Here the same idea covers the Foo controller's three writes:
+has seen the one it just created: ``ExpectCreations`` before the creates, ``CreationObserved``
+from the Pod informer's handlers, ``SatisfiedExpectations`` at the top of a sync, entries that
+expire after ``ExpectationsTimeout``. That one counts creates and deletes per controller key;
+this one keys by object and by resourceVersion, and covers the Foo controller's three writes:
 
 - a **create**: until the Deployment informer shows the new Deployment, a sync that finds no
   Deployment in the cache must not create it again (the server would answer 409
@@ -16,15 +19,24 @@ informer event of our own write is on its way and enqueues the Foo again. The ot
 the event of our own update that no sync waited for carries nothing the sync that wrote it had
 not seen, so it need not enqueue anything (``observed`` returns False); any other change comes
 with its own event. An update is announced before it is sent (``begin_update``), because its
-watch event may be delivered before the writer has read the response: an event that arrives
+watch event may be delivered before the worker has read the response: an event that arrives
 meanwhile is held, and ``end_update``, given the resourceVersion the write produced, tells
-whether it was the echo or someone else's change (which the writer then enqueues itself).
+whether it was the echo or someone else's change (which the write then enqueues itself).
 
 Expectations are lowered by what the informers deliver (``observed``, from the event handlers)
 and by the syncs that find the cache caught up, and they expire after ``EXPECTATION_TTL`` in any
 case, so an event that never comes (an object created and deleted while a watch was down)
 delays a repair by at most that long, never forever. Past the TTL a stale write is answered
 with a 409, which the controller treats as a requeue.
+
+The Foo controller touches them in one place per path, as the ReplicaSet controller does:
+
+- its event handlers: ``observed`` (one call in each);
+- the sync's read of the caches: ``stale``, for the Foo and for its Deployment
+  (``Controller._cache_behind_our_writes``), before anything is written;
+- the sync's writes: ``begin_create`` / ``begin_update`` and ``end_update`` around each request,
+  in ``controller.writes.TrackedWrites`` (RealPodControl's twin), so no write forgets either;
+- a Foo gone from the cache: ``forget`` its entry (``Controller.sync_handler``).
 """
 
 from __future__ import annotations
@@ -46,13 +58,20 @@ class _Expectation:
     """One object's: created by us (``replaced`` None), or updated from ``replaced`` to
     ``produced`` (None while the update is in flight)."""
 
-    replaced: str | None  # the resourceVersion our update replaced; None for a create
-    recorded: float  # monotonic time of the write
-    produced: str | None = None  # the resourceVersion our update produced, once known
-    in_flight: bool = False  # begun, not yet ended: events are held in ``held``
-    held: list[str] = field(default_factory=list)  # versions delivered while in flight
-    waited: bool = False  # a sync found the cache behind and relies on the event to come
-    owner: str | None = None  # uid of the object the create was made for (its controller)
+    # the resourceVersion our update replaced; None for a create
+    replaced: str | None
+    # monotonic time of the write
+    recorded: float
+    # the resourceVersion our update produced, once known
+    produced: str | None = None
+    # begun, not yet ended: events are held in ``held``
+    in_flight: bool = False
+    # versions delivered while in flight
+    held: list[str] = field(default_factory=list)
+    # a sync found the cache behind and relies on the event to come
+    waited: bool = False
+    # uid of the object the create was made for (its controller)
+    owner: str | None = None
 
 
 class Expectations:
@@ -65,11 +84,13 @@ class Expectations:
     def __init__(
         self, ttl: float = EXPECTATION_TTL, clock: Callable[[], float] = time.monotonic
     ) -> None:
-        self.ttl = ttl  # seconds an expectation holds at most
+        # seconds an expectation holds at most
+        self.ttl = ttl
         self._clock = clock
         self._lock = threading.Lock()
         self._pending: dict[tuple[str, str], _Expectation] = {}
-        self._next_sweep = clock() + ttl  # when expired entries are dropped next
+        # when expired entries are dropped next
+        self._next_sweep = clock() + ttl
 
     def begin_create(self, resource: str, key: str, owner: str | None = None) -> None:
         """We are about to create the object for ``owner`` (a uid); ``end_update`` with what

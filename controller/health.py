@@ -32,7 +32,8 @@ __all__ = ["Checks", "EndpointServer", "parse_bind_address"]
 
 log = logging.getLogger(__name__)
 
-Check = Callable[[], str | None]  # returns None when healthy, else the reason it is not
+# returns None when healthy, else the reason it is not
+Check = Callable[[], str | None]
 
 
 def parse_bind_address(value: str) -> tuple[str, int] | None:
@@ -59,7 +60,8 @@ class Checks:
     ``healthz.Checker``s behind one ``healthz.Handler``)."""
 
     def __init__(self) -> None:
-        self._checks: list[tuple[str, Check]] = []  # (name, check), in registration order
+        # (name, check), in registration order
+        self._checks: list[tuple[str, Check]] = []
         self._lock = threading.Lock()
 
     def add(self, name: str, check: Check) -> None:
@@ -74,7 +76,8 @@ class Checks:
         for name, check in checks:
             try:
                 reason = check()
-            except Exception as err:  # noqa: BLE001 - a broken check is a failed check
+            except Exception as err:
+                # a broken check is a failed check
                 reason = f"check raised {err!r}"
             if reason is None:
                 lines.append(f"[+]{name} ok")
@@ -100,7 +103,8 @@ class EndpointServer:
             def log_message(self, *args: object) -> None:  # probes every few seconds: no noise
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            # (http.server's naming)
+            def do_GET(self) -> None:
                 url = urlsplit(self.path)
                 route = routes.get(url.path)
                 if route is None:
@@ -115,7 +119,8 @@ class EndpointServer:
                 self.wfile.write(body)
 
         server_class = _IPv6Server if ":" in address[0] else ThreadingHTTPServer
-        self._server = server_class(address, Handler)  # binds now: a busy port fails here
+        # binds now: a busy port fails here
+        self._server = server_class(address, Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.2,), name=f"{name}-server", daemon=True

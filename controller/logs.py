@@ -58,11 +58,14 @@ _SECRETS = [
 # Keys, names, namespaces, UIDs, resource versions: lowercase letters, digits, '.', '-', '/'.
 _PLAIN = re.compile(r"[a-z0-9./-]+")
 # A field named like a credential ("token", "bearer_token", "Password") is never written.
-_SECRET_KEY = re.compile(r"(?i).*(?:token|password|authorization)")  # fullmatch: a suffix
-_secret_keys: dict[str, bool] = {}  # field name -> named like a credential (names are few)
+# fullmatch: a suffix
+_SECRET_KEY = re.compile(r"(?i).*(?:token|password|authorization)")
+# field name -> named like a credential (names are few)
+_secret_keys: dict[str, bool] = {}
 _REDACTED = "[REDACTED]"
 _SAFE_TYPES = (int, float, bool, type(None))
-_MESSAGE_CACHE_SIZE = 1024  # distinct constant messages remembered (the code has ~100)
+# distinct constant messages remembered (the code has ~100)
+_MESSAGE_CACHE_SIZE = 1024
 
 
 def redact(text: str) -> str:
@@ -113,7 +116,8 @@ class _Messages:
     (constants of the code); a message built from arguments is redacted every time."""
 
     def __init__(self) -> None:
-        self._done: dict[str, str] = {}  # message -> its redacted (and, for text, quoted) form
+        # message -> its redacted (and, for text, quoted) form
+        self._done: dict[str, str] = {}
 
     def get(self, record: logging.LogRecord, quote: bool) -> str:
         msg = record.msg
@@ -138,11 +142,13 @@ class TextFormatter(logging.Formatter):
     def __init__(self) -> None:
         super().__init__()
         self._messages = _Messages()
-        self._second: tuple[int, str] = (-1, "")  # (whole second, its "MMDD HH:MM:SS")
+        # (whole second, its "MMDD HH:MM:SS")
+        self._second: tuple[int, str] = (-1, "")
 
     def _clock(self, created: float) -> str:
         second = int(created)
-        cached = self._second  # one read: another thread may replace it meanwhile
+        # one read: another thread may replace it meanwhile
+        cached = self._second
         if cached[0] != second:
             cached = (second, time.strftime("%m%d %H:%M:%S", time.localtime(second)))
             self._second = cached

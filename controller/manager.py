@@ -33,21 +33,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubernetes import client
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from client import headers
 from client.config import ConfigError, load_client_configuration
 from client.errors import APIError, TransportError
+from client.official import LightApiClient
 from client.rest import RESTClient
 from controller.foo_controller import CONTROLLER_AGENT_NAME, DEPLOYMENT_GVR, FOO_GVR, Controller
 from controller.health import Checks, EndpointServer
 from controller.logs import configure_logging
 from controller.metrics import ReconcileMetrics
+from controller.metricsserver import CertificateError, MetricsServer, new_metrics_server
 from controller.options import Options
 from controller.shutdown import EXIT_MARGIN, ShutdownBudget
 from controller.trace import install_trace
-from controller.writebehind import WRITERS_PER_WORKER
 from informer.factory import SharedInformerFactory
 from informer.metrics import InformerMetricsProvider, default_metrics_provider
 from informer.shared_informer import SharedIndexInformer, wait_for_cache_sync
@@ -108,7 +108,7 @@ def connect(options: Options) -> tuple[RESTClient, str]:
     """
     cfg = load_client_configuration(options.kubeconfig, options.master)
     rest = RESTClient(
-        client.ApiClient(cfg),
+        LightApiClient(cfg),
         qps=options.kube_api_qps,
         burst=options.kube_api_burst,
         user_agent=USER_AGENT,
@@ -250,6 +250,7 @@ def run(
         name="kube",
         metrics=informer_metrics,
         transform=transform,
+        use_watch_list=options.watch_list,
     )
     foo_factory = SharedInformerFactory(
         rest,
@@ -260,6 +261,7 @@ def run(
         name="samplecontroller",
         metrics=informer_metrics,
         transform=transform,
+        use_watch_list=options.watch_list,
     )
     deployment_informer = kube_factory.for_resource(*DEPLOYMENT_GVR)
     foo_informer = foo_factory.for_resource(*FOO_GVR)
@@ -337,15 +339,20 @@ class Manager:
         budget: ShutdownBudget | None = None,
     ) -> None:
         self.options = options
-        self.rest = rest  # the controller's client (its QPS, its user agent)
-        self.registry = REGISTRY if registry is None else registry  # where /metrics reads
-        self.components: Components | None = None  # the current term's; set by run()
-        self.elector: LeaderElector | None = None  # with --leader-elect, once start() built it
+        # the controller's client (its QPS, its user agent)
+        self.rest = rest
+        # where /metrics reads
+        self.registry = REGISTRY if registry is None else registry
+        # the current term's; set by run()
+        self.components: Components | None = None
+        # with --leader-elect, once start() built it
+        self.elector: LeaderElector | None = None
         # The process-wide stop event (SIGTERM), given to start(): set = draining. Readiness
         # fails from that moment, not only once the drain is over, so no new traffic is counted
         # on a pod that is going away.
         self.stop: threading.Event | None = None
-        self.shutting_down = threading.Event()  # set once the work has ended
+        # set once the work has ended
+        self.shutting_down = threading.Event()
         # The one deadline of the graceful shutdown: drain, Event flush, Lease release.
         self.budget = (
             budget if budget is not None else ShutdownBudget(options.graceful_shutdown_timeout)
@@ -381,13 +388,11 @@ class Manager:
         controller = self.controller
         if controller is None or self.stopping():
             return None  # not started (standby) or stopping on purpose
-        started, alive = controller.workers_started(), controller.workers_alive()
+        workers = controller.workers
+        started, alive = workers.started(), workers.alive()
         if alive < started:
             return f"{started - alive} of {started} worker threads have died"
-        writers, expected = controller.writers_alive(), WRITERS_PER_WORKER * started
-        if writers < expected:
-            return f"{expected - writers} of {expected} writer threads have died"
-        stuck = controller.longest_running_sync()
+        stuck = workers.longest_running_sync()
         if stuck > STUCK_SYNC_SECONDS:
             return f"a reconcile has been running for {stuck:.0f}s"
         return None
@@ -409,21 +414,23 @@ class Manager:
 
     # -- running ----------------------------------------------------------------------------
 
-    def start_endpoints(self) -> list[EndpointServer]:
+    def start_endpoints(self) -> list[EndpointServer | MetricsServer]:
         """Bind and start /metrics and the probes (those not turned off); OSError if one
-        cannot bind (the servers already started are stopped again)."""
-        servers: list[EndpointServer] = []
+        cannot bind, CertificateError if the metrics certificate cannot be served (the
+        servers already started are stopped again)."""
+        servers: list[EndpointServer | MetricsServer] = []
         try:
-            if self.options.metrics_bind_address is not None:
-                server = EndpointServer(self.options.metrics_bind_address, "metrics")
-                server.add_metrics(registry=self.registry)
-                servers.append(server.start())
+            # HTTPS behind a TokenReview and a SubjectAccessReview made with the controller's
+            # own client, unless --metrics-secure=false (controller.metricsserver)
+            metrics = new_metrics_server(self.options, self.rest, self.registry)
+            if metrics is not None:
+                servers.append(metrics.start())
             if self.options.health_probe_bind_address is not None:
                 server = EndpointServer(self.options.health_probe_bind_address, "health-probes")
                 server.add_checks("/healthz", self.healthz_checks())
                 server.add_checks("/readyz", self.readyz_checks())
                 servers.append(server.start())
-        except OSError:
+        except (OSError, CertificateError):
             for started in servers:
                 started.stop()
             raise
@@ -438,7 +445,9 @@ class Manager:
         self.stop = stop
         try:
             servers = self.start_endpoints()
-        except OSError as err:  # the port is taken, or the address is not ours
+        # the port is taken, the address is not ours, or the certificate went bad since the
+        # CLI read it
+        except (OSError, CertificateError) as err:
             log.error("cannot serve endpoints", extra={"error": str(err)})
             return 1
         try:
@@ -483,7 +492,8 @@ class Manager:
                     on_start=self._started,
                     budget=self.budget,
                 )
-            except Exception:  # noqa: BLE001 - reported, then the process exits non-zero
+            except Exception:
+                # reported, then the process exits non-zero
                 log.exception("the controller failed")
                 result["code"] = 1
             if not leading_stop.is_set():

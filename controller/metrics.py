@@ -62,7 +62,8 @@ class ReconcileMetrics:
     (controller-runtime's reconcile metrics; sample-controller has none)."""
 
     def __init__(self, controller: str, registry: CollectorRegistry | None = REGISTRY) -> None:
-        self.controller = controller  # the label value, e.g. "foo"
+        # the label value, e.g. "foo"
+        self.controller = controller
         kwargs = {"registry": registry} if registry is not None else {"registry": None}
         self.total = Counter(
             "controller_runtime_reconcile_total",

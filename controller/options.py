@@ -63,12 +63,35 @@ class Options:
     strip_managed_fields: bool = True
     """Drop ``metadata.managedFields`` before objects are cached (``--strip-managed-fields``)."""
 
+    watch_list: bool | None = None
+    """Stream each informer's initial state (WatchList) instead of a paged LIST
+    (``--watch-list``); None: client-go's ``WatchListClient`` gate decides, which is on unless
+    ``KUBE_FEATURE_WatchListClient`` says false (``client.features``)."""
+
     graceful_shutdown_timeout: float = 30.0
     """Seconds the graceful shutdown may take after SIGTERM, drain, Event flush and Lease release
     together (``--graceful-shutdown-timeout``; ``controller.shutdown.ShutdownBudget``)."""
 
-    metrics_bind_address: BindAddress | None = ("", 8080)
-    """Where ``/metrics`` listens (``--metrics-bind-address``); None: not served."""
+    metrics_bind_address: BindAddress | None = None
+    """Where ``/metrics`` listens (``--metrics-bind-address``); None: not served (the default,
+    as kubebuilder's; manifests/ serve it on :8443)."""
+
+    metrics_secure: bool = True
+    """Serve ``/metrics`` over HTTPS, to readers a TokenReview and a SubjectAccessReview let in
+    (``--metrics-secure``); False: plain HTTP to anyone (``controller.metricsserver``)."""
+
+    enable_http2: bool = False
+    """Accepted as kubebuilder's ``--enable-http2``; the metrics server speaks HTTP/1.1 only."""
+
+    metrics_cert_path: str = ""
+    """Directory of the metrics serving certificate (``--metrics-cert-path``), watched for
+    changes; empty: a self-signed certificate made at start-up."""
+
+    metrics_cert_name: str = "tls.crt"
+    """The certificate's file name in ``metrics_cert_path`` (``--metrics-cert-name``)."""
+
+    metrics_cert_key: str = "tls.key"
+    """The key's file name in ``metrics_cert_path`` (``--metrics-cert-key``)."""
 
     health_probe_bind_address: BindAddress | None = ("", 8081)
     """Where ``/healthz`` and ``/readyz`` listen (``--health-probe-bind-address``); None: off."""

@@ -43,11 +43,14 @@ class ShutdownBudget:
     """
 
     def __init__(self, timeout: float, clock: Callable[[], float] = time.monotonic) -> None:
-        self.timeout = max(0.0, timeout)  # T: the whole budget, in seconds
-        self.reserve = min(RESERVE_MAX, self.timeout * RESERVE_FRACTION)  # flush + release
+        # T: the whole budget, in seconds
+        self.timeout = max(0.0, timeout)
+        # flush + release
+        self.reserve = min(RESERVE_MAX, self.timeout * RESERVE_FRACTION)
         self._clock = clock
         self._lock = threading.Lock()
-        self._started: float | None = None  # clock() at the first begin()
+        # clock() at the first begin()
+        self._started: float | None = None
 
     def begin(self) -> float:
         """Start the budget (once: later calls keep the first start); returns the deadline."""

@@ -2,9 +2,10 @@
 logger.
 
 No client-go twin: a learning aid (docs/walkthrough.md follows it line by line). The steps are
-logged where they happen: the Foo controller logs ``enqueue``, ``owner lookup``, ``dequeue``
-and ``status write`` on this logger; ``install_trace`` adds the first step, the informer's
-notification, as one more handler on the controller's own shared informer.
+logged where they happen: the Foo controller logs ``enqueue``, ``owner lookup`` and ``status
+write`` on this logger, its workers (``controller.worker``) ``dequeue``; ``install_trace`` adds
+the first step, the informer's notification, as one more handler on the controller's own shared
+informer.
 
 This is the one trace printer. ``sample-controller --trace`` shows its records through the
 process's log formatter; the demo (``python -m demo``) runs the controller with the same flag
@@ -45,7 +46,8 @@ def install_trace(informer: TypedInformer[Any], kind: str) -> None:
 
     def show(event: Notification, obj: Any, old: Any = None) -> None:
         if isinstance(obj, DeletedFinalStateUnknown):
-            obj = obj.obj  # a tombstone carries the last known state
+            # a tombstone carries the last known state
+            obj = obj.obj
         meta = (obj.get("metadata") or {}) if isinstance(obj, dict) else {}
         rv = meta.get("resourceVersion")
         if old is not None and (old.get("metadata") or {}).get("resourceVersion") == rv:

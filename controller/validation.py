@@ -22,6 +22,7 @@ __all__ = [
     "ERR_INVALID_SPEC",
     "LABEL_VALUE_MAX_LENGTH",
     "MESSAGE_NO_DEPLOYMENT_NAME",
+    "PROBLEM_LOG",
     "Problem",
     "foo_problem",
     "label_value_errors",
@@ -34,7 +35,14 @@ ERR_INVALID_SPEC = "InvalidSpec"
 ERR_INVALID_NAME = "InvalidName"
 MESSAGE_NO_DEPLOYMENT_NAME = "spec.deploymentName must be specified"
 
-LABEL_VALUE_MAX_LENGTH = 63  # validation.LabelValueMaxLength
+# What the controller logs about a Foo it cannot act on, by reason.
+PROBLEM_LOG = {
+    ERR_INVALID_SPEC: "deployment name must be specified",
+    ERR_INVALID_NAME: "foo name cannot be a label value",
+}
+
+# validation.LabelValueMaxLength
+LABEL_VALUE_MAX_LENGTH = 63
 _LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 

@@ -91,13 +91,15 @@ class DeltaFIFO(Queue):
                     return
             self._queue_action(DeltaType.DELETED, obj)
 
-    def replace(self, objects: Iterable[Any], resource_version: str = "") -> None:
+    def replace(
+        self, objects: Iterable[Any], resource_version: str = "", *, transformed: bool = False
+    ) -> None:
         with self._lock:
             listed: set[str] = set()
             for obj in objects:
                 key = self._key_func(obj)
                 listed.add(key)
-                self._queue_action(self._replace_type, obj, key)
+                self._queue_action(self._replace_type, obj, key, transformed)
             queued_deletions = 0
             # Keys still queued but absent from the list: their deletion was missed.
             for key, deltas in list(self._items.items()):
@@ -120,6 +122,9 @@ class DeltaFIFO(Queue):
                 self._populated = True
                 self._initial_population_count = len(listed) + queued_deletions
             self._reported()
+
+    def transformer(self) -> TransformFunc | None:
+        return self._transform
 
     def resync(self) -> None:
         with self._lock:
@@ -185,14 +190,18 @@ class DeltaFIFO(Queue):
 
     # -- internals ---------------------------------------------------------------------------------
 
-    def _queue_action(self, delta_type: DeltaType, obj: Any, key: str | None = None) -> None:
+    def _queue_action(
+        self, delta_type: DeltaType, obj: Any, key: str | None = None, transformed: bool = False
+    ) -> None:
         """Append a delta for the object's key, merging a repeated deletion; lock held."""
         if key is None:
             key = self._key_func(obj)
         # Transform new state only: tombstones and Sync replays come from the (transformed) cache,
-        # so the transform never has to be idempotent.
+        # and what WatchList's temporary store transformed is not transformed again, so the
+        # transform never has to be idempotent.
         if (
-            self._transform is not None
+            not transformed
+            and self._transform is not None
             and delta_type is not DeltaType.SYNC
             and not isinstance(obj, DeletedFinalStateUnknown)
         ):

@@ -63,6 +63,9 @@ class SharedInformerFactory:
     ``transform`` rewrites objects before they are cached (e.g. to drop ``managedFields``);
     ``fifo`` picks the reflector queue ("real", the default, or "delta"). ``metrics`` is an
     ``InformerMetricsProvider`` (None: no metrics); ``name`` is their ``name`` label.
+    ``use_watch_list`` False makes every informer list instead of streaming its initial state
+    (None: client-go's ``WatchListClient`` gate, on unless ``KUBE_FEATURE_WatchListClient`` is
+    false; see informer/reflector.py).
     """
 
     def __init__(
@@ -76,7 +79,7 @@ class SharedInformerFactory:
         *,
         name: str = "informer",
         metrics: InformerMetricsProvider | None = None,
-        use_watch_list: bool = False,
+        use_watch_list: bool | None = None,
     ) -> None:
         # the shared transport; anything with RESTClient's request/stream methods is used as is
         self.rest_client = client if _is_rest_client(client) else RESTClient(client)
@@ -87,7 +90,8 @@ class SharedInformerFactory:
         self.fifo = fifo  # "real" or "delta", for every informer made here
         self.name = name  # the metrics' name label
         self.metrics = metrics  # None: informers record nothing
-        self.use_watch_list = use_watch_list  # informers try WatchList before list+watch
+        # informers stream their initial state (WatchList); None: the WatchListClient gate decides
+        self.use_watch_list = use_watch_list
         self._lock = threading.Lock()  # guards the three fields below
         self._informers: dict[GroupVersionResource, SharedIndexInformer] = {}  # one per GVR
         self._threads: dict[GroupVersionResource, threading.Thread] = {}  # started informers

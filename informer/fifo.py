@@ -115,8 +115,18 @@ class Queue(abc.ABC):
         """Queue a Deleted delta."""
 
     @abc.abstractmethod
-    def replace(self, objects: Iterable[Any], resource_version: str) -> None:
-        """Queue a full list: Replaced for every object, a tombstone for every known key missing."""
+    def replace(
+        self, objects: Iterable[Any], resource_version: str, *, transformed: bool = False
+    ) -> None:
+        """Queue a full list: Replaced for every object, a tombstone for every known key missing.
+
+        ``transformed``: the objects went through ``transformer()`` already (WatchList's
+        temporary store applies it as they stream), so it is not applied twice.
+        """
+
+    @abc.abstractmethod
+    def transformer(self) -> TransformFunc | None:
+        """The transform applied to new states (client-go ``TransformingStore.Transformer``)."""
 
     @abc.abstractmethod
     def resync(self) -> None:

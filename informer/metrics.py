@@ -10,8 +10,9 @@ client-go twin: the informer metrics of ``component-base/metrics/prometheus/clie
   and hand it to the handlers' buffers.
 
 Ours, with the same labels: ``informer_lists_total`` (list calls made, pages not counted),
-``informer_relists_total`` (lists after the first, i.e. recoveries), ``informer_watches_total``
-(watch requests opened) and ``informer_watch_events_total`` (events received, bookmarks included).
+``informer_relists_total`` (lists or WatchList streams after the first, i.e. recoveries),
+``informer_watches_total`` (watch requests opened) and ``informer_watch_events_total`` (events
+received, bookmarks included).
 
 Metrics are opt-in: components take an ``InformerMetrics`` and default to ``NOOP_METRICS``, so
 tests and libraries create nothing in the global registry unless asked.

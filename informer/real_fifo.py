@@ -85,11 +85,13 @@ class RealFIFO(Queue):
             self._populated = True
             self._append(DeltaType.DELETED, obj)
 
-    def replace(self, objects: Iterable[Any], resource_version: str = "") -> None:
+    def replace(
+        self, objects: Iterable[Any], resource_version: str = "", *, transformed: bool = False
+    ) -> None:
         key_func = self._key_func
         # New states are transformed as they are taken, one by one: a list decoded lazily
         # (jsonutil.LazyItems) then never holds every object untransformed at once.
-        transform = self._transform
+        transform = None if transformed else self._transform
         objects = [transform(o) for o in objects] if transform is not None else list(objects)
         with self._lock:
             listed = {key_func(o) for o in objects}
@@ -115,6 +117,9 @@ class RealFIFO(Queue):
             if not self._populated:
                 self._populated = True
                 self._initial_population_count = len(self._items)
+
+    def transformer(self) -> TransformFunc | None:
+        return self._transform
 
     def resync(self) -> None:
         with self._lock:

@@ -31,12 +31,40 @@ What Python clients usually get wrong and this one does not:
 - **stop is prompt**: a helper thread closes the open watch the moment the stop event is set, and
   list calls are abandoned rather than waited for, so ``run`` returns within a second.
 
-``WatchList`` (``use_watch_list=True``; on by default in client-go since 1.35) replaces the list
-with a watch that streams the initial state (``sendInitialEvents=true``,
-``resourceVersionMatch=NotOlderThan``) until a BOOKMARK annotated
-``k8s.io/initial-events-end: "true"``, then replaces the store and keeps the same watch. If the
-server rejects it, or ignores it (no such bookmark arrives in time), the reflector falls back to
-list+watch, and stops trying WatchList when the server plainly does not support it.
+**WatchList** (streaming lists, KEP-3157) is on by default, as in client-go 1.35+: the reflector's
+``use_watch_list`` defaults to client-go's ``WatchListClient`` gate (``client/features.py``), which
+``KUBE_FEATURE_WatchListClient=false`` turns off; the controller's ``--watch-list=false`` passes
+False. As reflector.go's ``watchList``, instead of step 1 the reflector opens a watch with
+``sendInitialEvents=true``, ``resourceVersionMatch=NotOlderThan``, ``allowWatchBookmarks=true``
+and the last synced resourceVersion (``""`` at the start: a consistent read of the latest state).
+The server streams an ADDED per object, then a BOOKMARK annotated
+``k8s.io/initial-events-end: "true"``. Until that bookmark the events go to a **temporary store**,
+which applies the real store's transform as client-go's does with a ``TransformingStore`` (so the
+streamed state waits without managedFields, as a lazily decoded list would); at the bookmark the
+real store is ``replace``d with its contents in one call, told they are transformed already, and
+the same watch carries on as step 2. So the informer's ``has_synced`` comes with the bookmark,
+and no consumer ever sees a half-streamed state. While streaming:
+
+- 429 or "connection refused": back off and stream again; Expired or "too large resource version":
+  stream again from ``""`` (both as upstream's ``isErrorRetriableWithSideEffectsFn``);
+- the watch ends or drops before the bookmark: stream again into a fresh temporary store, after a
+  back-off step (upstream streams again at once); a watch that ends within a second without an
+  event is a VeryShortWatchError, which falls back;
+- any other error, e.g. v1.24's 422 Invalid (``resourceVersionMatch`` is forbidden for watch, the
+  server predates WatchList) or a 403: **fall back** to list+watch for this cycle, as
+  ``ListAndWatchWithContext`` does ("making progress is better than deadlocking").
+
+Where this reflector differs, and why:
+
+- **A server that ignores** ``sendInitialEvents`` (it streams the objects, or nothing, and never
+  the bookmark): client-go only logs a warning each 10 s without an event
+  (``initialEventsEndBookmarkTicker``) and keeps waiting, which no kube-apiserver makes it do (an
+  old one refuses with 422, as above) but a proxy or a fake server can. Here the same 10 s
+  (``watch_list_bookmark_timeout``) of quiet before the bookmark ends the attempt and the reflector
+  falls back; the watch's own read deadline stays the long one of step 2.
+- **It remembers** a server that ignored WatchList, or refused it with 400/422, and lists from
+  then on; client-go tries WatchList again at every relist (one wasted request on an old server,
+  one whole wasted stream on an ignoring one).
 
 Deliberate differences from client-go: errors that end a watch (Expired, other ERROR events, a
 watch that closed at once) are raised from ``list_and_watch`` so the watch error handler sees them
@@ -50,7 +78,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from client.errors import (
     APIError,
@@ -61,6 +89,7 @@ from client.errors import (
     is_too_large_resource_version_error,
     is_too_many_requests,
 )
+from client.features import WATCH_LIST_CLIENT, feature_gates
 from client.objects import Object
 from client.pager import DEFAULT_PAGE_SIZE, ListPager
 from client.wait import ExponentialBackoff
@@ -99,6 +128,19 @@ class ReflectorStore(Protocol):
     def replace(self, objects: Iterable[Any], resource_version: str) -> None: ...
 
     def resync(self) -> None: ...
+
+
+@runtime_checkable
+class TransformingStore(ReflectorStore, Protocol):
+    """A store that transforms what it takes (client-go ``TransformingStore``): WatchList's
+    temporary store applies the same transform as objects stream in, so that they are held
+    transformed until the bookmark, and then hands them over as ``transformed``."""
+
+    def transformer(self) -> Callable[[Any], Any] | None: ...
+
+    def replace(
+        self, objects: Iterable[Any], resource_version: str, *, transformed: bool = False
+    ) -> None: ...
 
 
 WatchErrorHandler = Callable[["Reflector", BaseException], None]
@@ -141,7 +183,11 @@ class Reflector:
     """Lists and watches one resource into a store until stopped (client-go ``Reflector``).
 
     Differs: threads and a ``threading.Event`` for goroutines and ``stopCh``; a read deadline
-    on every watch; errors that end a watch reach the watch error handler (module docstring).
+    on every watch; errors that end a watch reach the watch error handler; WatchList gives up
+    on a server that ignores it, and remembers one that refused it (module docstring).
+
+    ``use_watch_list``: None (the default) asks client-go's ``WatchListClient`` gate, on unless
+    ``KUBE_FEATURE_WatchListClient`` is false; True or False decides.
 
     ``run(stop)`` blocks until ``stop`` is set; run it on its own thread. The store is usually the
     informer's FIFO, but any object with ``add``/``update``/``delete``/``replace``/``resync`` works,
@@ -157,7 +203,7 @@ class Reflector:
         resync_period: float = 0.0,
         should_resync: Callable[[], bool] | None = None,
         page_size: int | None = None,
-        use_watch_list: bool = False,
+        use_watch_list: bool | None = None,
         min_watch_timeout: float = DEFAULT_MIN_WATCH_TIMEOUT,
         watch_stall_timeout: Callable[[float], float] = watch_read_timeout,
         watch_list_bookmark_timeout: float = 10.0,
@@ -173,11 +219,15 @@ class Reflector:
         self.resync_period = resync_period  # seconds between store.resync() calls; 0 = never
         self.should_resync = should_resync  # consulted at each resync tick; None means always
         self.page_size = page_size  # client-go WatchListPageSize: forces this page size when set
-        self.use_watch_list = use_watch_list  # try WatchList before list+watch
+        if use_watch_list is None:
+            # client-go NewReflectorWithOptions: the WatchListClient gate decides.
+            use_watch_list = feature_gates().enabled(WATCH_LIST_CLIENT)
+        self.use_watch_list = use_watch_list  # stream the initial state before list+watch
         self.min_watch_timeout = min_watch_timeout  # watch timeoutSeconds in [min, 2*min)
         # timeoutSeconds -> read deadline (stall guard)
         self.watch_stall_timeout = watch_stall_timeout
-        # quiet seconds before WatchList counts as ignored
+        # Seconds without an event before the initial-events-end bookmark after which the server
+        # counts as ignoring WatchList (client-go warns after the same 10 s).
         self.watch_list_bookmark_timeout = watch_list_bookmark_timeout
         # between failed cycles
         self.backoff = backoff or ExponentialBackoff(clock=clock, rand=rand)
@@ -241,20 +291,27 @@ class Reflector:
             log.debug("%s: reflector stopped", self.name)
 
     def list_and_watch(self, stop: threading.Event) -> None:
-        """One cycle: list (or WatchList) into the store, then watch until the watch fails.
+        """One cycle: WatchList or list into the store, then watch until the watch fails.
 
-        Returns when stopped; raises the error that ended the cycle.
+        client-go ``ListAndWatchWithContext``: when WatchList fails for any reason, this cycle
+        lists instead. Returns when stopped; raises the error that ended the cycle.
         """
         stream = None
+        synced = False
         if self.use_watch_list and self._watch_list_supported:
             try:
                 stream = self._watch_list(stop)
+                synced = True
             except _Stopped:
                 raise
-            except Exception as err:  # any failure falls back to list+watch
-                log.warning("%s: WatchList failed, falling back to list+watch: %s", self.name, err)
-                stream = None
-        if stream is None:
+            # any failure falls back to list+watch
+            except Exception as err:
+                log.warning(
+                    "%s: the WatchList request ended with an error, falling back to list+watch: %s",
+                    self.name,
+                    err,
+                )
+        if not synced:
             self._list(stop)
         self._watch(stream, stop)
 
@@ -397,11 +454,13 @@ class Reflector:
         store: ReflectorStore,
         set_resource_version: Callable[[str], None],
         exit_on_initial_events_end: bool = False,
+        observe: Callable[[], None] | None = None,
     ) -> bool:
         """Apply a watch's events to ``store`` until it ends (client-go ``handleAnyWatch``).
 
         Returns whether WatchList's initial-events-end bookmark was seen (and, when
         ``exit_on_initial_events_end``, returns right after it with the stream still open).
+        ``observe`` is called as each event arrives (WatchList's watchdog).
         A connection that drops or stalls ends the watch like a clean close; an ERROR event raises
         its APIError; a watch that closes within a second without events raises
         VeryShortWatchError.
@@ -413,6 +472,8 @@ class Reflector:
             for event in watch.events:
                 if stop.is_set():
                     raise _Stopped()
+                if observe is not None:
+                    observe()
                 metrics.inc_watch_events()
                 event_type = event.get("type")
                 obj = event.get("object")
@@ -479,61 +540,112 @@ class Reflector:
 
     # -- WatchList ------------------------------------------------------------------------------
 
-    def _watch_list(self, stop: threading.Event) -> _OpenWatch:
+    def _watch_list(self, stop: threading.Event) -> _OpenWatch | None:
         """Stream the initial state, replace the store with it, and return the still-open watch.
 
-        Raises when the server rejects or ignores the request (the caller then lists instead).
+        client-go ``watchList``; the module docstring lists what is retried here and where this
+        differs. Returns None when the watch closed right at the bookmark (the caller then opens
+        a new one from the synced RV). Raises when the server refuses, ignores or fails the
+        request: the caller lists instead.
         """
-        received_rv = [""]  # RV of the last event of the current attempt
+        # client-go: the temporary store applies the real store's transform, so 10,000 streamed
+        # Deployments wait for the bookmark with managedFields already dropped (as a list does,
+        # decoding and transforming item by item), not as served.
+        store = self.store
+        transform = store.transformer() if isinstance(store, TransformingStore) else None
         while True:
             if stop.is_set():
                 raise _Stopped()
-            received_rv[0] = ""
-            temporary = Indexer()  # the stream's objects until the bookmark confirms them
+            received_rv = ""  # RV of the last event of this attempt
+
+            def set_received_rv(rv: str) -> None:
+                nonlocal received_rv
+                received_rv = rv
+
+            # The stream's objects until the bookmark confirms them: the real store (a FIFO the
+            # informer drains as it fills) must only ever see the whole state, at once.
+            temporary = _TemporaryStore(transform)
+            timeout_seconds = self._watch_timeout_seconds()
             options = {
                 "resourceVersion": self._rewatch_resource_version(),
                 "allowWatchBookmarks": True,
                 "sendInitialEvents": True,
                 "resourceVersionMatch": "NotOlderThan",
-                "timeoutSeconds": self._watch_timeout_seconds(),
+                "timeoutSeconds": timeout_seconds,
             }
             start = self._clock()
             stream = None
+            watchdog = None
             try:
-                # A short read deadline: if the server ignores sendInitialEvents, the bookmark never
-                # comes and the stream goes quiet. Once the bookmark is in, the same stream keeps
-                # this deadline; a quiet spell then just means one re-watch.
-                stream = self._open_watch(options, self.watch_list_bookmark_timeout, stop)
+                stream = self._open_watch(options, self.watch_stall_timeout(timeout_seconds), stop)
+                watchdog = _InitialEventsWatchdog(
+                    stream, self.watch_list_bookmark_timeout, self._clock, self.name
+                )
                 got_bookmark = self._handle_watch(
-                    start, stream, stop, temporary, lambda rv: received_rv.__setitem__(0, rv), True
+                    start, stream, stop, temporary, set_received_rv, True, watchdog.observe
                 )
             except _Stopped:
+                _stop_watchdog(watchdog)
                 self._forget_stream(stream)
                 raise
             except Exception as err:
+                ignored = _stop_watchdog(watchdog)
                 self._forget_stream(stream)
                 if _is_watch_error_retriable(err):
+                    log.info("%s: WatchList failed, backing off: %s", self.name, err)
                     if stop.wait(self._delay_after(err)):
                         raise _Stopped() from None
                     continue
                 if is_expired_error(err) or is_too_large_resource_version_error(err):
-                    self._set_rv_unavailable(True)  # stream from the latest RV instead
+                    # Our RV is gone or not served yet: stream the latest state instead.
+                    self._set_rv_unavailable(True)
                     continue
-                if isinstance(err, TransportError) and stream is not None:
+                if ignored:
                     self._watch_list_supported = False
-                    raise _WatchListIgnored(f"no initial-events-end bookmark: {err}") from err
+                    raise _WatchListIgnored(
+                        f"no initial-events-end bookmark within "
+                        f"{self.watch_list_bookmark_timeout:g}s of quiet"
+                    ) from err
+                if isinstance(err, TransportError) and stream is not None:
+                    # The connection dropped mid-stream: what arrived is incomplete, so it is
+                    # dropped with the temporary store and the state is streamed again.
+                    log.info("%s: WatchList stream broke before the bookmark: %s", self.name, err)
+                    if stop.wait(self._delay_after(err)):
+                        raise _Stopped() from None
+                    continue
                 if isinstance(err, APIError) and err.code in (400, 422):
                     self._watch_list_supported = False  # the server does not know the parameters
                 raise
-            if not got_bookmark:
-                self._forget_stream(stream)
+            ignored = _stop_watchdog(watchdog)
+            if got_bookmark:
+                break
+            self._forget_stream(stream)
+            if ignored:
                 self._watch_list_supported = False
-                raise _WatchListIgnored("the watch ended before the initial-events-end bookmark")
-            break
+                raise _WatchListIgnored(
+                    f"no initial-events-end bookmark within "
+                    f"{self.watch_list_bookmark_timeout:g}s of quiet"
+                )
+            # The server ended the watch before the bookmark (a restart, a rollout): stream again.
+            log.info("%s: WatchList stream ended before the bookmark; streaming again", self.name)
+            if stop.wait(self.backoff.next_delay()):
+                raise _Stopped()
         self._set_rv_unavailable(False)
-        self.store.replace(temporary.list(), received_rv[0])
-        self._set_last_sync_resource_version(received_rv[0])
+        if self._listed_once:
+            # A recovery like a relist, though no LIST call was made (informer_lists_total).
+            self.metrics.inc_relists()
+        if transform is not None and isinstance(store, TransformingStore):
+            store.replace(temporary.list(), received_rv, transformed=True)
+        else:
+            store.replace(temporary.list(), received_rv)
+        del temporary
+        self._set_last_sync_resource_version(received_rv)
         self._listed_once = True
+        log.debug("%s: streamed the initial state at resourceVersion %s", self.name, received_rv)
+        if watchdog is not None and watchdog.expired:
+            # It fired in the instant between the bookmark and its stop and closed the stream.
+            self._forget_stream(stream)
+            return None
         return stream
 
     # -- helpers --------------------------------------------------------------------------------
@@ -626,6 +738,92 @@ class _OpenWatch:
 
     def close(self) -> None:
         _close(self.stream)
+
+
+class _TemporaryStore:
+    """WatchList's objects until the bookmark (client-go's ``temporaryStore``, a ``Store`` made
+    with the real store's transformer): an ``Indexer`` whose new states are transformed."""
+
+    __slots__ = ("_indexer", "_transform")
+
+    def __init__(self, transform: Callable[[Any], Any] | None) -> None:
+        self._indexer = Indexer()  # keyed as the informer's cache
+        self._transform = transform  # the real store's, or None
+
+    def add(self, obj: Any) -> None:
+        self._indexer.add(obj if self._transform is None else self._transform(obj))
+
+    def update(self, obj: Any) -> None:
+        self._indexer.update(obj if self._transform is None else self._transform(obj))
+
+    def delete(self, obj: Any) -> None:
+        self._indexer.delete(obj)
+
+    def replace(self, objects: Iterable[Any], resource_version: str) -> None:
+        raise NotImplementedError("a watch never replaces")
+
+    def resync(self) -> None:
+        pass
+
+    def list(self) -> list[Any]:
+        return self._indexer.list()
+
+
+class _InitialEventsWatchdog:
+    """Closes a WatchList stream that goes quiet before its initial-events-end bookmark.
+
+    client-go twin: ``initialEventsEndBookmarkTicker``, which ticks every 10 s and warns when no
+    event came for that long. Here the same quiet ends the attempt: the stream is closed (its
+    iteration then ends quietly) and ``expired`` tells the reflector the server is ignoring
+    ``sendInitialEvents``. A thread rather than the socket's read deadline, so that the stream
+    keeps its long stall deadline once it carries on as the regular watch.
+    """
+
+    def __init__(
+        self, watch: _OpenWatch, timeout: float, clock: Callable[[], float], name: str
+    ) -> None:
+        self._watch = watch  # closed on expiry
+        self._timeout = timeout  # quiet seconds allowed
+        self._clock = clock
+        self._name = name  # the reflector's, for the log line
+        self._last_event = clock()  # when the last event (or the watch's start) was seen
+        self._lock = threading.Lock()  # makes expiry and stop exclusive
+        self._stopped = threading.Event()  # set by stop(); the thread then ends
+        self.expired = False  # it fired: the bookmark never came
+        threading.Thread(target=self._run, name=f"{name}-watchlist-watchdog", daemon=True).start()
+
+    def observe(self) -> None:
+        """An event arrived (called by the reading thread, once per event)."""
+        self._last_event = self._clock()
+
+    def stop(self) -> bool:
+        """Stop watching; returns whether it had already fired."""
+        with self._lock:
+            self._stopped.set()
+            return self.expired
+
+    def _run(self) -> None:
+        while True:
+            remaining = self._last_event + self._timeout - self._clock()
+            if remaining <= 0:
+                with self._lock:
+                    if self._stopped.is_set():
+                        return
+                    self.expired = True
+                log.warning(
+                    "%s: no initial-events-end bookmark and no event for %gs: the server ignores "
+                    "sendInitialEvents",
+                    self._name,
+                    self._timeout,
+                )
+                self._watch.close()
+                return
+            if self._stopped.wait(remaining):
+                return
+
+
+def _stop_watchdog(watchdog: _InitialEventsWatchdog | None) -> bool:
+    return watchdog.stop() if watchdog is not None else False
 
 
 def _close(stream: object) -> None:

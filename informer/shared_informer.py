@@ -408,7 +408,7 @@ class SharedIndexInformer:
         transform: TransformFunc | None = None,
         fifo: str = "real",
         name: str | None = None,
-        use_watch_list: bool = False,
+        use_watch_list: bool | None = None,
         metrics: InformerMetrics = NOOP_METRICS,
         clock: Callable[[], float] = time.monotonic,
         reflector_options: Mapping[str, Any] | None = None,
@@ -419,7 +419,8 @@ class SharedIndexInformer:
         # for threads and logs
         self.name = name or str(getattr(list_watch, "resource", None) or "informer")
         self.fifo_kind = fifo  # which queue the reflector feeds: "real" (default) or "delta"
-        self.use_watch_list = use_watch_list  # let the reflector try WatchList first
+        # stream the initial state (WatchList); None: client-go's WatchListClient gate decides
+        self.use_watch_list = use_watch_list
         self.metrics = metrics  # informer_* metrics for this informer
         self._clock = clock  # monotonic seconds; injectable for resync tests
         self._reflector_options = dict(reflector_options or {})  # extra Reflector kwargs (tests)

@@ -2,6 +2,7 @@
 
     python -m kubesim --listen 127.0.0.1:0 --kubeconfig /tmp/kubesim.kubeconfig \
         [--crd crds/foo.yaml ...] [--deployment-status-delay 1] [--tls] [--token T]
+        [--emulate 1.24] [--no-watch-list] [--feature-gates ShardedListAndWatch=true]
 
 Prints the server URL on the first line of stdout (then flushes), so a parent process can read
 it, and writes a kubeconfig for the server when --kubeconfig is given.
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from kubesim.api.errors import ApiError
+from kubesim.api.version import DEFAULT_SERVER_VERSION, SUPPORTED_SERVER_VERSIONS
 from kubesim.sim import KubeSim
 from kubesim.storage.store import WATCH_CACHE_UPPER_BOUND
 
@@ -90,6 +92,37 @@ def token(value: str) -> str:
     return value
 
 
+# The feature gates kubesim models, with their defaults (those of kube-apiserver v1.36).
+FEATURE_GATES = {"ShardedListAndWatch": False}
+
+
+def feature_gates(value: str) -> dict[str, bool]:
+    """kube-apiserver's --feature-gates syntax: comma-separated Name=bool pairs (component-base
+    featuregate.Set, with strconv.ParseBool's spellings); a gate kubesim does not model is an
+    error, as an unknown gate is to the real server."""
+    gates: dict[str, bool] = {}
+    for pair in value.split(","):
+        pair = pair.strip()
+        if not pair:
+            continue
+        name, sep, flag = pair.partition("=")
+        name, flag = name.strip(), flag.strip()
+        if not sep:
+            raise argparse.ArgumentTypeError(f"missing bool value for {name}")
+        if name not in FEATURE_GATES:
+            known = ", ".join(sorted(FEATURE_GATES))
+            raise argparse.ArgumentTypeError(
+                f"unrecognized feature gate: {name} (kubesim models: {known})"
+            )
+        if flag in ("1", "t", "T", "true", "TRUE", "True"):
+            gates[name] = True
+        elif flag in ("0", "f", "F", "false", "FALSE", "False"):
+            gates[name] = False
+        else:
+            raise argparse.ArgumentTypeError(f"invalid value of {name}={flag}, expected a bool")
+    return gates
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="A small Kubernetes API server for tests and demos.")
     p.add_argument(
@@ -121,6 +154,31 @@ def build_parser() -> argparse.ArgumentParser:
         help="largest watch window per resource, in events (older RVs get 410); "
         "sized by load between 100 and this, as kube-apiserver's watch cache",
     )
+    p.add_argument(
+        "--emulate",
+        choices=SUPPORTED_SERVER_VERSIONS,
+        default=DEFAULT_SERVER_VERSION,
+        metavar="VERSION",
+        help="answer as this kube-apiserver release: "
+        + " or ".join(SUPPORTED_SERVER_VERSIONS)
+        + f" (default {DEFAULT_SERVER_VERSION})",
+    )
+    p.add_argument(
+        "--watch-list",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="serve WatchList (sendInitialEvents) as kube-apiserver v1.34+ does; "
+        "--no-watch-list refuses it with v1.24's 422 (default: as --emulate says)",
+    )
+    p.add_argument(
+        "--feature-gates",
+        type=feature_gates,
+        action="append",
+        default=[],
+        metavar="NAME=BOOL,...",
+        help="kube-apiserver's flag: ShardedListAndWatch=true serves shardSelector on list and "
+        "watch (KEP-5866; default false, as in v1.36); repeatable, later values win",
+    )
     return p
 
 
@@ -132,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.exit(2, f"{PROG}: error: {message}\n")
 
     host, port = args.listen
+    gates = dict(FEATURE_GATES)
+    for given in args.feature_gates:
+        gates.update(given)
     try:
         sim = KubeSim(
             host,
@@ -141,6 +202,9 @@ def main(argv: list[str] | None = None) -> int:
             tls=args.tls,
             token=args.token,
             history_size=args.history_size,
+            server_version=args.emulate,
+            watch_list=args.watch_list,
+            sharded_list_and_watch=gates["ShardedListAndWatch"],
         )
     except ApiError as err:  # the server's own validation refused a CRD
         fail(f"argument --crd: {err}")

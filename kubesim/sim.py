@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kubesim.api.resources import Registry
+from kubesim.api.version import DEFAULT_SERVER_VERSION, ServerVersion
 from kubesim.controllers.gc import GarbageCollector
 from kubesim.controllers.manager import ControllerManager
 from kubesim.faults import FaultInjector
@@ -29,6 +30,7 @@ from kubesim.registry.rest import Rest
 from kubesim.server.apiserver import ApiServer
 from kubesim.server.request import RequestRecord
 from kubesim.storage.store import COMPACTION_INTERVAL, WATCH_CACHE_UPPER_BOUND, Storage
+from kubesim.validation.fields import UnknownFields
 from kubesim.validation.schema import SchemaValidator
 from kubesim.views.openapi import builtin_schemas
 
@@ -65,6 +67,16 @@ class KubeSim:
         token: require this bearer token (no token -> 403 on resources, wrong token -> 401).
         request_log_size: how many requests ``request_log`` keeps (oldest dropped first).
         gc_delay: seconds the garbage collector waits before acting (the real one: well under 1 s).
+        server_version: the kube-apiserver release to answer as, "1.36" (default) or "1.24"
+            (api/version.py lists what differs), so a client's handling of the older server's
+            answers stays tested.
+        watch_list: serve WatchList (sendInitialEvents) as v1.34+ do; False answers such a watch
+            as v1.24 did, 422 Invalid on resourceVersionMatch, to test a client's fallback.
+            None (default): as server_version says (served by 1.36, refused by 1.24).
+        sharded_list_and_watch: the ShardedListAndWatch feature gate (KEP-5866; alpha in v1.36
+            and off by default there, as here). On, list and watch honour ``shardSelector``
+            (registry/sharding.py) and a filtered list carries ``metadata.shardInfo``; off, the
+            parameter is ignored, as by a v1.36 server without the gate or an older one.
     """
 
     def __init__(
@@ -84,7 +96,12 @@ class KubeSim:
         token: str | None = None,
         request_log_size: int = 100_000,
         gc_delay: float = 0.0,
+        server_version: str = DEFAULT_SERVER_VERSION,
+        watch_list: bool | None = None,
+        sharded_list_and_watch: bool = False,
     ):
+        # the release answered as; every behaviour that differs reads it (ValueError if unknown)
+        self.server_version = ServerVersion.parse(server_version)
         self.host = host  # listen address
         self.port = port  # 0 until started; then fixed, so restart() reuses it
         self.tls = tls  # serve HTTPS
@@ -95,8 +112,18 @@ class KubeSim:
         self.registry = Registry()  # served resources and discovery
         # the verbs, with managedFields typed by the built-in kinds' schemas
         self.rest = Rest(
-            self.storage, self.registry, SchemaValidator(), FieldManager(builtin_schemas())
+            self.storage,
+            self.registry,
+            SchemaValidator(self.server_version),
+            self.server_version,
+            UnknownFields(builtin_schemas()),
+            FieldManager(builtin_schemas()),
         )
+        # WatchList is one of the release's differences, unless asked for on its own
+        self.rest.watch_list = (
+            self.server_version.serves_watch_list if watch_list is None else watch_list
+        )
+        self.rest.sharded_list_and_watch = sharded_list_and_watch
         self.faults = FaultInjector(self)  # fault injection (see faults.py)
         self.server = ApiServer(
             self.rest,

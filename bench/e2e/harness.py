@@ -90,6 +90,8 @@ def _ours(v: Variant, kubeconfig: str, launch: Launch) -> list[str]:
         launch.resync,
         "--metrics-bind-address",
         metrics,
+        # plain HTTP: the bench scrapes its own process on loopback, with no token to review
+        "--metrics-secure=false",
         "--health-probe-bind-address",
         "0",
     ]

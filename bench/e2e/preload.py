@@ -13,7 +13,7 @@ import copy
 
 from bench.e2e.harness import FOO_GVR, NAMESPACE, foo_body
 from bench.e2e.measure import DEPLOY_KEY, FOO_KEY
-from controller.foo_controller import desired_status, new_deployment
+from controller.builders import desired_status, new_deployment
 from kubesim import KubeSim
 
 # What a Foo made with `kubectl create` and reconciled by this controller carries in a real

@@ -38,12 +38,8 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from controller.foo_controller import (
-    MESSAGE_RESOURCE_SYNCED,
-    SUCCESS_SYNCED,
-    desired_status,
-    new_deployment,
-)
+from controller.builders import desired_status, new_deployment
+from controller.foo_controller import MESSAGE_RESOURCE_SYNCED, SUCCESS_SYNCED
 
 FOOS = "/apis/samplecontroller.k8s.io/v1alpha1/foos"
 DEPLOYMENTS = "/apis/apps/v1/deployments"

@@ -3,7 +3,7 @@
 Written the way kopf's documentation writes operators (handlers per event kind, the official
 client inside sync handlers, ``patch.status`` for the status): kopf's defaults are kept
 (annotations as diff-base and progress storage, k8s Events for handler results), because they
-are what a kopf user gets. The Deployment is the one ``controller.foo_controller.new_deployment``
+are what a kopf user gets. The Deployment is the one ``controller.builders.new_deployment``
 builds, so the three controllers in the benchmark produce the same objects.
 
 - on.create / on.resume of a Foo: create its Deployment (a 409 means it exists: fix replicas);
@@ -21,7 +21,7 @@ import kopf
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
-from controller.foo_controller import controller_of, new_deployment
+from controller.builders import controller_of, new_deployment
 
 GROUP, VERSION, PLURAL = "samplecontroller.k8s.io", "v1alpha1", "foos"
 

@@ -34,13 +34,8 @@ from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 from kubernetes.informer import ADDED, DELETED, MODIFIED, SharedInformer
 
-from controller.foo_controller import (
-    MESSAGE_RESOURCE_SYNCED,
-    SUCCESS_SYNCED,
-    _keep_transition_times,
-    desired_status,
-    new_deployment,
-)
+from controller.builders import desired_status, keep_transition_times, new_deployment
+from controller.foo_controller import MESSAGE_RESOURCE_SYNCED, SUCCESS_SYNCED
 
 log = logging.getLogger("official-peer")
 
@@ -154,7 +149,7 @@ class OfficialController:
             }
         }
         current = foo.get("status") or {}
-        status = _keep_transition_times(current, desired_status(foo, available))
+        status = keep_transition_times(current, desired_status(foo, available))
         if status != current:
             try:
                 self.custom.replace_namespaced_custom_object_status(

@@ -27,6 +27,7 @@ __all__ = [
     "field_duplicate",
     "field_forbidden",
     "field_invalid",
+    "go_format",
     "field_not_supported",
     "field_required",
     "field_too_long",
@@ -221,6 +222,47 @@ def go_value(value: Any) -> str:
     import json
 
     return json.dumps(value, separators=(",", ":"))
+
+
+def go_format(value: Any) -> str:
+    """A decoded JSON value as Go's fmt %v prints an interface{} holding it: maps with sorted
+    keys as ``map[k:v ...]``, slices as ``[a b]``, strings bare, numbers as float64s."""
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_format(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_format(v) for v in value) + "]"
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return _go_float(float(value))
+    return str(value)
+
+
+def _go_float(number: float) -> str:
+    """strconv.FormatFloat(f, 'g', -1, 64), what %v prints: the shortest digits that read
+    back, in exponent form when the exponent is below -4 or at least 6."""
+    if number == 0:
+        return "0"
+    sign = "-" if number < 0 else ""
+    text = repr(abs(number))
+    mantissa, _, exp_text = text.partition("e")
+    whole, _, frac = mantissa.partition(".")
+    digits = (whole + frac).lstrip("0")
+    point = len(whole) + int(exp_text or 0) - (len(whole + frac) - len((whole + frac).lstrip("0")))
+    digits = digits.rstrip("0") or "0"
+    exp = point - 1
+    if exp < -4 or exp >= 6:
+        tail = digits[1:]
+        return (
+            f"{sign}{digits[0]}{'.' + tail if tail else ''}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+        )
+    if point <= 0:
+        return f"{sign}0.{'0' * -point}{digits}"
+    if point >= len(digits):
+        return sign + digits + "0" * (point - len(digits))
+    return f"{sign}{digits[:point]}.{digits[point:]}"
 
 
 def field_invalid(field: str, value: Any, detail: str) -> dict:

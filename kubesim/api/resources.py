@@ -9,6 +9,8 @@ stores one object and serves it at every version (only apiVersion differs).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import threading
 from dataclasses import dataclass, field
@@ -21,6 +23,13 @@ __all__ = ["ResourceInfo", "Registry", "crd_resource_infos", "BUILTIN_RESOURCES"
 
 # Verbs every ordinary resource supports, as discovery lists them.
 _ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+
+
+def storage_version_hash(group: str, version: str, kind: str) -> str:
+    """discovery.StorageVersionHash (apiserver/pkg/endpoints/discovery/storageversionhash.go):
+    the first 8 bytes of sha256("group/version/kind") of the storage version, base64."""
+    digest = hashlib.sha256(f"{group}/{version}/{kind}".encode()).digest()
+    return base64.b64encode(digest[:8]).decode()
 
 
 @dataclass
@@ -137,6 +146,8 @@ class ResourceInfo:
             main["shortNames"] = list(self.short_names)
         if self.categories:
             main["categories"] = list(self.categories)
+        group, _, version = self.stored_api_version.rpartition("/")
+        main["storageVersionHash"] = storage_version_hash(group, version, self.kind)
         out = [main]
         if self.status_subresource:
             out.append(

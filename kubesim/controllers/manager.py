@@ -33,6 +33,7 @@ from kubesim.registry.strategy import CRD_CLEANUP_FINALIZER
 from kubesim.storage.store import DELETED, Event, Storage
 
 __all__ = [
+    "DEPLOYMENT_CONTROLLER",
     "DEPLOYMENT_CONTROLLER_MODES",
     "NODE_NAME",
     "ControllerManager",
@@ -44,6 +45,31 @@ NAMESPACES = ("", "namespaces")
 CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
 
 DEPLOYMENT_CONTROLLER_MODES = ("none", "no-nodes", "full")
+# The namespace deleter's condition types, in the order it writes them, with the reason and
+# message of each when nothing is wrong (pkg/controller/namespace/deletion).
+NAMESPACE_CONDITIONS = {
+    "NamespaceDeletionDiscoveryFailure": (
+        "ResourcesDiscovered",
+        "All resources successfully discovered",
+    ),
+    "NamespaceDeletionGroupVersionParsingFailure": (
+        "ParsedGroupVersions",
+        "All legacy kube types successfully parsed",
+    ),
+    "NamespaceDeletionContentFailure": (
+        "ContentDeleted",
+        "All content successfully deleted, may be waiting on finalization",
+    ),
+    "NamespaceContentRemaining": ("ContentRemoved", "All content successfully removed"),
+    "NamespaceFinalizersRemaining": (
+        "ContentHasNoFinalizers",
+        "All content-preserving finalizers finished",
+    ),
+}
+# the component the deployment controller's Events name (source and reportingComponent)
+DEPLOYMENT_CONTROLLER = "deployment-controller"
+# utilrand.SafeEncodeString's alphabet: no vowels, no confusable characters
+_SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 NODE_NAME = "kubesim-node"  # the one Node of the "full" mode, as a kubelet registers it
 
 
@@ -87,6 +113,9 @@ class ControllerManager:
             "crd-cleanup": self._sync_crd,
         }  # task kind -> handler; a handler returns a delay to run again, or None
         self._listeners: list[Callable[[Event], None]] = []  # extra event hooks (gc.py)
+        # (namespace, name) -> (replica set name, replicas) a real deployment controller would
+        # have scaled for each Deployment, for its ScalingReplicaSet Events
+        self._replica_sets: dict[tuple[str, str], tuple[str, int]] = {}
         self._seq = itertools.count()  # tie-breaker for equal due times
         self._stop = threading.Event()  # set by stop(); the thread exits promptly
         self._thread: threading.Thread | None = None
@@ -122,6 +151,9 @@ class ControllerManager:
             self._cond.notify()
 
     def _on_event(self, ev: Event) -> None:
+        if ev.key == DEPLOYMENTS and ev.type == DELETED:
+            # its replica sets go with it: a new Deployment of that name starts from 0
+            self._replica_sets.pop((ev.ns, ev.name), None)
         if (
             ev.key == DEPLOYMENTS
             and ev.type != DELETED
@@ -214,7 +246,72 @@ class ControllerManager:
             new = json.loads(stored.full())  # Rest takes ownership of what it is given
             new["status"] = want
             self.rest.update(info, ns, name, new, {}, "status")
+            self._record_scaling(obj)
         return None
+
+    def _record_scaling(self, deployment: dict) -> None:
+        """The ScalingReplicaSet Events the deployment controller records on a Deployment.
+
+        kubesim has no ReplicaSets, so it keeps, per Deployment, the one a real controller
+        would have made for the current template (named NAME-<pod-template-hash>) and its size.
+        A new Deployment scales its replica set up from 0 (getNewReplicaSet in sync.go); a
+        replicas change scales it up or down (scaleReplicaSet); a template change scales the
+        new one up and the old one down (rolling.go, here in one step each).
+        """
+        meta, spec = deployment["metadata"], deployment.get("spec") or {}
+        key = (meta.get("namespace", ""), meta["name"])
+        rs_name = f"{meta['name']}-{pod_template_hash(spec.get('template') or {})}"
+        replicas = spec.get("replicas", 1)
+        old = self._replica_sets.get(key)
+        self._replica_sets[key] = (rs_name, replicas)
+        if old is None:
+            if replicas > 0:
+                self._scaling_event(deployment, "up", rs_name, 0, replicas)
+        elif old[0] != rs_name:
+            if replicas > 0:
+                self._scaling_event(deployment, "up", rs_name, 0, replicas)
+            if old[1] > 0:
+                self._scaling_event(deployment, "down", old[0], old[1], 0)
+        elif old[1] != replicas:
+            self._scaling_event(
+                deployment, "up" if replicas > old[1] else "down", rs_name, old[1], replicas
+            )
+
+    def _scaling_event(self, d: dict, direction: str, rs: str, old: int, new: int) -> None:
+        """One Normal ScalingReplicaSet Event on the Deployment, as client-go's recorder writes
+        it (core/v1, source and reportingComponent deployment-controller)."""
+        if self.rest.version.scaling_event_says_from:
+            message = f"Scaled {direction} replica set {rs} from {old} to {new}"
+        else:
+            message = f"Scaled {direction} replica set {rs} to {new}"
+        meta = d["metadata"]
+        ns = meta.get("namespace", "")
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            # the recorder's name: the object's name and the time in nanoseconds, in hex
+            "metadata": {"name": f"{meta['name']}.{time.time_ns():x}", "namespace": ns},
+            "involvedObject": {
+                "kind": "Deployment",
+                "namespace": ns,
+                "name": meta["name"],
+                "uid": meta.get("uid", ""),
+                "apiVersion": "apps/v1",
+                "resourceVersion": meta.get("resourceVersion", ""),
+            },
+            "reason": "ScalingReplicaSet",
+            "message": message,
+            "source": {"component": DEPLOYMENT_CONTROLLER},
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+            "type": "Normal",
+            "reportingComponent": DEPLOYMENT_CONTROLLER,
+            "reportingInstance": "",
+        }
+        info = self.rest.registry.lookup("", "v1", "events")
+        self.rest.create(info, ns, event, {})
 
     # ---- namespace controller ------------------------------------------------------------------
 
@@ -238,16 +335,79 @@ class ControllerManager:
                         self.rest.delete_locked(
                             infos[0], stored, {"propagationPolicy": "Background"}
                         )
-            if remaining and any(
-                s.obj["metadata"].get("namespace") == name
-                for skey in self.storage.all_keys()
-                for s in self.storage.items(skey)
-            ):
+            left = self._namespace_contents(name) if remaining else {}
+            if left:
+                self._set_namespace_conditions(ns_obj, left)
                 return 0.2  # objects with finalizers remain: check again soon
             if ns_obj.obj["metadata"].get("finalizers"):
+                self._set_namespace_conditions(ns_obj, {})
                 return None  # metadata finalizers: whoever owns them removes them
             self.storage.remove(NAMESPACES, "", name)
         return None
+
+    def _namespace_contents(self, name: str) -> dict[str, list[dict]]:
+        """What is left in a namespace: its objects by "resource.group", as the namespace
+        deleter's estimate counts them (core resources read "configmaps.")."""
+        left: dict[str, list[dict]] = {}
+        for skey in self.storage.all_keys():
+            infos = self.rest.registry.by_storage_key(skey)
+            if not infos or not infos[0].namespaced:
+                continue
+            for stored in self.storage.items(skey):
+                if stored.obj["metadata"].get("namespace") == name:
+                    left.setdefault(f"{skey[1]}.{skey[0]}", []).append(stored.obj)
+        return left
+
+    def _set_namespace_conditions(self, ns_obj, left: dict[str, list[dict]]) -> None:
+        """Write the namespace deleter's conditions (deletion/status_condition_utils.go): the
+        five types in their order, True with the reason while content or its finalizers
+        remain, else the "ok" variant False; a condition keeps its lastTransitionTime while
+        its status stays."""
+        failing: dict[str, tuple[str, str]] = {}
+        if left:
+            counts = sorted(f"{gr} has {len(objs)} resource instances" for gr, objs in left.items())
+            failing["NamespaceContentRemaining"] = (
+                "SomeResourcesRemain",
+                "Some resources are remaining: " + ", ".join(counts),
+            )
+            finalizers: dict[str, int] = {}
+            for objs in left.values():
+                for obj in objs:
+                    for f in obj["metadata"].get("finalizers") or []:
+                        finalizers[f] = finalizers.get(f, 0) + 1
+            if finalizers:
+                failing["NamespaceFinalizersRemaining"] = (
+                    "SomeFinalizersRemain",
+                    "Some content in the namespace has finalizers remaining: "
+                    + ", ".join(
+                        sorted(f"{f} in {n} resource instances" for f, n in finalizers.items())
+                    ),
+                )
+        old = {c.get("type"): c for c in (ns_obj.obj.get("status") or {}).get("conditions") or []}
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        conditions = []
+        for ctype, (ok_reason, ok_message) in NAMESPACE_CONDITIONS.items():
+            status, (reason, message) = (
+                ("True", failing[ctype]) if ctype in failing else ("False", (ok_reason, ok_message))
+            )
+            before = old.get(ctype)
+            since = before["lastTransitionTime"] if before and before["status"] == status else now
+            conditions.append(
+                {
+                    "type": ctype,
+                    "status": status,
+                    "lastTransitionTime": since,
+                    "reason": reason,
+                    "message": message,
+                }
+            )
+        status_now = ns_obj.obj.get("status") or {}
+        if status_now.get("conditions") == conditions:
+            return
+        info = self.rest.registry.lookup("", "v1", "namespaces")
+        new = json.loads(ns_obj.full())
+        new["status"] = dict(status_now, conditions=conditions)
+        self.rest.update(info, "", ns_obj.obj["metadata"]["name"], new, {}, "status")
 
     # ---- CRD finalizer (apiextensions-apiserver's finalizer controller) ------------------------
 
@@ -271,6 +431,16 @@ class ControllerManager:
             new["metadata"]["finalizers"] = [f for f in fins if f != CRD_CLEANUP_FINALIZER]
             self.rest.commit_update(info, stored, new, None, False)
         return None
+
+
+def pod_template_hash(template: dict) -> str:
+    """A pod-template-hash: controller.ComputeHash's FNV-32a of the template, its decimal digits
+    spelt in rand.SafeEncodeString's alphabet (kubesim hashes the template's JSON, not Go's
+    deep-hash of the struct, so the value differs from a real cluster's; its shape does not)."""
+    h = 0x811C9DC5
+    for byte in json.dumps(template, sort_keys=True, separators=(",", ":")).encode():
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return "".join(_SAFE_ALPHABET[ord(ch) % len(_SAFE_ALPHABET)] for ch in str(h))
 
 
 def deployment_status(obj: dict, pods_available: bool = True) -> dict:

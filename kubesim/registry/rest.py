@@ -19,10 +19,11 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from kubesim.api import errors
+from kubesim.api import errors, warning
 from kubesim.api.resources import Registry, ResourceInfo
+from kubesim.api.version import DEFAULT_SERVER_VERSION, ServerVersion
 from kubesim.registry import patch as patches
-from kubesim.registry import strategy
+from kubesim.registry import sharding, strategy
 from kubesim.registry.fieldmanager import (
     ABSENT,
     IN_PROCESS_MANAGER,
@@ -39,6 +40,10 @@ __all__ = ["Rest", "WatchRequest"]
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # utilrand.String's alphabet
 _MAX_GENERATED_NAME_LENGTH = 58  # names.MaxGeneratedNameLength: 63 - 5 random characters
 _NAME_GENERATION_ATTEMPTS = 8  # the generic store's maxNameGenerationCreateAttempts
+# fieldValidation's values (metav1.FieldValidationIgnore, Warn, Strict)
+FIELD_VALIDATION_DIRECTIVES = ("Ignore", "Warn", "Strict")
+# _unknown_fields' "not a patch" marker (None is a patch value: a JSON null)
+_NO_PATCH = object()
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")  # may not be deleted
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
@@ -93,16 +98,30 @@ class Rest:
         storage: Storage,
         registry: Registry,
         validator=None,
+        version: ServerVersion | None = None,
+        unknown_fields=None,
         fields: FieldManager | None = None,
     ):
         self.storage = storage  # all objects; its lock serialises every write
+        # the release answered as (api/version.py): where its answers differ, this decides
+        self.version = version or ServerVersion.parse(DEFAULT_SERVER_VERSION)
         self.registry = registry  # served resources (CRD writes change it)
         self.validator = validator  # callable(info, obj) -> causes, pruning obj (CR schemas)
+        # callable(info, obj) -> paths of the fields obj's schema does not declare, dropped from
+        # it (validation/fields.py; sim.py hands it the built-in schemas); None: none checked
+        self.unknown_fields = unknown_fields
         # managedFields and server-side apply; sim.py hands it the built-in kinds' schemas
         self.fields = fields or FieldManager()
         # callable(crd dict | None, name) after CRD writes (server wires it)
         self.on_crd_change = None
         self.list_wait_timeout = 3.0  # how long a too-new RV list waits before 504 (as the cacher)
+        # False: refuse WatchList as kube-apiserver v1.24 did (a 422 on resourceVersionMatch),
+        # so that a client's fallback to list+watch can be tested.
+        self.watch_list = True
+        # The ShardedListAndWatch gate (KEP-5866, alpha in v1.36, off by default there too): on,
+        # list and watch honour shardSelector and a filtered list echoes it in shardInfo; off,
+        # the parameter is ignored. registry/sharding.py has the parser.
+        self.sharded_list_and_watch = False
 
     # ---- helpers -------------------------------------------------------------------------------
 
@@ -112,7 +131,9 @@ class Rest:
             raise errors.not_found(info.group, info.plural, name)
         return stored
 
-    def _check_namespace_for_create(self, info: ResourceInfo, ns: str) -> None:
+    def _check_namespace_for_create(self, info: ResourceInfo, ns: str, name: str = "") -> None:
+        """NamespaceLifecycle admission: 404 for a missing namespace, 403 for a terminating one
+        (which names the object on 1.36: create.go takes the name from the body first)."""
         if not info.namespaced:
             return
         nsobj = self.storage.get(("", "namespaces"), "", ns)
@@ -126,7 +147,7 @@ class Rest:
             raise errors.forbidden(
                 info.group,
                 info.plural,
-                "",
+                name if self.version.names_object_in_terminating_namespace else "",
                 msg,
                 causes=[
                     {
@@ -156,8 +177,20 @@ class Rest:
         if causes:
             raise errors.invalid(info.group, info.kind, name, causes)
 
-    def _decode_kind(self, info: ResourceInfo, obj: dict) -> None:
+    def _decode_kind(self, info: ResourceInfo, obj: dict, directive: str = "Ignore") -> None:
+        """Decode a create's or update's body at the request's version into the stored form:
+        check its kind, drop the fields its schema does not declare (reporting them as the
+        field validation ``directive`` asks), convert."""
         kind, av = obj.get("kind"), obj.get("apiVersion")
+        if info.custom and not kind:
+            # the unstructured decoder requires a kind; the typer then cannot name the type
+            # of the (now kind-less) object the body was decoded into
+            raise errors.bad_request("Object 'Kind' is missing in 'object has no kind field '")
+        if info.custom and kind != info.kind and (not av or av == info.group_version):
+            # decoded as the body says, then the custom resource's ValidateTypeMeta refuses it
+            name = (obj.get("metadata") or {}).get("name") or ""
+            cause = errors.field_invalid("kind", kind, f"must be {info.kind}")
+            raise errors.invalid(info.group, str(kind), name, [cause])
         if (kind and kind != info.kind) or (av and av != info.group_version):
             raise errors.bad_request(
                 f"the API version in the data ({av}) does not match the expected API version "
@@ -167,7 +200,60 @@ class Rest:
             )
         obj["kind"] = info.kind
         obj["apiVersion"] = info.group_version
+        self._unknown_fields(info, obj, directive)
         info.to_storage(obj)
+
+    def _field_validation(self, query: dict, options: str = "CreateOptions") -> str:
+        """The request's field validation directive: fieldValidation, Warn when absent
+        (handlers/rest.go's fieldValidation); "Ignore" on a server without the feature.
+
+        options names the kind in the 422 for a value that is none of them (ValidateCreateOptions
+        and its Update and Patch twins).
+        """
+        if not self.version.field_validation:
+            return "Ignore"
+        directive = query.get("fieldValidation") or ""
+        if directive and directive not in FIELD_VALIDATION_DIRECTIVES:
+            raise errors.invalid(
+                "meta.k8s.io",
+                options,
+                "",
+                [
+                    errors.field_not_supported(
+                        "fieldValidation", directive, ["", *FIELD_VALIDATION_DIRECTIVES]
+                    )
+                ],
+            )
+        return directive or "Warn"
+
+    def _unknown_fields(
+        self, info: ResourceInfo, obj: dict, directive: str, patch: Any = _NO_PATCH
+    ) -> None:
+        """Drop the fields obj's schema does not declare, then answer as the directive says.
+
+        Strict: the create and update handlers' transformDecodeError of the strict decoding
+        error (400), or for a patch the patcher's 422 on field "patch" (its value: the patched
+        object's JSON for merge and JSON patches, the patch map for a strategic merge patch).
+        Warn: one Warning per field. Ignore: nothing. The fields are dropped in every case, as
+        decoding into the Go type drops them.
+        """
+        if self.unknown_fields is None:
+            return
+        found = self.unknown_fields(info, obj)
+        if not found or directive == "Ignore":
+            return
+        problems = [f'unknown field "{path}"' for path in found]
+        if directive == "Warn":
+            for problem in problems:
+                warning.add_warning(problem)
+            return
+        strict = "strict decoding error: " + ", ".join(problems)
+        if patch is _NO_PATCH:
+            raise errors.bad_request(
+                f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: '
+                f"{strict}"
+            )
+        raise errors.invalid("", "", "", [errors.field_invalid("patch", patch, strict)])
 
     # ---- get / list ----------------------------------------------------------------------------
 
@@ -186,7 +272,14 @@ class Rest:
           limit. It answers at its current RV once that reaches N; an N it has not reached in
           3 s is a 504 "Too large resource version".
         """
-        flt = build_filter(info, ns, query.get("labelSelector"), query.get("fieldSelector"))
+        shard = sharding.request_shard_ranges(query, self.sharded_list_and_watch)
+        flt = build_filter(
+            info,
+            ns,
+            query.get("labelSelector"),
+            query.get("fieldSelector"),
+            shard=shard[1] if shard else (),
+        )
         rv_text = query.get("resourceVersion") or ""
         match = query.get("resourceVersionMatch") or ""
         cont = query.get("continue") or ""
@@ -199,14 +292,22 @@ class Rest:
             raise errors.bad_request(
                 "specifying resource version is not allowed when using continue"
             )
-        rv_req = _parse_resource_version(rv_text) if rv_text else None
+        rv_req = (
+            _parse_resource_version(rv_text, self.version.bad_resource_version_is_400)
+            if rv_text
+            else None
+        )
         from_etcd = (
             match == "Exact"
             or bool(cont)
             or rv_req is None
             or (match == "" and limit > 0 and rv_req > 0)
         )
-        if not from_etcd and rv_req:
+        if rv_req and (
+            not from_etcd or (match == "Exact" and self.version.exact_future_list_waits)
+        ):
+            # The cache waits for an RV it has not reached; 1.36 serves Exact lists from the
+            # cache's snapshots too, so a future Exact RV waits as well (then 504).
             self._wait_for_rv(rv_req)
 
         start_after: tuple[str, str] | None = None
@@ -226,7 +327,9 @@ class Rest:
                     )
                 snap_rv, items = rv_req, self._snapshot(info, rv_req)
         page = limit if from_etcd else 0  # the watch cache ignores limit
-        return self._list_body(info, ns, items, flt, snap_rv, page, start_after)
+        return self._list_body(
+            info, ns, items, flt, snap_rv, page, start_after, shard[0] if shard else None
+        )
 
     def _wait_for_rv(self, rv: int) -> None:
         """A cache read at an RV the server has not reached waits, then 504 (cacher behaviour)."""
@@ -268,7 +371,9 @@ class Rest:
                 ) from None
             raise errors.expired("The resourceVersion for the provided list is too old.") from None
 
-    def _list_body(self, info, ns, items, flt, snap_rv, limit, start_after) -> bytes:
+    def _list_body(
+        self, info, ns, items, flt, snap_rv, limit, start_after, shard_selector=None
+    ) -> bytes:
         if ns:
             items = [s for s in items if s.obj["metadata"].get("namespace") == ns]
         if start_after is not None:
@@ -298,6 +403,9 @@ class Rest:
                 meta["remainingItemCount"] = remaining
         elif info.custom:
             meta["continue"] = ""
+        if shard_selector is not None:
+            # ListMeta.shardInfo: the selector as the request sent it, on every page.
+            meta["shardInfo"] = {"selector": shard_selector}
         if info.converter is not None:
             body = b",".join(info.item_json(s) for s in out)
         elif info.custom:
@@ -321,9 +429,10 @@ class Rest:
         """POST. user_agent names the field manager when the query has no fieldManager (the
         HTTP layer passes the request's; in-process callers are kube-controller-manager)."""
         dry = _dry_run(query)
+        directive = self._field_validation(query, "CreateOptions")
         obj = body
         meta = _meta(obj)
-        self._decode_kind(info, obj)
+        self._decode_kind(info, obj, directive)
         if meta.get("resourceVersion"):
             raise errors.internal_error_no_reason(
                 "resourceVersion should not be set on objects to be created"
@@ -345,7 +454,7 @@ class Rest:
                 [errors.field_required("metadata.name", "name or generateName is required")],
             )
         with self.storage.lock:
-            self._check_namespace_for_create(info, ns)
+            self._check_namespace_for_create(info, ns, meta.get("name") or "")
             stored = self._create_locked(info, ns, obj, dry, manager_name(query, user_agent))
         return 201, stored
 
@@ -374,7 +483,7 @@ class Rest:
         name = meta["name"]
         for f in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
             meta.pop(f, None)
-        strategy.prepare_create(info, obj)
+        strategy.prepare_create(info, obj, self.version.omits_zero_creation_timestamp)
         self._validate(info, obj, name)
         existing = self.storage.get(info.storage_key, ns, name)
         if existing is not None:
@@ -392,6 +501,9 @@ class Rest:
             self.fields.update(info, None, obj, manager, None, requested)
         if dry:
             meta.pop("resourceVersion", None)
+            if info.kind == "CustomResourceDefinition" and not info.custom:
+                # nothing establishes a CRD that is not stored
+                obj["status"] = strategy.unestablished_crd_status(obj)
             return Stored(normalize(obj))
         stored = self.storage.put(info.storage_key, ns, name, obj)
         if info.kind == "CustomResourceDefinition" and not info.custom:
@@ -423,9 +535,10 @@ class Rest:
         names when it is not ``sub`` (/scale writes the main resource)."""
         dry = _dry_run(query)
         manager = manager_name(query, user_agent)
+        directive = self._field_validation(query, "UpdateOptions")
         obj = body
         meta = _meta(obj)
-        self._decode_kind(info, obj)
+        self._decode_kind(info, obj, directive)
         if meta.get("name") != name:
             raise errors.bad_request(
                 f"the name of the object ({meta.get('name', '')}) does not match the name on the "
@@ -442,7 +555,7 @@ class Rest:
             old = self.storage.get(info.storage_key, ns, name)
             if old is None:
                 if info.allow_create_on_update and sub is None:
-                    self._check_namespace_for_create(info, ns)
+                    self._check_namespace_for_create(info, ns, name)
                     meta.pop("resourceVersion", None)
                     return 201, self._create_locked(info, ns, obj, dry, manager)
                 raise errors.not_found(info.group, info.plural, name)
@@ -508,7 +621,9 @@ class Rest:
             meta = obj["metadata"]
             self._validate(info, obj, name, old.obj, sub)
         else:
-            strategy.prepare_update(info, obj, old.obj, sub)
+            strategy.prepare_update(
+                info, obj, old.obj, sub, self.version.omits_zero_creation_timestamp
+            )
             # System-owned metadata comes from the stored object.
             for f in (
                 "uid",
@@ -531,21 +646,18 @@ class Rest:
                     if f not in (ometa.get("finalizers") or [])
                 ]
                 if added:
-                    raise errors.invalid(
-                        info.group,
-                        info.kind,
-                        name,
-                        [
-                            errors.field_forbidden(
-                                "metadata.finalizers",
-                                "no new finalizers can be added if the object is being deleted, "
-                                "found new finalizers "
-                                + "[]string{"
-                                + ", ".join(json.dumps(a) for a in added)
-                                + "}",
-                            )
-                        ],
+                    # ValidateNoNewFinalizers runs twice: in the generic BeforeUpdate's
+                    # ValidateObjectMetaAccessorUpdate and again in the kind's ValidateUpdate
+                    # (ValidateObjectMetaUpdate), so the real 422 has the cause twice.
+                    cause = errors.field_forbidden(
+                        "metadata.finalizers",
+                        "no new finalizers can be added if the object is being deleted, "
+                        "found new finalizers "
+                        + "[]string{"
+                        + ", ".join(json.dumps(a) for a in sorted(set(added)))
+                        + "}",
                     )
+                    raise errors.invalid(info.group, info.kind, name, [cause, dict(cause)])
             self._validate(info, obj, name, old.obj, sub)
             if info.has_generation and strategy.spec_changed(info, obj, old.obj):
                 meta["generation"] = int(ometa.get("generation") or 0) + 1
@@ -559,7 +671,14 @@ class Rest:
             return old  # a no-op write: same resourceVersion, no event
         if dry:
             return Stored(obj)
-        if ometa.get("deletionTimestamp") and not meta.get("finalizers"):
+        # a Namespace is also held by spec.finalizers (the namespace registry's
+        # ShouldDeleteNamespaceDuringUpdate): only the namespace controller's finalize frees it
+        held_by_spec = (
+            info.kind == "Namespace"
+            and not info.custom
+            and (obj.get("spec") or {}).get("finalizers")
+        )
+        if ometa.get("deletionTimestamp") and not meta.get("finalizers") and not held_by_spec:
             gone = self.storage.remove(info.storage_key, ns, name)
             meta["resourceVersion"] = (
                 gone.obj["metadata"]["resourceVersion"] if gone else meta["resourceVersion"]
@@ -589,11 +708,26 @@ class Rest:
         user_agent as for create; an apply needs ``fieldManager``.
         """
         dry = _dry_run(query)
+        directive = self._field_validation(query, "PatchOptions")
         ptype = content_type.split(";")[0].strip().lower()
         accepted = patches.accepted_patch_types(info.custom)
         if ptype not in accepted:
             raise errors.unsupported_media_type(accepted)
         body = _decode_patch(ptype, raw)
+        if (
+            ptype == patches.MERGE
+            and not isinstance(body, dict)
+            and self.version.merge_patch_array_is_400
+        ):
+            # 1.36 decodes a merge patch into a map first (for field validation, whose default
+            # is Warn): an array or scalar fails there; without validation evanphx/json-patch
+            # refuses it as ErrBadJSONPatch. Both are 400s.
+            if directive == "Ignore":
+                raise errors.bad_request("Invalid JSON Patch")
+            raise errors.bad_request(
+                "error decoding patch: json: cannot unmarshal "
+                f"{_json_kind(body)} into Go value of type map[string]interface {{}}"
+            )
         if ptype == patches.MERGE and not isinstance(body, dict):
             raise errors.invalid(
                 info.group,
@@ -629,6 +763,14 @@ class Rest:
                 new = self.fields.apply(info, base, body, manager, force, sub)
             if not isinstance(new, dict):
                 raise errors.bad_request("patched object is not a JSON object")
+            if ptype == patches.STRATEGIC:
+                shown: Any = errors.GoStringer(errors.go_format(body))
+            else:
+                shown = json.dumps(new, separators=(",", ":"), sort_keys=True)
+            # (server-side apply reports its unknown fields its own way: dropped here silently)
+            self._unknown_fields(
+                info, new, "Ignore" if ptype == patches.APPLY else directive, shown
+            )
             info.to_storage(new)
             meta = _meta(new)
             rv = meta.get("resourceVersion")
@@ -654,7 +796,7 @@ class Rest:
     ) -> Stored:
         """An apply of a missing object creates it, owned by the applier (under the lock)."""
         _check_apply_name(body, name)
-        self._check_namespace_for_create(info, ns)
+        self._check_namespace_for_create(info, ns, name)
         obj = self.fields.apply(info, None, body, manager, force)
         meta = _meta(obj)
         meta["name"] = name
@@ -806,7 +948,15 @@ class Rest:
         self, info: ResourceInfo, ns: str, query: dict, name: str | None = None
     ) -> WatchRequest:
         """Validate a watch request and register its watcher (before any byte is streamed)."""
-        flt = build_filter(info, ns, query.get("labelSelector"), query.get("fieldSelector"), name)
+        shard = sharding.request_shard_ranges(query, self.sharded_list_and_watch)
+        flt = build_filter(
+            info,
+            ns,
+            query.get("labelSelector"),
+            query.get("fieldSelector"),
+            name,
+            shard=shard[1] if shard else (),
+        )
         rv_text = query.get("resourceVersion") or ""
         match = query.get("resourceVersionMatch")
         send_initial = query.get("sendInitialEvents")
@@ -816,7 +966,11 @@ class Rest:
         except ValueError:
             raise errors.bad_request("invalid timeoutSeconds") from None
         initial_flag = send_initial in ("true", "1", "True")
-        if send_initial is not None:
+        if not self.watch_list:
+            _validate_watch_options_v1_24(rv_text, match or "", query.get("continue") or "")
+            # v1.24 knows no sendInitialEvents: the parameter is dropped, unread.
+            send_initial, initial_flag = None, False
+        elif send_initial is not None:
             causes = []
             if match != "NotOlderThan":
                 causes.append(
@@ -911,6 +1065,33 @@ def _check_apply_name(body: dict, name: str) -> None:
         )
 
 
+def _validate_watch_options_v1_24(rv_text: str, match: str, cont: str) -> None:
+    """ValidateListOptions of v1.24 (before WatchList) for a watch: resourceVersionMatch is
+    forbidden outright, so the WatchList request (with resourceVersion "") gets two causes."""
+    if not match:
+        return
+    causes = [
+        errors.field_forbidden(
+            "resourceVersionMatch", "resourceVersionMatch is forbidden for watch"
+        )
+    ]
+    if not rv_text:
+        causes.append(
+            errors.field_forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden unless resourceVersion is provided",
+            )
+        )
+    if cont:
+        causes.append(
+            errors.field_forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden when continue is provided",
+            )
+        )
+    raise errors.invalid("meta.k8s.io", "ListOptions", "", causes)
+
+
 def _validate_list_options(rv_text: str, match: str, cont: str, query: dict) -> None:
     """ValidateListOptions (meta/internalversion/validation): every problem, one 422."""
     causes = []
@@ -950,14 +1131,37 @@ def _validate_list_options(rv_text: str, match: str, cont: str, query: dict) -> 
         raise errors.invalid("meta.k8s.io", "ListOptions", "", causes)
 
 
-def _parse_resource_version(text: str) -> int:
-    """The versioner's ParseResourceVersion (strconv.ParseUint); its errors are a 500."""
+def _parse_resource_version(text: str, bad_request: bool) -> int:
+    """The versioner's ParseResourceVersion (strconv.ParseUint).
+
+    Its error is a 400 "invalid resource version: ..." where 1.36's list options are parsed
+    (storage's listoptions, before the cache or etcd is asked), a bare 500 on 1.24.
+    """
+    problem = ""
     if not text.isdigit() or not text.isascii():
-        raise errors.internal_error(f'strconv.ParseUint: parsing "{text}": invalid syntax')
-    value = int(text)
-    if value >= 1 << 64:
-        raise errors.internal_error(f'strconv.ParseUint: parsing "{text}": value out of range')
-    return value
+        problem = f'strconv.ParseUint: parsing "{text}": invalid syntax'
+    elif int(text) >= 1 << 64:
+        problem = f'strconv.ParseUint: parsing "{text}": value out of range'
+    if not problem:
+        return int(text)
+    if bad_request:
+        # storage.NewInvalidError of field.Invalid("resourceVersion", text, problem)
+        invalid = f"resourceVersion: Invalid value: {errors.go_quote(text)}: {problem}"
+        raise errors.bad_request(f"invalid resource version: {invalid}")
+    raise errors.internal_error(problem)
+
+
+def _json_kind(value: Any) -> str:
+    """How encoding/json names a JSON value's type in an UnmarshalTypeError."""
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "null"
 
 
 def _okey(s: Stored) -> tuple[str, str]:

@@ -1,8 +1,10 @@
-"""List/watch filters (namespace, labelSelector, fieldSelector) and continue tokens.
+"""List/watch filters (namespace, labelSelector, fieldSelector, shardSelector) and continue tokens.
 
 Label selectors use client.labels, the one implementation shared with the client side, so a
 selector means the same on both ends of the wire. Field selectors support the fields each
 resource declares (ResourceInfo.field_selectors), as kube-apiserver's per-kind field sets do.
+Shard ranges (KEP-5866, parsed by sharding.py) match with client.shard, the hash shared with the
+controller, as SelectionPredicate's ShardSelector does.
 Continue tokens have the real server's shape: base64url of
 {"v":"meta.k8s.io/v1","rv":<snapshot RV>,"start":"<last key>\\u0000"} (storage/etcd3/continue.go).
 """
@@ -14,6 +16,8 @@ import json
 from collections.abc import Callable
 
 from client.labels import SelectorParseError, parse_selector
+from client.shard import ShardRange
+from client.shard import matches as shard_matches
 from kubesim.api import errors
 from kubesim.api.resources import ResourceInfo
 from kubesim.registry.strategy import get_path
@@ -67,8 +71,12 @@ def build_filter(
     label_selector: str | None,
     field_selector: str | None,
     name: str | None = None,
+    shard: tuple[ShardRange, ...] = (),
 ) -> Callable[[dict], bool] | None:
     """A predicate for Storage.watch / list filtering, or None when everything matches.
+
+    shard: the request's shard ranges (an object passes when its hash is in one of them); they
+    make the filter selective, so a paged list carries no remainingItemCount (continue.go).
 
     Raises 400 BadRequest for an unparsable selector or an unsupported field, before any list
     or watch starts (the real server checks this up front too).
@@ -81,7 +89,7 @@ def build_filter(
     if name:
         fields.append(("metadata.name", name, True))
     ns = namespace or None
-    if labels.empty() and not fields and ns is None:
+    if labels.empty() and not fields and ns is None and not shard:
         return None
 
     def flt(obj: dict) -> bool:
@@ -99,9 +107,9 @@ def build_filter(
                 actual = _field_value(obj, field)
             if (actual == value) != eq:
                 return False
-        return True
+        return not shard or shard_matches(shard, obj)
 
-    flt.selective = not labels.empty() or bool(fields)  # type: ignore[attr-defined]
+    flt.selective = not labels.empty() or bool(fields) or bool(shard)  # type: ignore[attr-defined]
     return flt
 
 

@@ -40,7 +40,7 @@ def now_rfc3339() -> str:
 # ---- create ------------------------------------------------------------------------------------
 
 
-def prepare_create(info: ResourceInfo, obj: dict) -> None:
+def prepare_create(info: ResourceInfo, obj: dict, omit_zero_timestamp: bool = True) -> None:
     """PrepareForCreate + defaulting: the server-side changes a create makes before validation.
 
     Time fields are canonicalised first: that happens while decoding on a real server.
@@ -52,8 +52,14 @@ def prepare_create(info: ResourceInfo, obj: dict) -> None:
         return
     kind = info.kind
     if kind == "Deployment":
-        default_deployment(obj)
+        default_deployment(obj, omit_zero_timestamp)
         obj["status"] = {}
+    elif kind == "Event" and info.stored_api_version == "v1":
+        # core/v1 Event's eventTime (a MicroTime struct) and reporting fields carry no
+        # omitempty: Go writes them as null and "" when the client left them out
+        obj.setdefault("eventTime", None)
+        obj.setdefault("reportingComponent", "")
+        obj.setdefault("reportingInstance", "")
     elif kind == "Namespace":
         meta = obj["metadata"]
         meta["labels"] = dict(
@@ -71,8 +77,12 @@ def prepare_create(info: ResourceInfo, obj: dict) -> None:
         default_crd(obj, on_create=True)
 
 
-def default_deployment(obj: dict) -> None:
-    """SetDefaults_Deployment and the pod-template defaults the real server fills in."""
+def default_deployment(obj: dict, omit_zero_timestamp: bool = True) -> None:
+    """SetDefaults_Deployment and the pod-template defaults the real server fills in.
+
+    omit_zero_timestamp: the template's metadata has no creationTimestamp (v1.36's omitzero),
+    rather than v1.24's ``creationTimestamp: null``.
+    """
     spec = obj.setdefault("spec", {})
     spec.setdefault("replicas", 1)
     strategy = spec.setdefault("strategy", {})
@@ -85,7 +95,11 @@ def default_deployment(obj: dict) -> None:
     spec.setdefault("progressDeadlineSeconds", 600)
     template = spec.setdefault("template", {})
     tmeta = template.setdefault("metadata", {})
-    tmeta.setdefault("creationTimestamp", None)
+    if omit_zero_timestamp:
+        if tmeta.get("creationTimestamp", "") is None:
+            del tmeta["creationTimestamp"]
+    else:
+        tmeta.setdefault("creationTimestamp", None)
     pod = template.setdefault("spec", {})
     pod.setdefault("restartPolicy", "Always")
     pod.setdefault("terminationGracePeriodSeconds", 30)
@@ -162,10 +176,29 @@ def crd_status(obj: dict) -> dict:
     }
 
 
+def unestablished_crd_status(obj: dict) -> dict:
+    """A CRD's status as its create stores it (the strategy's PrepareForCreate), before the
+    naming and establishing controllers act: what a dry-run create answers. Conditions null,
+    accepted names empty, the storage version recorded."""
+    spec = obj.get("spec") or {}
+    stored = [v["name"] for v in spec.get("versions") or [] if v.get("storage")]
+    return {
+        "conditions": None,
+        "acceptedNames": {"plural": "", "kind": ""},
+        "storedVersions": stored,
+    }
+
+
 # ---- update ------------------------------------------------------------------------------------
 
 
-def prepare_update(info: ResourceInfo, new: dict, old: dict, sub: str | None = None) -> None:
+def prepare_update(
+    info: ResourceInfo,
+    new: dict,
+    old: dict,
+    sub: str | None = None,
+    omit_zero_timestamp: bool = True,
+) -> None:
     """PrepareForUpdate of the main resource: with a status subresource, .status is kept.
 
     sub "finalize" is a Namespace's /finalize, the one way to change its spec.finalizers: a main
@@ -195,7 +228,7 @@ def prepare_update(info: ResourceInfo, new: dict, old: dict, sub: str | None = N
             meta.get("labels") or {}, **{"kubernetes.io/metadata.name": meta["name"]}
         )
     if info.kind == "Deployment" and not info.custom:
-        default_deployment(new)
+        default_deployment(new, omit_zero_timestamp)
     if info.kind == "CustomResourceDefinition" and not info.custom:
         default_crd(new, on_create=False)
         if new.get("spec") != old.get("spec"):
@@ -488,6 +521,15 @@ def _validate_crd(obj: dict) -> list[dict]:
                 "must have exactly one version marked as storage version",
             )
         )
+    for i, version in enumerate(versions):
+        # apiextensions.k8s.io/v1 requires a structural schema for every version
+        schema = (version.get("schema") or {}) if isinstance(version, dict) else {}
+        if not schema.get("openAPIV3Schema"):
+            causes.append(
+                errors.field_required(
+                    f"spec.versions[{i}].schema.openAPIV3Schema", "schemas are required"
+                )
+            )
     if names.get("plural") and spec.get("group"):
         want = f"{names['plural']}.{spec['group']}"
         if obj["metadata"].get("name") != want:

@@ -10,6 +10,7 @@ scale.py). Sockets and HTTP parsing are in httpserver.py, response writing in re
 
 from __future__ import annotations
 
+import json
 import ssl
 import threading
 import traceback
@@ -18,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
-from kubesim.api import errors
+from kubesim.api import errors, warning
 from kubesim.api.resources import Registry, ResourceInfo
 from kubesim.registry.rest import Rest
 from kubesim.registry.scale import ScaleREST
@@ -29,21 +30,10 @@ from kubesim.server.responses import send, send_error, send_json
 from kubesim.views import openapi
 from kubesim.views.table import TableRenderer, render_table
 
-__all__ = ["ApiServer", "RequestRecord", "VERSION_INFO"]
+__all__ = ["ApiServer", "RequestRecord"]
 
 # Paths an anonymous user may read (system:public-info-viewer).
 _PUBLIC_PATHS = {"/version", "/healthz", "/livez", "/readyz"}
-VERSION_INFO = {
-    "major": "1",
-    "minor": "36",
-    "gitVersion": "v1.36.0-kubesim",
-    "gitCommit": "0000000000000000000000000000000000000000",
-    "gitTreeState": "clean",
-    "buildDate": "2025-01-01T00:00:00Z",
-    "goVersion": "go1.24.0",
-    "compiler": "gc",
-    "platform": "linux/amd64",
-}
 
 
 class ApiServer:
@@ -118,19 +108,21 @@ class ApiServer:
         req = Request(
             method, unquote(raw_path), qs, h.headers.get("User-Agent", ""), self.request_log
         )
-        try:
-            body = read_body(h)
-            self._authenticate(h, req)
-            self._route_and_serve(h, req, body)
-        except errors.ApiError as e:
-            send_error(h, req, e)
-        except (ConnectionError, ssl.SSLError, BrokenPipeError):
-            h.close_connection = True
-            req.code = req.code or 499
-        # any exception: a bug must still answer the client
-        except Exception as e:
-            traceback.print_exc()
-            send_error(h, req, errors.internal_error(f"kubesim: {type(e).__name__}: {e}"))
+        # the request's warnings, written as Warning headers with its answer (WithWarningRecorder)
+        with warning.recording():
+            try:
+                body = read_body(h)
+                self._authenticate(h, req)
+                self._route_and_serve(h, req, body)
+            except errors.ApiError as e:
+                send_error(h, req, e)
+            except (ConnectionError, ssl.SSLError, BrokenPipeError):
+                h.close_connection = True
+                req.code = req.code or 499
+            # any exception: a bug must still answer the client
+            except Exception as e:
+                traceback.print_exc()
+                send_error(h, req, errors.internal_error(f"kubesim: {type(e).__name__}: {e}"))
         if not req.logged:  # a watch (logged when its stream ends) or a cut connection
             req.record()
 
@@ -180,7 +172,7 @@ class ApiServer:
             return
         if path in _PUBLIC_PATHS:
             if path == "/version":
-                send_json(h, req, 200, VERSION_INFO)
+                send_json(h, req, 200, self.rest.version.version_info())
             else:
                 send(h, req, 200, b"ok", "text/plain; charset=utf-8")
             return
@@ -220,10 +212,20 @@ class ApiServer:
         raise errors.page_not_found()
 
     def _serve_openapi(self, h: ConnectionHandler, req: Request, parts: list[str]) -> None:
-        """/openapi/v3 (root and per group-version); /openapi/v2 is not served (404)."""
+        """/openapi/v3 (root and per group-version) and /openapi/v2 (one Swagger document)."""
+        version = self.rest.version.version_info()["gitVersion"]
+        if len(parts) == 2 and parts[1] == "v2":
+            body = json.dumps(openapi.swagger_document(self.registry, version)).encode()
+            # v1.24 labelled the JSON text/plain; v1.36 application/json (JSON only here: no
+            # protobuf form of the document)
+            ctype = (
+                "application/json"
+                if self.rest.version.openapi_v2_is_json
+                else "text/plain; charset=utf-8"
+            )
+            return send(h, req, 200, body, ctype)
         if len(parts) < 2 or parts[1] != "v3":
             raise errors.page_not_found()
-        version = VERSION_INFO["gitVersion"]
         if len(parts) == 2:
             return send_json(h, req, 200, openapi.root_document(self.registry, version))
         rest = parts[2:]

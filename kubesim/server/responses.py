@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from kubesim import protobuf
-from kubesim.api import errors
+from kubesim.api import errors, warning
 from kubesim.api.resources import ResourceInfo
 from kubesim.server import transform
 from kubesim.server.httpserver import ConnectionHandler
@@ -75,6 +75,8 @@ def send(
     ]
     if headers:
         head.extend(f"{k}: {v}" for k, v in headers.items())
+    # what the request was warned about on its way (field validation's unknown fields, ...)
+    head.extend(f"Warning: {value}" for value in warning.header_values())
     if h.close_connection:
         head.append("Connection: close")
     data = ("\r\n".join(head) + "\r\n\r\n").encode()

@@ -11,8 +11,9 @@ do we:
 - 2.0 is accepted for an integer field (and stored as 2);
 - ``default`` values are filled in for missing properties;
 - errors become 422 causes, one per field, shaped as the real server's (FieldValueInvalid for
-  type/range/pattern errors, FieldValueRequired, FieldValueNotSupported for enum,
-  FieldValueTooLong for maxLength).
+  range/pattern errors, FieldValueTypeInvalid for type errors on 1.36 where 1.24 said
+  FieldValueInvalid, FieldValueRequired, FieldValueNotSupported for enum, FieldValueTooLong
+  for maxLength).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 from jsonschema import Draft4Validator, validators
 
 from kubesim.api.resources import ResourceInfo
+from kubesim.api.version import DEFAULT_SERVER_VERSION, ServerVersion
 
 __all__ = ["SchemaValidator", "prune_and_default", "to_json_schema"]
 
@@ -150,8 +152,13 @@ _GO_TYPES = {
 }
 
 
-def _causes(error) -> list[dict]:
-    """One jsonschema error -> kube-apiserver causes (field.Error as JSON)."""
+def _causes(error, type_reason: str = "FieldValueTypeInvalid") -> list[dict]:
+    """One jsonschema error -> kube-apiserver causes (field.Error as JSON).
+
+    type_reason: the reason of a type error, FieldValueTypeInvalid (field.TypeInvalid, as
+    1.36's kube-openapi validation reports it) or FieldValueInvalid (1.24). Both read
+    "Invalid value: ...".
+    """
     path = _field(error.absolute_path)
     v, val = error.validator, error.validator_value
     inst = error.instance
@@ -185,6 +192,13 @@ def _causes(error) -> list[dict]:
     if v == "type":
         want = val if isinstance(val, str) else val[0]
         detail = f'{path} in body must be of type {want}: "{_GO_TYPES.get(type(inst), "unknown")}"'
+        return [
+            {
+                "reason": type_reason,
+                "message": f"Invalid value: {_js(inst)}: {detail}",
+                "field": path,
+            }
+        ]
     elif v == "maximum":
         op = "less than" if error.schema.get("exclusiveMaximum") else "less than or equal to"
         detail = f"{path} in body should be {op} {val}"
@@ -213,7 +227,12 @@ class SchemaValidator:
     when a CRD changes, so identity is a safe cache key while the info is alive).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, version: ServerVersion | None = None) -> None:
+        version = version or ServerVersion.parse(DEFAULT_SERVER_VERSION)
+        # the reason a type error is reported with, by release (api/version.py)
+        self._type_reason = (
+            "FieldValueTypeInvalid" if version.type_errors_are_type_invalid else "FieldValueInvalid"
+        )
         self._lock = threading.Lock()  # guards _cache
         self._cache: dict[int, tuple[dict, Any]] = {}  # id(schema) -> (schema, validator)
 
@@ -240,7 +259,7 @@ class SchemaValidator:
             self._compiled(schema).iter_errors(obj), key=lambda e: list(map(str, e.absolute_path))
         )
         for err in errors:
-            for c in _causes(err):
+            for c in _causes(err, self._type_reason):
                 if c["field"] in seen:
                     continue
                 seen.add(c["field"])

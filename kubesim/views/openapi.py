@@ -387,3 +387,86 @@ def root_document(registry: Registry, server_version: str = "") -> dict:
         p = _gv_path(group, version)
         paths[p] = {"serverRelativeURL": f"/openapi/v3/{p}?hash={entry[2]}"}
     return {"paths": paths}
+
+
+# ---- /openapi/v2 (k8s.io/kube-openapi/pkg/handler, the aggregated Swagger 2.0 document) --------
+
+_DEFINITIONS = "#/definitions/"
+
+
+def _v2_schema(node: Any) -> Any:
+    """A v3 schema in Swagger 2.0 form: refs to #/definitions/, ``allOf: [$ref]`` back to the
+    bare ``$ref`` (with its description beside it, as kube-openapi's v2 writes it), no
+    ``nullable`` (v2 has none)."""
+    if isinstance(node, list):
+        return [_v2_schema(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "nullable":
+            continue
+        if key == "$ref" and isinstance(value, str) and value.startswith(_SCHEMAS):
+            out[key] = _DEFINITIONS + value[len(_SCHEMAS) :]
+        elif key == "allOf" and isinstance(value, list) and len(value) == 1 and "$ref" in value[0]:
+            out["$ref"] = _v2_schema(value[0])["$ref"]
+        else:
+            out[key] = _v2_schema(value)
+    return out
+
+
+def _v2_operation(op: dict) -> dict:
+    out = {k: v for k, v in op.items() if k not in ("parameters", "responses")}
+    params = []
+    for p in op.get("parameters") or []:
+        q = {k: v for k, v in p.items() if k != "schema"}
+        q.update(p.get("schema") or {})
+        params.append(q)
+    if params:
+        out["parameters"] = params
+    responses = {}
+    for code, resp in (op.get("responses") or {}).items():
+        r = {k: v for k, v in resp.items() if k != "content"}
+        schema = ((resp.get("content") or {}).get("application/json") or {}).get("schema")
+        if schema is not None:
+            r["schema"] = _v2_schema(schema)
+        responses[code] = r
+    out["responses"] = responses
+    out["consumes"] = ["*/*"]
+    out["produces"] = [
+        "application/json",
+        "application/yaml",
+        "application/vnd.kubernetes.protobuf",
+    ]
+    out["schemes"] = ["https"]
+    return out
+
+
+def swagger_document(registry: Registry, server_version: str = "") -> dict:
+    """GET /openapi/v2: one Swagger 2.0 document for every served group-version, built from the
+    same per-group-version documents as /openapi/v3 (kubectl falls back to it without v3)."""
+    paths: dict[str, dict] = {}
+    definitions: dict[str, Any] = {}
+    for group, version in registry.group_versions():
+        doc = group_version_document(registry, group, version, server_version)
+        if doc is None:
+            continue
+        for path, ops in doc["paths"].items():
+            paths[path] = {verb: _v2_operation(op) for verb, op in ops.items()}
+        for name, schema in doc["components"]["schemas"].items():
+            definitions[name] = _v2_schema(schema)
+    return {
+        "swagger": "2.0",
+        "info": {"title": "Kubernetes", "version": server_version},
+        "paths": dict(sorted(paths.items())),
+        "definitions": dict(sorted(definitions.items())),
+        "securityDefinitions": {
+            "BearerToken": {
+                "description": "Bearer Token authentication",
+                "type": "apiKey",
+                "name": "authorization",
+                "in": "header",
+            }
+        },
+        "security": [{"BearerToken": []}],
+    }

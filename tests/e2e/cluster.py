@@ -109,10 +109,12 @@ class SuiteClient(RESTClient):
         body: Any = None,
         content_type: str = "application/json",
         timeout: Timeout = REQUEST_TIMEOUT,
+        *,
+        decode: bool = True,
     ) -> Object:
         if isinstance(timeout, int | float):
             timeout = max(BUDGET.clamp(timeout)[0], 1.0)
-        return super().request(method, path, params, body, content_type, timeout)
+        return super().request(method, path, params, body, content_type, timeout, decode=decode)
 
 
 # -- manifests ----------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ apiserver.go), with the flags it passes, plus what this suite needs on top:
 - ``--endpoint-reconciler-type=none``: on loopback the advertise address is 127.0.0.1, which
   the apiserver's own ``kubernetes`` Endpoints would fail validation with.
 
-Get the binaries with ``setup-envtest`` (see README, "End-to-end tests"):
+Get the binaries with ``setup-envtest`` (see docs/testing.md, "End-to-end tests"):
 ``export KUBEBUILDER_ASSETS=$(setup-envtest use -p path)``. There is no kube-controller-manager:
 no garbage collection, no Deployment status, no namespace finalization.
 """

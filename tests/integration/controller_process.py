@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import threading
@@ -44,17 +45,30 @@ FAST_LEADER_ELECTION = (
 LEASE_DURATION, RETRY_PERIOD = 2.0, 0.5
 
 
-def http_get(url: str, timeout: float = 5.0) -> tuple[int, str]:
+def http_get(url: str, timeout: float = 5.0, token: str | None = None) -> tuple[int, str]:
+    """GET ``url``; (status, body). https is not verified: the secure /metrics serves a
+    self-signed certificate, and Prometheus scrapes it with insecureSkipVerify the same way."""
+    request = urllib.request.Request(url)
+    if token is not None:
+        request.add_header("Authorization", f"Bearer {token}")
+    context = None
+    if url.startswith("https:"):
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp:
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as resp:
             return resp.status, resp.read().decode()
     except urllib.error.HTTPError as err:
         return err.code, err.read().decode()
 
 
+# /metrics in plain HTTP (--metrics-secure=false), as the tests scrape it without a token;
+# tests/integration/test_metrics_auth.py scrapes the secure default.
 LOOPBACK_ENDPOINTS = (
     "--metrics-bind-address",
     "127.0.0.1:0",
+    "--metrics-secure=false",
     "--health-probe-bind-address",
     "127.0.0.1:0",
 )
@@ -189,11 +203,11 @@ class ControllerProcess:
 
     def url(self, server: str) -> str:
         """Base URL of an endpoint server ("metrics" or "health-probes"), once it is bound."""
-        address = self.wait_log("serving", server=server)["address"]
-        return f"http://{address}"
+        record = self.wait_log("serving", server=server)
+        return f"{'https' if record.get('secure') else 'http'}://{record['address']}"
 
-    def get(self, server: str, path: str) -> tuple[int, str]:
-        return http_get(self.url(server) + path)
+    def get(self, server: str, path: str, token: str | None = None) -> tuple[int, str]:
+        return http_get(self.url(server) + path, token=token)
 
     def metric(self, name: str, labels: dict[str, str] | None = None) -> float | None:
         """One sample from this process's /metrics, or None when absent."""

@@ -18,8 +18,14 @@ They quote six kinds of things, each checked against the code or against a real 
   they would differ: a second `kubectl apply` prints `configured`, not `created`);
 - blocks marked `<!-- checked against: make demo -->` or `<!-- checked against: --trace -->`
   hold log lines that must appear in a real `python -m demo` run or in the trace
-  of those kubectl commands (timestamps, resourceVersions, durations and ports masked);
+  of those kubectl commands (timestamps, resourceVersions, durations and ports masked); a block
+  marked `<!-- checked against: make demo, in order -->` (the READMEs' excerpt) must also show
+  them in the run's order, "..." marking lines left out;
 - blocks marked `<!-- excerpt from: PATH -->` must be a verbatim piece of PATH;
+- the README and the pages it hands its details to (docs/operating.md, deploy.md, testing.md,
+  benchmarks.md, kubesim/README.md) are checked for names, paths, links and make/python -m/
+  sample-controller commands too; the README keeps its sections, table of contents and
+  newcomer's notes, and exercise 1 says what kubesim prints in the Ready column;
 - every relative link must lead to a file, and every `#anchor` to a heading of it, by GitHub's
   anchor rules (Japanese headings keep their letters; punctuation such as `（` or `：` goes);
 - the Mermaid component diagram (in both languages), docs/architecture.dot and the committed
@@ -37,6 +43,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 import logging
 import os
 import re
@@ -49,15 +56,17 @@ import threading
 import time
 import tomllib
 import unicodedata
+import urllib.request
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from client.rest import RESTClient, resource_path
-from controller.cli import parse_options
+from controller.cli import build_parser, parse_options
 from controller.foo_controller import FOO_GVR
 from controller.logs import TextFormatter
 from controller.manager import run
@@ -84,8 +93,20 @@ DOC_SETS: dict[str, tuple[Path, list[str]]] = {
 }
 LANGS = list(DOC_SETS)
 # Markdown outside the doc sets whose quoted names, paths and links are checked too: the English
-# entry points (their commands and figures are the README's and the benchmarks' own business).
-OTHER_MARKDOWN = {"en": [ROOT / "README.md", DOCS / "benchmarks.md"], "ja": []}
+# entry points and the pages the README hands its details to (their make, python -m and
+# sample-controller commands must parse, and the README's quoted demo lines must appear in a run;
+# their figures are the benchmarks' own business).
+OTHER_MARKDOWN = {
+    "en": [
+        ROOT / "README.md",
+        DOCS / "operating.md",
+        DOCS / "deploy.md",
+        DOCS / "testing.md",
+        DOCS / "benchmarks.md",
+        ROOT / "kubesim" / "README.md",
+    ],
+    "ja": [],
+}
 OUR_PACKAGES = ("workqueue", "client", "informer", "tools", "controller", "kubesim")
 # the path the walkthrough uses; swapped for a temp file
 WALKTHROUGH_KUBECONFIG = "/tmp/kubesim.kubeconfig"
@@ -204,6 +225,9 @@ def test_every_quoted_path_and_test_exists(lang):
             continue
         checked += 1
         target = ROOT / path
+        # a page inside a package (kubesim/README.md) may quote paths from its own folder
+        if not target.exists() and "/" in name:
+            target = (ROOT / name).parent / path
         if not target.exists():
             missing.append(f"{name}: {span} does not exist")
         elif func and not re.search(rf"^def {re.escape(func)}\(", target.read_text(), re.M):
@@ -288,7 +312,7 @@ def split_command(cmd: str) -> tuple[dict[str, str], list[str]]:
     """Leading VAR=value assignments and the argv."""
     argv = shlex.split(cmd)
     env = {}
-    while argv and re.match(r"^[A-Z_]+=", argv[0]):
+    while argv and re.match(r"^[A-Z_][A-Z0-9_]*=", argv[0]):
         key, _, value = argv.pop(0).partition("=")
         env[key] = value
     return env, argv
@@ -321,7 +345,9 @@ def check_static(cmd: str) -> str | None:
         return None
     if word == "make":
         makefile = (ROOT / "Makefile").read_text()
-        missing = [t for t in argv[1:] if not re.search(rf"^{re.escape(t)}:", makefile, re.M)]
+        # make's VAR=value arguments set variables; the rest are targets
+        targets = [t for t in argv[1:] if "=" not in t]
+        missing = [t for t in targets if not re.search(rf"^{re.escape(t)}:", makefile, re.M)]
         return f"make targets not in the Makefile: {missing}" if missing else None
     if word in ("python", "sample-controller"):
         if word == "python":
@@ -362,6 +388,37 @@ def test_every_quoted_command_parses_or_runs(lang):
     assert any(c["cmd"].startswith("kubectl") for _, c in cmds)
     assert any(c["cmd"].startswith("python -m controller") for _, c in cmds)
     problems = [f"{name}: {why}" for name, c in cmds if (why := check_static(c["cmd"])) is not None]
+    assert not problems, "\n".join(problems)
+
+
+# The commands of the README and of the pages it hands its details to that the static check
+# knows (make targets, python -m modules, sample-controller flags); their shell plumbing (rm,
+# until, kill, docker, kubectl against a cluster) is not run.
+CHECKED_COMMAND_WORDS = ("make", "python", "sample-controller")
+
+
+def entry_point_commands() -> list[tuple[str, str]]:
+    found = []
+    for path in OTHER_MARKDOWN["en"]:
+        for kind, body, _ in fenced_blocks(path.read_text()):
+            if kind != "sh":
+                continue
+            for line in body.replace("\\\n", " ").splitlines():
+                line = line.split(" #", 1)[0].strip().rstrip("&").strip()
+                # "make venv && . .venv/bin/activate": each command of a list
+                for cmd in re.split(r"\s*&&\s*", line):
+                    _, argv = split_command(cmd) if cmd and not cmd.startswith("#") else ({}, [])
+                    if argv[:1] and argv[0] in CHECKED_COMMAND_WORDS:
+                        found.append((str(path.relative_to(ROOT)), cmd))
+    return found
+
+
+def test_readme_and_its_pages_quote_commands_that_parse():
+    cmds = entry_point_commands()
+    names = {name for name, _ in cmds}
+    assert {"README.md", "docs/deploy.md", "docs/testing.md", "kubesim/README.md"} <= names
+    assert any(cmd.startswith("sample-controller") for _, cmd in cmds)
+    problems = [f"{name}: {why}" for name, cmd in cmds if (why := check_static(cmd)) is not None]
     assert not problems, "\n".join(problems)
 
 
@@ -615,20 +672,102 @@ def test_japanese_transcripts_are_the_english_ones():
     ), "the Japanese walkthrough runs a different session from the English one"
 
 
-def checked_blocks(text: str) -> list[tuple[str, list[str]]]:
-    """(source, lines) of each text block marked <!-- checked against: SOURCE -->."""
+# A block marked "<!-- checked against: make demo, in order -->" quotes lines in the order a run
+# prints them, with "..." standing for lines left out; an unmarked one only quotes lines a run
+# prints. Lines from different threads interleave, so an ordered excerpt quotes lines whose order
+# follows from cause and effect (a write before the request log shows it, a status written a
+# second after a create), not lines that race.
+IN_ORDER = ", in order"
+LEFT_OUT = "..."
+
+
+def checked_blocks(text: str) -> list[tuple[str, list[str], bool]]:
+    """(source, lines, in order) of each text block marked <!-- checked against: SOURCE -->."""
     blocks = []
     for m in re.finditer(
         r"<!-- checked against: (.+?) -->\s*\n```text\n(.*?)^```", text, re.M | re.S
     ):
-        blocks.append((m.group(1).strip(), [x for x in m.group(2).splitlines() if x.strip()]))
+        source = m.group(1).strip()
+        ordered = source.endswith(IN_ORDER)
+        source = source.removesuffix(IN_ORDER)
+        lines = [x for x in m.group(2).splitlines() if x.strip()]
+        blocks.append((source, lines, ordered))
     return blocks
+
+
+def checked_docs(lang: str) -> list[tuple[str, str]]:
+    """(name, text) of the docs whose checked blocks are compared with a run: the doc set, and
+    the other Markdown of the language (the README's demo excerpt)."""
+    return texts(lang)
+
+
+def quoted_lines(lines: list[str]) -> list[str]:
+    """The lines a block quotes, without the markers of lines left out."""
+    return [line for line in lines if line.strip() != LEFT_OUT]
+
+
+# The stream a printed line comes from: the kind column of a demo line (watch, queue, sync, api,
+# event, ...), the thread of a klog line; "" for the rest (headlines, kubectl tables), which the
+# demo prints from its main thread.
+NARRATED = re.compile(r"^\s*\d+\.\d\ds\s+(\w+)\s")
+KLOG_THREAD = re.compile(r"^[IWEDF]\d{4} [\d:.]+ (\S+)\]")
+
+
+def stream_of(line: str) -> str:
+    m = NARRATED.match(line) or KLOG_THREAD.match(line)
+    return m.group(1) if m else ""
+
+
+def out_of_order(quoted: list[str], printed: list[str]) -> str | None:
+    """The first quoted line a run does not print where the excerpt puts it, or None.
+
+    The quoted lines (normalised) must appear in the run in the excerpt's order, within the step
+    of the run they are quoted under (a demo headline, "== ...", starts a step), and two lines of
+    one stream (the demo's kind column, a log line's thread) with no "..." between them must be
+    consecutive lines of that stream in the run: lines of other streams may interleave, since
+    threads race, but a line of the same stream left out is marked "...".
+    """
+    run = [normalize(x) for x in printed]
+    streams = [stream_of(x) for x in printed]
+    headlines = [i for i, x in enumerate(run) if x.startswith("== ")]
+    # (normalised line, stream, index of the stretch between two "..." markers)
+    want, stretch = [], 0
+    for line in quoted:
+        if line.strip() == LEFT_OUT:
+            stretch += 1
+        else:
+            want.append((normalize(line), stream_of(line), stretch))
+    deepest = [0]
+
+    def place(k: int, pos: int, last: dict[tuple[int, str], int]) -> bool:
+        if k == len(want):
+            return True
+        deepest[0] = max(deepest[0], k)
+        line, stream, part = want[k]
+        end = len(run)
+        if not line.startswith("== "):
+            end = next((h for h in headlines if h >= pos), len(run))
+        previous = last.get((part, stream))
+        if previous is not None and stream in streams[previous + 1 : pos]:
+            return False
+        for i in range(pos, end):
+            if previous is not None and streams[i] == stream and run[i] != line:
+                # a line of the same stream between two lines quoted next to each other
+                return False
+            if run[i] == line:
+                if place(k + 1, i + 1, {**last, (part, stream): i}):
+                    return True
+                if previous is not None:
+                    return False
+        return False
+
+    return None if place(0, 0, {}) else quoted_lines(quoted)[deepest[0]]
 
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_quoted_log_lines_appear_in_real_runs(live_run, lang):
-    blocks = [b for name in doc_names(lang) for b in checked_blocks(doc(lang, name))]
-    sources = {src for src, _ in blocks}
+    blocks = [b for _, text in checked_docs(lang) for b in checked_blocks(text)]
+    sources = {src for src, _, _ in blocks}
     assert sources == {"make demo", "--trace"}, f"unknown or missing sources: {sources}"
     printed = {
         "make demo": {normalize(x) for x in live_run["demo"]},
@@ -636,8 +775,8 @@ def test_quoted_log_lines_appear_in_real_runs(live_run, lang):
     }
     missing = [
         f"[{src}] {line.strip()}"
-        for src, lines in blocks
-        for line in lines
+        for src, lines, _ in blocks
+        for line in quoted_lines(lines)
         if normalize(line) not in printed[src]
     ]
     assert not missing, (
@@ -646,6 +785,108 @@ def test_quoted_log_lines_appear_in_real_runs(live_run, lang):
         + "\n\n--trace printed:\n"
         + "\n".join(live_run["trace"][-60:])
     )
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_ordered_excerpts_keep_the_order_of_a_real_run(live_run, lang):
+    # The README's demo excerpt once showed the Deployment created before the status write: every
+    # line appeared in a run, in another order. A block marked "in order" must be the run's order.
+    runs = {"make demo": live_run["demo"], "--trace": live_run["trace"]}
+    ordered = [
+        (name, src, lines)
+        for name, text in checked_docs(lang)
+        for src, lines, in_order in checked_blocks(text)
+        if in_order
+    ]
+    entry = "README.md" if lang == "en" else "docs/ja/README.md"
+    assert any(name.endswith("README.md") for name, _, _ in ordered), (
+        f"the {entry} demo excerpt must be marked '<!-- checked against: make demo{IN_ORDER} -->'"
+    )
+    problems = []
+    for name, src, lines in ordered:
+        line = out_of_order(lines, runs[src])
+        if line is not None:
+            problems.append(
+                f"{name}: {line.strip()!r} is not printed after the lines quoted before it"
+                "\n  quoted:\n    " + "\n    ".join(lines)
+            )
+    assert not problems, (
+        "\n\n".join(problems) + "\n\nthe run printed:\n" + "\n".join(runs["make demo"][:60])
+    )
+
+
+# Step 1 of a real `make demo` run, cut short, and the start of its step 3.
+DEMO_RUN = """\
+== 1. kubectl apply -f manifests/example-foo.yaml
+    0.28s  queue   add default/example-foo
+    0.28s  watch   Foo default/example-foo ADDED (rv 1796160864607706)
+    0.29s  sync    default/example-foo: creating deployment example-foo
+    0.29s  watch   Foo default/example-foo MODIFIED (rv 1796160864607707)
+    0.29s  sync    default/example-foo: synced in 5.09 ms
+    0.29s  queue   add default/example-foo
+    0.29s  watch   Deployment default/example-foo ADDED (rv 1796160864607708)
+    0.29s  sync    default/example-foo: synced in 0.26 ms
+    0.29s  event   Normal Synced on Foo default/example-foo: Foo synced successfully
+    0.30s  api     UPDATE foos/status default/example-foo -> 200
+    0.30s  api     CREATE deployments default -> 201
+    0.30s  api     CREATE events default -> 201
+    1.29s  watch   Deployment default/example-foo MODIFIED (rv 1796160864607710)
+    1.29s  queue   add default/example-foo
+    1.29s  api     UPDATE foos/status default/example-foo -> 200
+    1.29s  sync    default/example-foo: synced in 2.78 ms
+  $ kubectl get foos
+    NAME          DEPLOYMENT    DESIRED   AVAILABLE   READY   AGE
+    example-foo   example-foo   1         1           True    1s
+== 3. kubectl delete deployment example-foo   (by hand: the controller repairs it)
+    2.33s  watch   Deployment default/example-foo DELETED (rv 1796160864607720)
+    2.34s  watch   Deployment default/example-foo ADDED (rv 1796160864607722)
+    2.34s  event   Normal Synced on Foo default/example-foo: Foo synced successfully
+    2.34s  api     UPDATE foos/status default/example-foo -> 200
+""".splitlines()
+
+# The excerpt README.md quoted before the status was written first: every line is printed, in
+# another order (the create's request before the status write's, one step's lines in the next).
+STALE_README_EXCERPT = """\
+== 1. kubectl apply -f manifests/example-foo.yaml
+    0.18s  queue   add default/example-foo
+    0.18s  watch   Foo default/example-foo ADDED (rv 4)
+    0.18s  sync    default/example-foo: creating deployment example-foo
+    0.20s  api     CREATE deployments default -> 201
+    0.20s  watch   Deployment default/example-foo ADDED (rv 5)
+    0.20s  event   Normal Synced on Foo default/example-foo: Foo synced successfully
+    0.22s  api     UPDATE foos/status default/example-foo -> 200
+    ...
+""".splitlines()
+
+
+def test_out_of_order_catches_a_reordered_excerpt():
+    printed = {normalize(x) for x in DEMO_RUN}
+    assert all(normalize(x) in printed for x in quoted_lines(STALE_README_EXCERPT))
+    assert out_of_order(STALE_README_EXCERPT, DEMO_RUN) is not None
+    # the create quoted before the status write, even with the step's lines around them
+    swapped = [DEMO_RUN[0], "...", DEMO_RUN[11], DEMO_RUN[10], DEMO_RUN[12]]
+    assert out_of_order(swapped, DEMO_RUN) == DEMO_RUN[10]
+    # two api lines quoted next to each other with one of the run's between them: say "..."
+    assert out_of_order([DEMO_RUN[0], "...", DEMO_RUN[11], DEMO_RUN[15]], DEMO_RUN) is not None
+    assert out_of_order([DEMO_RUN[0], "...", DEMO_RUN[11], "...", DEMO_RUN[15]], DEMO_RUN) is None
+    # a line of step 3 quoted under step 1's headline
+    assert out_of_order([DEMO_RUN[0], "...", DEMO_RUN[21]], DEMO_RUN) is not None
+    assert out_of_order([DEMO_RUN[0], "...", DEMO_RUN[20], DEMO_RUN[21]], DEMO_RUN) is None
+    # lines of other streams may interleave; clock values, rvs and durations do not matter
+    fresh = [
+        DEMO_RUN[0],
+        DEMO_RUN[2].replace("1796160864607706", "12"),
+        "    ...",
+        DEMO_RUN[10].replace("0.30s", "9.99s"),
+        DEMO_RUN[11],
+        DEMO_RUN[12],
+        "    ...",
+        DEMO_RUN[16].replace("2.78", "0.10"),
+        *DEMO_RUN[17:20],
+    ]
+    assert out_of_order(fresh, DEMO_RUN) is None
+    # a line quoted twice must be printed twice
+    assert out_of_order([DEMO_RUN[0], DEMO_RUN[11], DEMO_RUN[11]], DEMO_RUN) == DEMO_RUN[11]
 
 
 EXCERPT = re.compile(r"<!-- excerpt from: (\S+) -->\s*\n```[\w-]*\n(.*?)^```", re.M | re.S)
@@ -1023,13 +1264,154 @@ def test_every_link_resolves(lang):
 # -- the entry points and the docstrings -------------------------------------------------------
 
 
+def readme_section(text: str, title: str) -> str:
+    """The body of a README's ``## title`` section, up to the next ``## `` heading."""
+    section = text.split(f"\n## {title}\n", 1)
+    assert len(section) == 2, f"the README lost its {title!r} section"
+    return section[1].split("\n## ", 1)[0]
+
+
 def test_readme_links_the_study_docs():
     readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Learn how it works", 1)
-    assert len(section) == 2, "README.md lost its 'Learn how it works' section"
-    body = section[1].split("\n## ", 1)[0]
+    body = readme_section(readme, "Learn how it works")
     for name in doc_names("en"):
-        assert f"docs/{name}" in body, f"'Learn how it works' does not link docs/{name}"
+        assert f"(docs/{name})" in body, f"'Learn how it works' does not link docs/{name}"
+    # and the Japanese path, every document of it
+    for name in doc_names("ja"):
+        assert f"(docs/ja/{name})" in body, f"'Learn how it works' does not link docs/ja/{name}"
+
+
+# The sections a newcomer reads, in this order (issue 20), and the pages the README hands its
+# details to; its Japanese twin has the same sections.
+README_SECTIONS = [
+    "Contents",
+    "Quick start",
+    "How it works",
+    "Learn how it works",
+    "Run locally",
+    "Deploy to a cluster",
+    "Good to know",
+    "Packages",
+    "Development",
+    "Links",
+]
+JA_README_SECTIONS = [
+    "目次",
+    "まず動かす",
+    "仕組み",
+    "読む順番",
+    "ローカルで動かす",
+    "クラスターにデプロイする",
+    "知っておくとよいこと",
+    "ディレクトリ",
+    "リンク",
+]
+README_HANDS_TO = ["operating.md", "deploy.md", "testing.md", "benchmarks.md"]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_readme_reads_in_the_newcomers_order_with_contents(lang):
+    path = ROOT / "README.md" if lang == "en" else doc_path("ja", "README.md")
+    text = path.read_text()
+    sections = re.findall(r"^## (.+)$", prose(text), re.M)
+    assert sections == (README_SECTIONS if lang == "en" else JA_README_SECTIONS)
+    # the table of contents links every other section
+    contents = readme_section(text, sections[0])
+    linked = set(re.findall(r"\]\(#([^)]+)\)", contents))
+    assert {github_anchor(title) for title in sections[1:]} <= linked
+    # it stays short: the details live in the pages it links
+    assert len(text.splitlines()) <= 250, f"{path.relative_to(ROOT)} grew past 250 lines"
+    prefix = "docs/" if lang == "en" else "../"
+    links = readme_section(text, sections[-1])
+    for name in README_HANDS_TO:
+        assert f"]({prefix}{name})" in links, f"{path.name}'s links do not include {name}"
+    assert "kubesim/README.md)" in links
+
+
+def test_readme_says_how_to_stop_and_what_to_do_when_a_port_is_taken():
+    # What the newcomer missed: both are answered where the README starts things locally, and
+    # the ports and flags it names are the controller's.
+    run_locally = readme_section((ROOT / "README.md").read_text(), "Run locally")
+    assert "### Stopping it" in run_locally and "### When a port is taken" in run_locally
+    parser_flags = {o for a in build_parser()._actions for o in a.option_strings}
+    for flag in ("--metrics-bind-address", "--health-probe-bind-address"):
+        assert f"`{flag}`" in run_locally or f" {flag} " in run_locally
+        assert flag in parser_flags
+    defaults = parse_options([])
+    for address in (defaults.metrics_bind_address, defaults.health_probe_bind_address):
+        # /metrics is off by default (kubebuilder's default, docs/operating.md): no port to name
+        if address is not None:
+            assert f"port {address[1]}" in run_locally or f" {address[1]}," in run_locally
+
+
+def test_readme_notes_what_the_crd_does_not_serve():
+    # kubectl scale needs a /scale subresource; the CRD declares only /status.
+    crd = yaml.safe_load((ROOT / "crds" / "foo-crd.yaml").read_text())
+    (version,) = crd["spec"]["versions"]
+    assert "scale" not in version["subresources"]
+    for text in ((ROOT / "README.md").read_text(), doc("ja", "README.md")):
+        assert "`kubectl scale foo` " in text and "`/scale`" in text
+
+
+WATCH_OUT = {"en": "**Watch out.**", "ja": "**気をつけること。**"}
+
+
+def exercise_note(lang: str, number: int) -> str:
+    """The "watch out" paragraph(s) of an exercise, up to its next bold lead."""
+    text = doc(lang, "exercises.md")
+    m = re.search(rf"^## {number}\. .*?(?=^## |\Z)", text, re.M | re.S)
+    assert m, f"{lang}/exercises.md has no exercise {number}"
+    section = m.group(0)
+    start = section.index(WATCH_OUT[lang])
+    end = section.find("\n**", start + len(WATCH_OUT[lang]))
+    return section[start : end if end != -1 else None]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_exercise_1_says_what_kubesim_prints_in_the_ready_column(lang, sim):
+    # Its note once said kubesim leaves the Ready column empty, long after kubesim learned the
+    # filter the column uses. What it says kubesim prints is asked of kubesim: the Table of a
+    # Foo whose Ready condition is True.
+    crd = yaml.safe_load((ROOT / "crds" / "foo-crd.yaml").read_text())
+    (version,) = crd["spec"]["versions"]
+    path = next(c["jsonPath"] for c in version["additionalPrinterColumns"] if c["name"] == "Ready")
+    api = RESTClient(sim.new_api_client())
+    foo = {
+        "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+        "kind": "Foo",
+        "metadata": {"name": "ready-foo"},
+        "spec": {"deploymentName": "ready-foo", "replicas": 1},
+    }
+    created = api.request("POST", resource_path(*FOO_GVR, "default"), body=foo)
+    status = {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
+    api.request(
+        "PUT",
+        resource_path(*FOO_GVR, "default", "ready-foo") + "/status",
+        body={**created, "status": status},
+    )
+    table = table_of(sim, resource_path(*FOO_GVR, "default"))
+    column = [c["name"] for c in table["columnDefinitions"]].index("Ready")
+    shown = table["rows"][0]["cells"][column]
+    assert shown == "True"
+    note = exercise_note(lang, 1)
+    assert f"`{path}`" in note, "exercise 1's note no longer names the Ready column's path"
+    assert f"`{shown}`" in note, (
+        f"{lang}/exercises.md, exercise 1: the note must say the Ready column shows `{shown}` "
+        f"against kubesim, as kubesim prints it:\n{note}"
+    )
+    # its transcript (run against kubesim by the live run, in English) shows that value
+    (transcript,) = [body for kind, body, _ in fenced_blocks(note) if kind == "console"]
+    header, row = [line.split() for line in transcript.splitlines()[1:3]]
+    assert row[header.index("READY")] == shown
+
+
+def table_of(sim: Any, path: str) -> dict:
+    """GET path as a meta.k8s.io/v1 Table, as kubectl asks for it."""
+    request = urllib.request.Request(
+        sim.url + path, headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
 
 
 def test_each_language_links_the_other_at_the_top():

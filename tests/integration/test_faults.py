@@ -411,7 +411,7 @@ def run_case(
         )
         assert unexpected_log_records(caplog.records, case.allowed) == []
         assert escaped == []
-        assert h.parts.controller.workers_alive() == case.workers
+        assert h.parts.controller.workers.alive() == case.workers
         return h
     finally:
         if chaos is not None:

@@ -22,6 +22,7 @@ from kubernetes import client
 
 from client.config import ConfigError, load_client_configuration
 from client.errors import APIError, TransportError
+from client.official import LightApiClient
 from client.rest import RESTClient
 from kubesim import KubeSim
 from kubesim.server.tls import generate_certificate
@@ -30,6 +31,10 @@ DISCOVERY = "/apis/samplecontroller.k8s.io/v1alpha1"
 
 
 pytestmark = pytest.mark.kubesim(tls=True, token="token-one")
+
+# The controller's own (client/official.py) and the official client's: the same pool, TLS
+# settings and credentials either way.
+API_CLIENTS = pytest.mark.parametrize("api_client", [LightApiClient, client.ApiClient])
 
 
 @pytest.fixture
@@ -60,14 +65,15 @@ class ShiftedClock:
         self.module = types.SimpleNamespace(datetime=_DateTime, timedelta=real_datetime.timedelta)
 
 
-def test_in_cluster_config_authenticates_and_verifies_tls(sim, pod_files):
+@API_CLIENTS
+def test_in_cluster_config_authenticates_and_verifies_tls(sim, pod_files, api_client):
     cfg = load_client_configuration(
         environ=pod_environ(sim), token_file=str(pod_files["token"]), ca_file=str(pod_files["ca"])
     )
     assert cfg.host == f"https://127.0.0.1:{sim.port}"
     assert cfg.verify_ssl is True and cfg.ssl_ca_cert == str(pod_files["ca"])
 
-    rest = RESTClient(client.ApiClient(cfg), user_agent="incluster-test")
+    rest = RESTClient(api_client(cfg), user_agent="incluster-test")
     found = rest.request("GET", DISCOVERY)
     assert "foos" in {r["name"] for r in found["resources"]}
     rest.request("GET", "/apis/samplecontroller.k8s.io/v1alpha1/namespaces/default/foos")
@@ -76,7 +82,8 @@ def test_in_cluster_config_authenticates_and_verifies_tls(sim, pod_files):
     assert {r.user for r in mine} == {"kubesim-user"}  # authenticated, not anonymous
 
 
-def test_rotated_token_is_read_again_after_a_401(sim, pod_files):
+@API_CLIENTS
+def test_rotated_token_is_read_again_after_a_401(sim, pod_files, api_client):
     """The kubelet rotates the projected token; the first request with the old one gets a 401,
     which marks the cached credential stale (client-go's ``ResetTokenOlderThan``), so the next
     request reads the file again. The periodic re-read (about every minute, without a 401) is
@@ -84,7 +91,7 @@ def test_rotated_token_is_read_again_after_a_401(sim, pod_files):
     cfg = load_client_configuration(
         environ=pod_environ(sim), token_file=str(pod_files["token"]), ca_file=str(pod_files["ca"])
     )
-    rest = RESTClient(client.ApiClient(cfg))
+    rest = RESTClient(api_client(cfg))
     rest.request("GET", DISCOVERY)
 
     # The kubelet rotates the token; the API server stops accepting the old one.
@@ -98,7 +105,8 @@ def test_rotated_token_is_read_again_after_a_401(sim, pod_files):
     assert sim.request_log[-1].code == 200 and sim.request_log[-1].user == "kubesim-user"
 
 
-def test_a_server_certificate_not_signed_by_the_ca_is_refused(sim, pod_files, tmp_path):
+@API_CLIENTS
+def test_a_server_certificate_not_signed_by_the_ca_is_refused(sim, pod_files, tmp_path, api_client):
     other = tmp_path / "other-ca"
     other.mkdir()
     cert, _key = generate_certificate(str(other), "127.0.0.1")  # a different self-signed CA
@@ -108,7 +116,7 @@ def test_a_server_certificate_not_signed_by_the_ca_is_refused(sim, pod_files, tm
     )
     before = len(sim.request_log)
     with pytest.raises(TransportError, match="CERTIFICATE_VERIFY_FAILED"):
-        RESTClient(client.ApiClient(cfg)).request("GET", DISCOVERY, timeout=5)
+        RESTClient(api_client(cfg)).request("GET", DISCOVERY, timeout=5)
     assert len(sim.request_log) == before  # the token never reached the server
 
 

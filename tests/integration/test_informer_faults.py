@@ -45,12 +45,16 @@ def requests(sim, verb):
     return [r for r in sim.request_log if r.resource == PLURAL and r.verb == verb]
 
 
-def informer_with_tiny_backoff(sim):
+def informer_with_tiny_backoff(sim, use_watch_list=False):
     """A Foo informer whose own backoff is tiny, so any wait of a second or more can only come
-    from Retry-After; and the list of errors its watch error handler saw."""
+    from Retry-After; and the list of errors its watch error handler saw. It takes the list
+    path unless told otherwise: these tests count LIST calls."""
     lw = ListWatch(RESTClient(sim.api_client), GROUP, VERSION, PLURAL, NS)
     informer = SharedIndexInformer(
-        lw, name="foos", reflector_options={"backoff": ExponentialBackoff(initial=0.01, cap=0.02)}
+        lw,
+        name="foos",
+        use_watch_list=use_watch_list,
+        reflector_options={"backoff": ExponentialBackoff(initial=0.01, cap=0.02)},
     )
     errors = []
     informer.set_watch_error_handler(lambda r, e: errors.append(e))
@@ -169,6 +173,8 @@ def test_hung_watch_is_detected_and_replaced(sim):
         informer = SharedIndexInformer(
             lw,
             name="foos",
+            # the list path: it counts LIST calls (test_informer_watch_list.py hangs a streamed one)
+            use_watch_list=False,
             reflector_options={
                 "min_watch_timeout": 1.0,
                 "rand": lambda: 0.0,

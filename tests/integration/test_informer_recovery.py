@@ -89,7 +89,8 @@ def wait_watching(sim):
 def test_deletion_missed_during_watch_drop_and_compaction_arrives_as_tombstone(sim, fifo):
     create(sim, "a", replicas=2)
     create(sim, "b")
-    informer = foo_informer(sim, fifo)
+    # the list path: it counts LIST calls (test_informer_watch_list.py has the streamed relist)
+    informer = foo_informer(sim, fifo, use_watch_list=False)
     rec = Recorder()
     informer.add_event_handler(rec)
     with RunningInformer(informer) as running:
@@ -111,7 +112,8 @@ def test_deletion_missed_during_watch_drop_and_compaction_arrives_as_tombstone(s
 
 def test_server_restart_resumes_the_watch_without_relisting(sim, fifo):
     create(sim, "a")
-    informer = foo_informer(sim, fifo)
+    # the list path: it counts LIST calls (test_informer_watch_list.py has the streamed twin)
+    informer = foo_informer(sim, fifo, use_watch_list=False)
     rec = Recorder()
     informer.add_event_handler(rec)
     with RunningInformer(informer) as running:

@@ -112,7 +112,8 @@ class Recorder:
 
 def test_initial_sync_is_one_watch_cache_list(shared_sim, ns, fifo):
     seed_foos(shared_sim, ns, 1200)
-    informer = foo_informer(shared_sim, ns, fifo)
+    # the list path (test_informer_watch_list.py has the streamed twin)
+    informer = foo_informer(shared_sim, ns, fifo, use_watch_list=False)
     rec = Recorder()
     reg = informer.add_event_handler(rec)
     with RunningInformer(informer) as running:
@@ -142,7 +143,11 @@ def test_initial_sync_of_many_objects_across_pages(shared_sim, ns, fifo):
     seed_foos(shared_sim, ns, 1234)
     rest = RESTClient(shared_sim.api_client)
     informer = foo_informer(
-        shared_sim, ns, fifo, list_watch=NoWatchCacheListWatch(rest, GROUP, VERSION, PLURAL, ns)
+        shared_sim,
+        ns,
+        fifo,
+        list_watch=NoWatchCacheListWatch(rest, GROUP, VERSION, PLURAL, ns),
+        use_watch_list=False,  # paging is the list path's
     )
     baseline = set(shared_sim.storage.watchers())
     with RunningInformer(informer) as running:

@@ -72,6 +72,9 @@ def test_kustomization_renders_every_kind(rendered):
             "CustomResourceDefinition",
             "ServiceAccount",
             "ClusterRole",
+            "ClusterRole",
+            "ClusterRole",
+            "ClusterRoleBinding",
             "ClusterRoleBinding",
             "Role",
             "RoleBinding",
@@ -102,7 +105,9 @@ def test_deployment_is_hardened_and_wired_to_the_cli(rendered):
     assert options.leader_elect
     ports = {p["name"]: p["containerPort"] for p in c["ports"]}
     assert options.metrics_bind_address is not None and options.health_probe_bind_address
-    assert ports["metrics"] == options.metrics_bind_address[1] == 8080
+    # /metrics over HTTPS behind the reviews (the CLI's default), on kubebuilder's port
+    assert options.metrics_secure and not options.enable_http2
+    assert ports["https"] == options.metrics_bind_address[1] == 8443
     probe_port = options.health_probe_bind_address[1]
     assert probe_port == 8081
 
@@ -149,21 +154,92 @@ def test_metrics_service_selects_the_pods_metrics_port(rendered):
     labels = dep["spec"]["template"]["metadata"]["labels"]
     assert svc["spec"]["selector"].items() <= labels.items()
     [port] = svc["spec"]["ports"]
-    assert port["name"] == "metrics" and port["targetPort"] == "metrics"
+    assert port["name"] == "https" and port["targetPort"] == "https" and port["port"] == 8443
+    [c] = dep["spec"]["template"]["spec"]["containers"]
+    assert "https" in {p["name"] for p in c["ports"]}
+
+
+def by_name(objs: list[dict], kind: str) -> dict[str, dict]:
+    return {o["metadata"]["name"]: o for o in objs if o["kind"] == kind}
+
+
+def test_metrics_auth_role_is_bound_to_the_controller_and_metrics_reader_to_nobody(rendered):
+    roles, bindings = by_name(rendered, "ClusterRole"), by_name(rendered, "ClusterRoleBinding")
+    # what filters.WithAuthenticationAndAuthorization needs: create on both reviews, no more
+    auth = roles["sample-controller-metrics-auth-role"]
+    assert sorted((r["apiGroups"], r["resources"], r["verbs"]) for r in auth["rules"]) == [
+        (["authentication.k8s.io"], ["tokenreviews"], ["create"]),
+        (["authorization.k8s.io"], ["subjectaccessreviews"], ["create"]),
+    ]
+    sa = one(rendered, "ServiceAccount")["metadata"]
+    [binding] = [
+        b
+        for b in bindings.values()
+        if b["roleRef"]["name"] == "sample-controller-metrics-auth-role"
+    ]
+    assert binding["roleRef"]["kind"] == "ClusterRole"
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": sa["name"], "namespace": sa["namespace"]}
+    ]
+    # what a scraper needs: get on the non-resource URL the SubjectAccessReview asks about
+    reader = roles["sample-controller-metrics-reader"]
+    assert reader["rules"] == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
+    assert not any(
+        b["roleRef"]["name"] == "sample-controller-metrics-reader" for b in bindings.values()
+    ), "metrics-reader is for the cluster to bind to its scraper, not bound here"
+
+
+def test_the_prometheus_component_adds_a_service_monitor_for_the_https_port(tmp_path):
+    # not in the default build (the kind needs the Prometheus Operator's CRD) ...
+    default = [d for d in yaml.safe_load_all(kubectl("kustomize", "manifests/").stdout) if d]
+    assert not [d for d in default if d["kind"] == "ServiceMonitor"]
+    # ... and added by an overlay that names the component
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "kustomize.config.k8s.io/v1beta1",
+                "kind": "Kustomization",
+                "resources": [os.path.relpath(ROOT / "manifests", overlay)],
+                "components": [os.path.relpath(ROOT / "manifests/components/prometheus", overlay)],
+            }
+        )
+    )
+    objs = [d for d in yaml.safe_load_all(kubectl("kustomize", str(overlay)).stdout) if d]
+    assert len(objs) == len(default) + 1
+    monitor, svc = one(objs, "ServiceMonitor"), one(objs, "Service")
+    assert monitor["apiVersion"] == "monitoring.coreos.com/v1"
+    assert monitor["metadata"]["namespace"] == svc["metadata"]["namespace"]
+    assert monitor["spec"]["selector"]["matchLabels"].items() <= svc["metadata"]["labels"].items()
+    [endpoint] = monitor["spec"]["endpoints"]
+    assert endpoint["port"] in {p["name"] for p in svc["spec"]["ports"]}
+    assert endpoint["scheme"] == "https" and endpoint["path"] == "/metrics"
+    assert endpoint["bearerTokenFile"] == "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    # the self-signed certificate cannot be verified (cert-manager's can: the comment says how)
+    assert endpoint["tlsConfig"] == {"insecureSkipVerify": True}
 
 
 def test_bindings_point_at_the_service_account(rendered):
     sa = one(rendered, "ServiceAccount")["metadata"]
     for kind in ("ClusterRoleBinding", "RoleBinding"):
-        binding = one(rendered, kind)
-        assert {
-            "kind": "ServiceAccount",
-            "name": sa["name"],
-            "namespace": sa["namespace"],
-        } in binding["subjects"]
         role_kind = {"ClusterRoleBinding": "ClusterRole", "RoleBinding": "Role"}[kind]
-        assert binding["roleRef"]["kind"] == role_kind
-        assert binding["roleRef"]["name"] == one(rendered, role_kind)["metadata"]["name"]
+        bindings = [o for o in rendered if o["kind"] == kind]
+        assert bindings, kind
+        for binding in bindings:
+            assert {
+                "kind": "ServiceAccount",
+                "name": sa["name"],
+                "namespace": sa["namespace"],
+            } in binding["subjects"]
+            assert binding["roleRef"]["kind"] == role_kind
+            assert binding["roleRef"]["name"] in by_name(rendered, role_kind)
+    # the controller's own ClusterRole is bound to it
+    assert any(
+        b["roleRef"]["name"] == "sample-controller"
+        for b in rendered
+        if b["kind"] == "ClusterRoleBinding"
+    )
     # the lease Role's resourceNames follow the CLI's default lease name
     role = one(rendered, "Role")
     default_lease = parse_options([]).leader_elect_lease_name
@@ -232,7 +308,11 @@ def test_apply_creates_everything_then_is_unchanged(sim, env, tmp_path, rendered
     assert len(lines) == len(rendered) and all(line.endswith(" unchanged") for line in lines), (
         third.stdout
     )
-    assert stored(sim, "rbac.authorization.k8s.io", "clusterroles") == ["sample-controller"]
+    assert stored(sim, "rbac.authorization.k8s.io", "clusterroles") == [
+        "sample-controller",
+        "sample-controller-metrics-auth-role",
+        "sample-controller-metrics-reader",
+    ]
     assert stored(sim, "rbac.authorization.k8s.io", "rolebindings") == [
         "sample-controller-leader-election"
     ]
@@ -240,16 +320,17 @@ def test_apply_creates_everything_then_is_unchanged(sim, env, tmp_path, rendered
     assert stored(sim, "samplecontroller.k8s.io", "foos") == ["example-foo"]
 
 
-def readme_section(title: str) -> str:
-    text = (ROOT / "README.md").read_text()
+def operating_section(title: str) -> str:
+    """A section of docs/operating.md (moved there from the README), heading to next heading."""
+    text = (ROOT / "docs" / "operating.md").read_text()
     start = text.index(f"\n{title}\n")
     end = text.find("\n#", start + len(title) + 2)
     return text[start : end if end != -1 else None]
 
 
-def test_readme_flags_table_lists_every_flag():
-    first_cells = re.findall(r"^\| ([^|]*`-[^|]*)\|", readme_section("### Flags"), re.M)
-    documented = {flag for cell in first_cells for flag in re.findall(r"`(--[a-z-]+)`", cell)}
+def test_operating_doc_flags_table_lists_every_flag():
+    first_cells = re.findall(r"^\| ([^|]*`-[^|]*)\|", operating_section("## Flags"), re.M)
+    documented = {flag for cell in first_cells for flag in re.findall(r"`(--[a-z0-9-]+)`", cell)}
     actions = [
         {o for o in a.option_strings if o.startswith("--")}
         for a in build_parser()._actions

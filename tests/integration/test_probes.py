@@ -22,10 +22,11 @@ pytestmark = pytest.mark.kubesim(deployment_status_delay=0.1)
 
 
 def test_readyz_fails_until_caches_sync_then_passes(sim, proc_factory):
-    # Every list of Foos fails until the test lifts the fault: the Foo informer cannot sync.
-    rule = sim.faults.fail_fraction(1.0, 500, verbs=["list"], resources=["foos"])
+    # Every list and watch of Foos fails until the test lifts the fault: the Foo informer can
+    # neither stream its state (WatchList, the default) nor list it when it falls back.
+    rule = sim.faults.fail_fraction(1.0, 500, verbs=["list", "watch"], resources=["foos"])
     proc = proc_factory()
-    wait_for(lambda: rule.hits >= 1, message="the Foo informer's first list")
+    wait_for(lambda: rule.hits >= 2, message="the Foo informer's stream and its fallback list")
 
     code, body = proc.get("health-probes", "/readyz")
     assert code == 500
@@ -35,7 +36,7 @@ def test_readyz_fails_until_caches_sync_then_passes(sim, proc_factory):
     # Not synced is not unhealthy: liveness must not restart a pod that waits for the server.
     assert proc.get("health-probes", "/healthz") == (200, "ok")
 
-    sim.faults.remove(rule)  # the reflector's next attempt (after its 0.8-1.6 s backoff) lists
+    sim.faults.remove(rule)  # the reflector's next attempt (after its 0.8-1.6 s backoff) streams
     wait_for(
         lambda: proc.get("health-probes", "/readyz") == (200, "ok"),
         timeout=8,
@@ -66,7 +67,11 @@ def value(found: dict, metric: str, **labels: str) -> float | None:
 
 
 def test_metrics_endpoint_serves_every_family(sim, proc_factory):
-    proc = proc_factory(*FAST_LEADER_ELECTION, "--leader-elect-namespace", "default")
+    # The list path, so that informer_lists_total counts something (a streamed sync makes no
+    # LIST call; tests/unit/test_informer_metrics.py counts a streamed one).
+    proc = proc_factory(
+        *FAST_LEADER_ELECTION, "--leader-elect-namespace", "default", "--watch-list=false"
+    )
     proc.wait_log("became leader")
     wait_for(lambda: proc.get("health-probes", "/readyz")[0] == 200, message="ready")
     api = RESTClient(sim.new_api_client())
@@ -105,9 +110,10 @@ def test_metrics_endpoint_serves_every_family(sim, proc_factory):
     assert value(found, "process_cpu_seconds_total") > 0
     assert value(found, "process_resident_memory_bytes") > 0
     assert value(found, "python_info") == 1
-    # every series the README's metrics table names is served
-    readme = (ROOT / "README.md").read_text()
-    table = readme[readme.index("\n### Metrics\n") : readme.index("\n### Leader election\n")]
+    # every series the metrics table of docs/operating.md (moved there from the README) names
+    # is served
+    operating = (ROOT / "docs" / "operating.md").read_text()
+    table = operating[operating.index("\n## Metrics\n") : operating.index("\n## Leader election\n")]
     named = set(
         re.findall(
             r"`((?:workqueue|controller_runtime|informer|leader_election|python)"

@@ -109,12 +109,11 @@ def test_drain_is_bounded_by_the_graceful_shutdown_timeout(sim, proc_factory):
 
 
 def test_shutdown_keeps_to_its_budget_under_slow_creates(sim, proc_factory):
-    # 14 Foos queued, 3 s on every Deployment create, 2 workers (and their 4 writers for the
-    # last write of a sync: six creates in flight at a time) and a 4 s budget: the queue
-    # cannot drain in time. At the drain deadline (3 s: 4 s less a quarter kept for the Event
-    # flush and the Lease release) no key starts any more, the creates in flight are
-    # abandoned, and the process still releases the Lease, flushes its Events and exits 0
-    # within the budget and the stated margin.
+    # 14 Foos queued, 3 s on every Deployment create, 6 workers (six creates in flight at a
+    # time, one per worker) and a 4 s budget: the queue cannot drain in time. At the drain
+    # deadline (3 s: 4 s less a quarter kept for the Event flush and the Lease release) no key
+    # starts any more, the creates in flight are abandoned, and the process still releases the
+    # Lease, flushes its Events and exits 0 within the budget and the stated margin.
     timeout = 4.0
     proc = proc_factory(
         *FAST_LEADER_ELECTION,
@@ -122,6 +121,8 @@ def test_shutdown_keeps_to_its_budget_under_slow_creates(sim, proc_factory):
         "default",
         "--graceful-shutdown-timeout",
         f"{timeout:g}s",
+        "--workers",
+        "6",
         "--trace",
     )
     proc.wait_log("became leader")

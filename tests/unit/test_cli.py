@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -91,8 +92,24 @@ INVALID = [
     (["--leader-elect-lease-name", "Lease"], "--leader-elect-lease-name", "must be an object name"),
     (["--foo-selector", "a in (b"], "--foo-selector", ""),
     (["--fifo", "lifo"], "--fifo", "invalid choice"),
+    (["--watch-list=maybe"], "--watch-list", "must be true or false (1, t, true, 0, f, false)"),
+    (["--watch-list="], "--watch-list", "must be true or false"),
     (["--log-format", "xml"], "--log-format", "invalid choice"),
     (["--bogus"], "unrecognized arguments", "--bogus"),
+    (["--metrics-secure=maybe"], "--metrics-secure", "must be true or false"),
+    (["--enable-http2=yes"], "--enable-http2", "must be true or false"),
+    (["--metrics-cert-name", "certs/tls.crt"], "--metrics-cert-name", "must be a file name"),
+    (["--metrics-cert-key", ""], "--metrics-cert-key", "must be a file name"),
+    (
+        ["--metrics-cert-path", "/nonexistent/certs"],
+        "--metrics-cert-path",
+        "'/nonexistent/certs' is not a directory",
+    ),
+    (
+        ["--metrics-cert-path", "/tmp", "--metrics-secure=false"],
+        "--metrics-cert-path needs --metrics-secure",
+        "the certificate would not be used",
+    ),
 ]
 
 
@@ -164,6 +181,17 @@ VALID = [
     ),
     (["--resync-period", "1m30s", "--fifo", "delta"], {"resync_period": 90.0, "fifo": "delta"}),
     (["--no-strip-managed-fields", "-v", "4"], {"strip_managed_fields": False, "verbosity": 4}),
+    (["--watch-list=false"], {"watch_list": False}),
+    (["--watch-list=0"], {"watch_list": False}),
+    (["--watch-list=true"], {"watch_list": True}),
+    (["--watch-list"], {"watch_list": True}),
+    # Go's boolean flags, as kubebuilder's manifests spell them
+    (["--metrics-secure=false"], {"metrics_secure": False}),
+    (
+        ["--metrics-secure=0", "--enable-http2=true"],
+        {"metrics_secure": False, "enable_http2": True},
+    ),
+    (["--metrics-secure", "--enable-http2"], {"metrics_secure": True, "enable_http2": True}),
 ]
 
 
@@ -236,3 +264,91 @@ def test_no_kubeconfig_anywhere_says_where_it_looked(tmp_path):
     assert res.returncode == 1
     assert "no kubeconfig: ~/.kube/config does not exist" in res.stderr
     assert "Invalid kube-config file" not in res.stderr
+
+
+# -- the metrics certificate files: read at parse time, one line and exit 2 when unusable -------
+
+
+@pytest.fixture(scope="module")
+def two_pairs() -> tuple[tuple[bytes, bytes], tuple[bytes, bytes]]:
+    from controller.selfsigned import generate
+
+    return generate(), generate()
+
+
+def cert_dir(tmp_path: Path, cert: bytes | None, key: bytes | None) -> str:
+    for name, data in (("tls.crt", cert), ("tls.key", key)):
+        if data is not None:
+            (tmp_path / name).write_bytes(data)
+    return str(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("files", "flag", "rule"),
+    [
+        ("no cert", "--metrics-cert-name", "tls.crt' does not exist"),
+        ("no key", "--metrics-cert-key", "tls.key' does not exist"),
+        ("key of another cert", "--metrics-cert-path", "not a certificate and its key"),
+        ("not PEM", "--metrics-cert-path", "not a certificate and its key"),
+    ],
+)
+def test_unusable_certificate_files_are_one_line_and_exit_2(
+    capsys, tmp_path, two_pairs, files, flag, rule
+):
+    (cert, key), (_, other_key) = two_pairs
+    directory = {
+        "no cert": lambda: cert_dir(tmp_path, None, key),
+        "no key": lambda: cert_dir(tmp_path, cert, None),
+        "key of another cert": lambda: cert_dir(tmp_path, cert, other_key),
+        "not PEM": lambda: cert_dir(tmp_path, b"hello", b"world"),
+    }[files]()
+    with pytest.raises(SystemExit) as exit_info:
+        parse_options(["--metrics-cert-path", directory])
+    assert exit_info.value.code == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and flag in lines[0] and rule in lines[0], lines
+
+
+def test_a_key_that_cannot_be_read_is_one_line_and_exit_2(capsys, tmp_path, two_pairs):
+    # unreadable whoever runs the test, root included: a directory where the key should be
+    (cert, _), _ = two_pairs
+    directory = cert_dir(tmp_path, cert, None)
+    (tmp_path / "tls.key").mkdir()
+    with pytest.raises(SystemExit) as exit_info:
+        parse_options(["--metrics-cert-path", directory])
+    assert exit_info.value.code == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert f"cannot read {tmp_path / 'tls.key'}: Is a directory" in line, line
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file whatever its mode")
+def test_an_unreadable_key_is_one_line_and_exit_2(capsys, tmp_path, two_pairs):
+    (cert, key), _ = two_pairs
+    directory = cert_dir(tmp_path, cert, key)
+    (tmp_path / "tls.key").chmod(0)
+    with pytest.raises(SystemExit):
+        parse_options(["--metrics-cert-path", directory])
+    [line] = capsys.readouterr().err.splitlines()
+    assert "cannot read" in line and "tls.key" in line and "Permission denied" in line
+
+
+def test_a_good_pair_under_other_names_is_accepted(tmp_path, two_pairs):
+    (cert, key), _ = two_pairs
+    (tmp_path / "serving.pem").write_bytes(cert)
+    (tmp_path / "serving-key.pem").write_bytes(key)
+    flags = ["--metrics-cert-path", str(tmp_path), "--metrics-cert-name", "serving.pem"]
+    options = parse_options([*flags, "--metrics-cert-key", "serving-key.pem"])
+    assert options.metrics_cert_path == str(tmp_path)
+    assert (options.metrics_cert_name, options.metrics_cert_key) == (
+        "serving.pem",
+        "serving-key.pem",
+    )
+
+
+def test_the_process_exits_2_on_a_missing_certificate_directory(tmp_path):
+    res = controller("--metrics-cert-path", str(tmp_path / "missing"))
+    assert res.returncode == 2
+    assert res.stderr.splitlines() == [
+        f"sample-controller: error: --metrics-cert-path: '{tmp_path / 'missing'}' is not a "
+        "directory"
+    ]

@@ -86,3 +86,10 @@ def test_foo_selector_narrows_only_the_foo_informer(monkeypatch):
     options: dict = {}
     tweaks[1](options)
     assert options == {"labelSelector": "shard=a"}
+
+
+def test_watch_list_is_left_to_the_gate_unless_the_flag_says(monkeypatch):
+    # None: each reflector asks client-go's WatchListClient gate (KUBE_FEATURE_WatchListClient)
+    assert {k["use_watch_list"] for k in run_with(monkeypatch)} == {None}
+    assert {k["use_watch_list"] for k in run_with(monkeypatch, "--watch-list=false")} == {False}
+    assert {k["use_watch_list"] for k in run_with(monkeypatch, "--watch-list")} == {True}

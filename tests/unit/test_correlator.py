@@ -102,3 +102,20 @@ def test_spam_filter_burst_then_one_per_five_minutes():
     # another object has its own bucket
     other = dict(FOO, metadata=dict(FOO["metadata"], name="foo-b", uid="u-2"))
     assert not c.correlate(make_event(obj=other)).skip
+
+
+def test_correlate_changes_the_event_in_place_instead_of_copying_it():
+    """First write, repeat and combined: the result is the event handed in, its fields set."""
+    c = EventCorrelator(clock=FakeClock())
+    first = make_event(name="foo-a.1")
+    assert c.correlate(first).event is first
+    c.update_state(stored(first))
+    repeat = make_event(name="foo-a.2")
+    result = c.correlate(repeat)
+    assert result.event is repeat
+    assert (repeat["count"], repeat["metadata"]["name"]) == (2, "foo-a.1")
+    for i in range(10):
+        similar = make_event(f"scaled {i}", reason="Scaled")
+        result = c.correlate(similar)
+    assert result.event is similar
+    assert similar["message"] == "(combined from similar events): scaled 9"

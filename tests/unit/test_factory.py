@@ -125,9 +125,12 @@ def test_namespace_tweak_transform_and_metrics_reach_the_informers(world):
         fifo="delta",
         name="ctl",
         metrics=InformerMetricsProvider(registry),
+        # the list path, whose calls informer_lists_total counts
+        use_watch_list=False,
     )
     informer = factory.for_resource("samplecontroller.k8s.io", "v1alpha1", "foos")
     assert informer.fifo_kind == "delta"
+    assert informer.use_watch_list is False
     stop = threading.Event()
     try:
         factory.start(stop)

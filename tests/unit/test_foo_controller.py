@@ -16,17 +16,15 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from client.errors import APIError
+from controller.builders import desired_status, new_deployment
 from controller.foo_controller import (
     DEPLOYMENT_NAME_INDEX,
     Controller,
     ResourceExistsError,
     deployment_name_index_func,
-    desired_status,
-    new_deployment,
 )
 from controller.metrics import ReconcileMetrics
 from controller.shutdown import ShutdownBudget
-from controller.writebehind import WriteBehind
 from informer.lister import NotFoundError
 from informer.store import DeletedFinalStateUnknown, Indexer
 from tests.helpers import wait_for
@@ -336,20 +334,20 @@ def test_process_next_work_item_forgets_on_success_and_backs_off_on_error():
     dep["metadata"]["ownerReferences"] = []  # collision: every sync fails
     f = Fixture(foos=[foo], deployments=[dep])
     f.queue.add("default/test")
-    assert f.controller.process_next_work_item()
+    assert f.controller.workers.process_next_work_item()
     assert f.queue.num_requeues("default/test") == 1
     assert len(f.queue) == 0  # waiting out its backoff (5 ms), not queued yet
     f.catch_up()  # the cache shows the status the first sync wrote
     f.clock.step(0.006)
     wait_for(lambda: len(f.queue) == 1, message="the key back in the queue")
-    assert f.controller.process_next_work_item()
+    assert f.controller.workers.process_next_work_item()
     assert f.queue.num_requeues("default/test") == 2
 
     # fix the collision: the next success forgets the failures
     f.dep_informer.lister().objects.clear()
     f.clock.step(0.011)
     wait_for(lambda: len(f.queue) == 1, message="the key back in the queue")
-    assert f.controller.process_next_work_item()
+    assert f.controller.workers.process_next_work_item()
     assert f.queue.num_requeues("default/test") == 0
     f.queue.shut_down()
 
@@ -478,14 +476,14 @@ def test_run_without_synced_caches_starts_no_worker():
     f.foo_informer.has_synced = lambda: False
     with pytest.raises(TimeoutError):
         f.controller.run(2, threading.Event(), cache_sync_timeout=0.2)
-    assert f.controller.workers_started() == 0 and f.queue.shutting_down()
+    assert f.controller.workers.started() == 0 and f.queue.shutting_down()
 
     g = Fixture(foos=[new_foo()])
     g.foo_informer.has_synced = lambda: False
     stop = threading.Event()
     stop.set()
     g.controller.run(2, stop)  # stopped while waiting: returns quietly
-    assert g.controller.workers_started() == 0 and g.queue.shutting_down()
+    assert g.controller.workers.started() == 0 and g.queue.shutting_down()
 
 
 @pytest.mark.parametrize(
@@ -500,10 +498,10 @@ def test_conflicts_are_requeues_other_errors_are_errors(caplog, conflict):
     # result="requeue"), logged at debug, not counted as an error and not logged as one.
     foo = new_foo()
     f = Fixture(foos=[foo], errors={("PUT", FOO_PATH): conflict})
-    f.controller.metrics = ReconcileMetrics("foo", CollectorRegistry())
+    f.controller.workers.metrics = ReconcileMetrics("foo", CollectorRegistry())
     f.queue.add("default/test")
     with caplog.at_level("DEBUG", logger="controller.foo_controller"):
-        assert f.controller.process_next_work_item()
+        assert f.controller.workers.process_next_work_item()
     assert not [r for r in caplog.records if r.getMessage() == "error syncing, requeuing"]
     (record,) = [r for r in caplog.records if r.getMessage() == "conflict, requeuing"]
     assert record.levelname == "DEBUG" and "409" in record.error and record.requeues == 1
@@ -514,10 +512,10 @@ def test_conflicts_are_requeues_other_errors_are_errors(caplog, conflict):
     dep = new_deployment(foo)
     dep["metadata"]["ownerReferences"] = []
     g = Fixture(foos=[foo], deployments=[dep])
-    g.controller.metrics = ReconcileMetrics("foo", CollectorRegistry())
+    g.controller.workers.metrics = ReconcileMetrics("foo", CollectorRegistry())
     g.queue.add("default/test")
     with caplog.at_level("INFO", logger="controller.foo_controller"):
-        assert g.controller.process_next_work_item()
+        assert g.controller.workers.process_next_work_item()
     (record,) = [r for r in caplog.records if r.getMessage() == "error syncing, requeuing"]
     assert record.levelname == "ERROR"
     assert reconcile_counts(g) == {"success": 0, "error": 1, "requeue": 0, "errors_total": 1}
@@ -526,7 +524,7 @@ def test_conflicts_are_requeues_other_errors_are_errors(caplog, conflict):
 
 
 def reconcile_counts(f):
-    metrics = f.controller.metrics
+    metrics = f.controller.workers.metrics
     counts = {
         result: metrics.total.labels("foo", result)._value.get()
         for result in ("success", "error", "requeue")
@@ -779,7 +777,7 @@ def test_no_sync_error_for_an_invalid_name():
     name = "n" * 100
     f = Fixture(foos=[new_foo(name)])
     f.queue.add(f"default/{name}")
-    assert f.controller.process_next_work_item()
+    assert f.controller.workers.process_next_work_item()
     assert f.queue.num_requeues(f"default/{name}") == 0  # not retried: only a new Foo helps
     f.queue.shut_down()
 
@@ -805,16 +803,15 @@ class BlockingRest(FakeRest):
 def test_run_starts_no_key_after_the_drain_deadline_and_abandons_what_is_in_flight():
     foos = [new_foo(f"f{i}") for i in range(9)]
     f = Fixture(foos=foos)
-    f.rest = f.controller.rest = BlockingRest()
+    f.rest = f.controller.writes.rest = BlockingRest()
     budget = ShutdownBudget(0.8)
     stop = threading.Event()
-    t = threading.Thread(target=f.controller.run, args=(2, stop), kwargs={"budget": budget})
+    t = threading.Thread(target=f.controller.run, args=(6, stop), kwargs={"budget": budget})
     t.start()
     for foo in foos:
         f.queue.add(f"default/{foo['metadata']['name']}")
-    # The workers have left four creates to the four writers (two per worker), then found
-    # no writer free and made the next two themselves: six keys started (each with its
-    # status write made), three still queued.
+    # Six workers, each waiting on its create: six keys started (each with its status write
+    # made), three still queued.
     wait_for(lambda: len(f.rest.creates_started) == 6, message="six creates in flight")
     assert len(f.queue) == 3
     started = sorted(path for _, path, _ in f.rest.actions)
@@ -830,7 +827,7 @@ def test_run_starts_no_key_after_the_drain_deadline_and_abandons_what_is_in_flig
     # the six in flight are abandoned: released now, they land but make no further write
     in_flight = sorted(f.rest.creates_started)
     f.rest.release.set()
-    wait_for(lambda: f.controller.longest_running_sync() == 0, message="the syncs ended")
+    wait_for(lambda: f.controller.workers.longest_running_sync() == 0, message="the syncs ended")
     assert sorted(f.rest.creates_started) == in_flight  # no other key was started
     assert [path for _, path, _ in f.rest.actions[6:]] == [DEP_PATH] * 6
     assert f.recorder.events == []  # no Synced for work that was cut
@@ -870,48 +867,47 @@ def test_a_foo_event_handled_while_our_status_write_is_in_flight(delivered, enqu
     assert drain(f.queue) == enqueued
 
 
-# -- the last write of a sync, left to a writer (controller.writebehind) ---------------------
+# -- one thread per key, from get to done (controller.worker) ---------------------------------
 
 
-def test_the_last_write_is_left_to_a_writer_and_the_key_held_until_it_lands():
+def test_a_key_is_held_from_get_to_done_while_its_sync_writes():
     foo = new_foo()
     f = Fixture(foos=[foo])
-    f.rest = f.controller.rest = BlockingRest()
-    f.controller.metrics = ReconcileMetrics("foo", CollectorRegistry())
-    writers = WriteBehind(1)
+    f.rest = f.controller.writes.rest = BlockingRest()
+    f.controller.workers.metrics = ReconcileMetrics("foo", CollectorRegistry())
     f.queue.add("default/test")
-    # the worker makes the status write (its answer decides the create), leaves the create
-    assert f.controller.process_next_work_item(writers)
-    wait_for(lambda: f.rest.creates_started == ["test"], message="the create on the writer")
+    # the worker makes the status write (its answer decides the create), then the create
+    returned = []
+    worker = threading.Thread(
+        target=lambda: returned.append(f.controller.workers.process_next_work_item()),
+        name="foo-worker-0",
+    )
+    worker.start()
+    wait_for(lambda: f.rest.creates_started == ["test"], message="the create on the worker")
     assert [verb for verb, _, _ in f.rest.actions] == ["PUT"]
     assert reconcile_counts(f)["success"] == 0  # the sync has not ended
-    assert f.controller.longest_running_sync() > 0
+    assert f.controller.workers.longest_running_sync() > 0
     # the key is still being processed: an add marks it dirty, nobody else gets it
     f.queue.add("default/test")
     assert len(f.queue) == 0
     f.rest.release.set()
-    assert writers.wait_idle(5)
+    worker.join(5)
+    assert not worker.is_alive() and returned == [True]
     assert [verb for verb, _, _ in f.rest.actions] == ["PUT", "POST"]
     assert f.recorder.events == [("test", "Normal", "Synced", "Foo synced successfully")]
     assert reconcile_counts(f)["success"] == 1
-    assert f.controller.longest_running_sync() == 0
+    assert f.controller.workers.longest_running_sync() == 0
     assert len(f.queue) == 1  # done() handed the dirty key back
-    assert writers.stop(5)
     f.queue.shut_down()
 
 
-def test_with_no_free_writer_the_worker_makes_the_last_write_itself():
+def test_the_worker_makes_every_write_of_its_sync_before_it_returns():
     f = Fixture(foos=[new_foo()])
-    writers = WriteBehind(1)
-    busy = threading.Event()
-    assert writers.try_submit(lambda: busy.wait(5))
     f.queue.add("default/test")
-    assert f.controller.process_next_work_item(writers)
+    assert f.controller.workers.process_next_work_item()
     # made on this thread before the call returned, and the key finished
     assert f.sync_actions() == [("PUT", FOO_PATH), ("POST", DEP_PATH)]
     assert f.queue.num_requeues("default/test") == 0 and len(f.queue) == 0
-    busy.set()
-    assert writers.stop(5)
     f.queue.shut_down()
 
 
@@ -936,21 +932,18 @@ def test_with_no_free_writer_the_worker_makes_the_last_write_itself():
         ),
     ],
 )
-def test_a_last_write_made_by_a_writer_ends_the_key_as_the_worker_would(error, counts, requeues):
+def test_the_last_write_of_a_sync_ends_its_key(error, counts, requeues):
     foo = new_foo()
     dep = new_deployment(foo)
     dep["metadata"]["resourceVersion"] = "5"
     f = Fixture(foos=[foo], deployments=[available(dep, 1)], errors={("PUT", FOO_PATH): error})
-    f.controller.metrics = ReconcileMetrics("foo", CollectorRegistry())
-    writers = WriteBehind(1)
+    f.controller.workers.metrics = ReconcileMetrics("foo", CollectorRegistry())
     f.queue.add("default/test")
-    assert f.controller.process_next_work_item(writers)
-    assert writers.wait_idle(5)
+    assert f.controller.workers.process_next_work_item()
     assert f.sync_actions() == [("PUT", FOO_PATH)]  # the status write (1/1 available) only
     assert reconcile_counts(f) == counts
     assert f.queue.num_requeues("default/test") == requeues
     assert f.recorder.events == []  # no Synced for a write that did not land
-    assert writers.stop(5)
     f.queue.shut_down()
 
 
@@ -958,14 +951,14 @@ def test_the_drain_waits_for_a_held_write_and_syncs_its_key_again():
     # A key added again while its last write was in flight is handed back by done(); after
     # the queue has shut down, a worker must still be there to take it.
     f = Fixture(foos=[new_foo()])
-    f.rest = f.controller.rest = BlockingRest()
-    f.controller.metrics = ReconcileMetrics("foo", CollectorRegistry())
+    f.rest = f.controller.writes.rest = BlockingRest()
+    f.controller.workers.metrics = ReconcileMetrics("foo", CollectorRegistry())
     stop = threading.Event()
     budget = ShutdownBudget(10)
     t = threading.Thread(target=f.controller.run, args=(1, stop), kwargs={"budget": budget})
     t.start()
     f.queue.add("default/test")
-    wait_for(lambda: f.rest.creates_started == ["test"], message="the create on a writer")
+    wait_for(lambda: f.rest.creates_started == ["test"], message="the create on the worker")
     f.queue.add("default/test")  # a change meanwhile: the key is dirty
     stop.set()
     wait_for(lambda: f.queue.shutting_down(), message="the drain begun")
@@ -991,10 +984,10 @@ def test_a_deployment_deleted_before_its_update_is_a_requeue_not_an_error(caplog
         deployments=[dep],
         errors={("PUT", DEP_PATH + "/test"): APIError(404, "NotFound", "deployments not found")},
     )
-    f.controller.metrics = ReconcileMetrics("foo", CollectorRegistry())
+    f.controller.workers.metrics = ReconcileMetrics("foo", CollectorRegistry())
     f.queue.add("default/test")
     with caplog.at_level("DEBUG", logger="controller.foo_controller"):
-        assert f.controller.process_next_work_item()
+        assert f.controller.workers.process_next_work_item()
     assert f.sync_actions() == [("PUT", DEP_PATH + "/test")]
     assert reconcile_counts(f) == {"success": 0, "error": 0, "requeue": 1, "errors_total": 0}
     assert not [r for r in caplog.records if r.levelname == "ERROR"]
@@ -1005,7 +998,7 @@ def test_a_deployment_deleted_before_its_update_is_a_requeue_not_an_error(caplog
 def test_a_create_whose_events_overtake_its_response_leaves_nothing_to_wait_for():
     # The Foo was deleted right after its status write: the garbage collector removes the
     # new Deployment at once, and both its ADDED and DELETED events are handled before the
-    # writer has read the POST's response. A Foo re-created under the same name must then
+    # worker has read the POST's response. A Foo re-created under the same name must then
     # get a new Deployment, not wait for an event that has already come.
     f = Fixture(foos=[new_foo()])
     created = new_deployment(new_foo())
@@ -1018,7 +1011,7 @@ def test_a_create_whose_events_overtake_its_response_leaves_nothing_to_wait_for(
                 handler(f, "dep").on_delete(created)
             return super().request(method, path, **kwargs)
 
-    f.rest = f.controller.rest = EventsFirst()
+    f.rest = f.controller.writes.rest = EventsFirst()
     f.sync()
     assert f.sync_actions() == [("PUT", FOO_PATH), ("POST", DEP_PATH)]
     f.catch_up()

@@ -56,6 +56,8 @@ def test_informer_reports_lists_watches_events_depth_and_rv():
     informer = SharedIndexInformer(
         lw,
         metrics=metrics,
+        # the list path: informer_lists_total counts LIST calls
+        use_watch_list=False,
         reflector_options={"backoff": ExponentialBackoff(0.001, 0.005, jitter=0)},
     )
     stop = threading.Event()
@@ -74,6 +76,32 @@ def test_informer_reports_lists_watches_events_depth_and_rv():
         assert get("informer_queued_items", LABELS) is not None
         wait_for(lambda: get("informer_queued_items", LABELS) == 0)
         assert get("informer_processing_latency_seconds_count", LABELS) >= 2
+    finally:
+        stop.set()
+        thread.join(2)
+
+
+def test_a_streamed_relist_is_a_relist_but_no_list_call():
+    registry = CollectorRegistry()
+    metrics = InformerMetricsProvider(registry).for_informer("ctl", "apps", "v1", "deployments")
+    lw = FakeListWatch([{"metadata": {"name": "a", "namespace": "ns"}}])
+    informer = SharedIndexInformer(
+        lw,
+        metrics=metrics,
+        use_watch_list=True,
+        reflector_options={"backoff": ExponentialBackoff(0.001, 0.005, jitter=0)},
+    )
+    stop = threading.Event()
+    thread = threading.Thread(target=informer.run, args=(stop,), name="informer-metrics")
+    thread.start()
+    try:
+        assert wait_for_cache_sync(stop, informer, timeout=2)
+        get = registry.get_sample_value
+        lw.miss_deletion("ns/a")
+        wait_for(lambda: get("informer_relists_total", LABELS) == 1)
+        assert get("informer_lists_total", LABELS) == 0
+        assert get("informer_watches_total", LABELS) >= 2
+        assert lw.list_calls == []
     finally:
         stop.set()
         thread.join(2)

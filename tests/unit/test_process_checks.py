@@ -12,18 +12,17 @@ from controller.options import Options
 
 
 class FakeController:
-    def __init__(self, started=2, alive=2, stuck=0.0, synced=True, writers=4):
-        self.started, self.alive, self.stuck, self.synced = started, alive, stuck, synced
-        self.writers = writers
+    """A Controller and its Workers in one (the probes read controller.workers)."""
 
-    def workers_started(self):
-        return self.started
+    def __init__(self, started=2, alive=2, stuck=0.0, synced=True):
+        self.n_started, self.n_alive, self.stuck, self.synced = started, alive, stuck, synced
+        self.workers = self
 
-    def workers_alive(self):
-        return self.alive
+    def started(self):
+        return self.n_started
 
-    def writers_alive(self):
-        return self.writers
+    def alive(self):
+        return self.n_alive
 
     def longest_running_sync(self):
         return self.stuck
@@ -58,10 +57,10 @@ def test_liveness_fails_when_a_worker_died_or_a_sync_is_wedged():
         False,
         ["[-]workers failed: 1 of 2 worker threads have died"],
     )
-    running(p, FakeController(writers=3))  # two per worker
+    running(p, FakeController(started=4, alive=3))  # --workers 4
     assert probe(p.healthz_checks()) == (
         False,
-        ["[-]workers failed: 1 of 4 writer threads have died"],
+        ["[-]workers failed: 1 of 4 worker threads have died"],
     )
     running(p, FakeController(stuck=STUCK_SYNC_SECONDS + 1))
     ok, failed = probe(p.healthz_checks())

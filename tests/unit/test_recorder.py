@@ -7,10 +7,12 @@ import copy
 import logging
 import threading
 import time
+from datetime import UTC, datetime
 
 from client.errors import APIError, TransportError
 from tests.helpers import wait_for
-from tools.record.recorder import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
+from tools.record.correlator import EventCorrelator
+from tools.record.recorder import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder, _Stamps
 
 FOO = {
     "apiVersion": "samplecontroller.k8s.io/v1alpha1",
@@ -27,11 +29,21 @@ class FakeRest:
         self.failures = list(failures)  # exceptions raised by the first calls, in order
         self.written = threading.Event()
         self.rv = 0
+        self.decoded = []  # the decode= flag of each request, in order
 
     def request(
-        self, method, path, params=None, body=None, content_type="application/json", timeout=None
+        self,
+        method,
+        path,
+        params=None,
+        body=None,
+        content_type="application/json",
+        timeout=None,
+        *,
+        decode=True,
     ):
         self.calls.append((method, path, params, body, content_type))
+        self.decoded.append(decode)
         if self.failures:
             raise self.failures.pop(0)
         self.rv += 1
@@ -49,7 +61,7 @@ class FakeRest:
                 **body,
             }
         self.written.set()
-        return out
+        return out if decode else {}  # RESTClient.request(decode=False): the answer unread
 
     def last_post(self):
         return next(c[3] for c in reversed(self.calls) if c[0] == "POST")
@@ -282,3 +294,57 @@ def test_the_queue_bound_holds_across_senders():
     rec.start()
     assert rec.shutdown(timeout=5)
     assert len(rest.calls) == 3
+
+
+# -- what one Event costs the sender --------------------------------------------------------------
+
+
+def test_events_are_written_without_decoding_the_answer_and_repeats_still_patch():
+    """The sender never reads the server's answer: every write asks for it not to be decoded,
+    and the correlator remembers the Event it sent (name, count, firstTimestamp), so a repeat
+    is still a PATCH of the Event the POST created, with the count it must have."""
+    rest = FakeRest()
+    times = iter([1_700_000_000_000_000_000, 1_700_000_060_000_000_000, 1_700_000_120_000_000_000])
+    rec = EventRecorder(rest, component="c", host="h", clock=lambda: next(times))
+    for _ in range(3):
+        rec.event(FOO, EVENT_TYPE_NORMAL, "Synced", "ok")
+    rec.start()
+    assert rec.shutdown(timeout=5)
+    assert rest.decoded == [False, False, False]
+    (m1, p1, _, b1, _), (m2, p2, _, b2, _), (m3, p3, _, b3, _) = rest.calls
+    assert (m1, m2, m3) == ("POST", "PATCH", "PATCH")
+    assert p2 == p3 == f"/api/v1/namespaces/ns1/events/{b1['metadata']['name']}"
+    assert (b2["count"], b3["count"]) == (2, 3)
+    assert b3["lastTimestamp"] == "2023-11-14T22:15:20Z"
+
+
+def test_the_event_is_built_once_and_correlated_in_place():
+    """The dict the sender POSTs is the one it built and the correlator returned, not a copy."""
+    rest = FakeRest()
+    seen = []
+
+    class SpyCorrelator(EventCorrelator):
+        def correlate(self, event):
+            result = super().correlate(event)
+            seen.append((event, result.event))
+            return result
+
+    rec = EventRecorder(rest, component="c", host="h", correlator=SpyCorrelator())
+    rec.event(FOO, EVENT_TYPE_NORMAL, "Synced", "ok")
+    rec.start()
+    assert rec.shutdown(timeout=5)
+    [(built, correlated)] = seen
+    assert correlated is built and rest.calls[0][3] is built
+
+
+def test_timestamps_are_formatted_once_per_second_and_stay_exact():
+    stamps = _Stamps()
+    second = 1_700_000_000_000_000_000
+    first = stamps.format(second)
+    assert first == "2023-11-14T22:13:20Z"
+    assert stamps.format(second + 999_999_999) is first  # the same second: the same string
+    assert stamps.format(second + 1_000_000_000) == "2023-11-14T22:13:21Z"
+    assert stamps.format(second - 1) == "2023-11-14T22:13:19Z"  # back in time too
+    for ns in (0, 951_782_400_500_000_000, 4_102_444_799_999_999_999):
+        expected = datetime.fromtimestamp(ns // 10**9, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        assert stamps.format(ns) == expected

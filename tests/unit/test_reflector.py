@@ -10,10 +10,13 @@ import time
 import pytest
 
 from client.errors import APIError, TransportError
+from client.features import EnvVarFeatureGates, replace_feature_gates
 from client.wait import ExponentialBackoff
+from informer.delta_fifo import DeltaFIFO
+from informer.real_fifo import RealFIFO
 from informer.reflector import DEFAULT_PAGE_SIZE, Reflector, VeryShortWatchError
 from informer.store import Indexer
-from informer.testing import FakeListWatch
+from informer.testing import FakeListWatch, FakeWatchStream
 from tests.helpers import wait_for
 
 
@@ -45,9 +48,14 @@ def fast_backoff():
 class Harness:
     def __init__(self, lw, **kw):
         self.lw = lw
-        self.store = kw.pop("store", None) or RecordingStore()
+        store = kw.pop("store", None)
+        # "is None", not "or": an empty FIFO is falsy
+        self.store = RecordingStore() if store is None else store
         self.errors: list[BaseException] = []
         kw.setdefault("backoff", fast_backoff())
+        # Most tests here pin reflector.go's list path (paged LIST, relists, RV rules); those about
+        # WatchList, now the default, ask for it by name.
+        kw.setdefault("use_watch_list", False)
         kw.setdefault("watch_error_handler", lambda r, e: self.errors.append(e))
         self.reflector = Reflector(lw, self.store, name="test", **kw)
         self.stop = threading.Event()
@@ -492,3 +500,136 @@ def test_watch_list_rejected_falls_back(harnesses):
     h.wait_watching()
     assert len(lw.list_calls) == 1 and h.keys() == ["ns/a"]
     assert h.reflector._watch_list_supported is False
+
+
+class _ScriptedWatchList(FakeListWatch):
+    """A FakeListWatch whose first WatchList streams are scripted: each script gets the stream
+    and the objects, pushes what it wants, and leaves it open, ended or failed."""
+
+    def __init__(self, objects, *scripts):
+        super().__init__(objects)
+        self.scripts = list(scripts)
+
+    def watch(self, options, *, read_timeout=None):
+        if options.get("sendInitialEvents") and self.scripts:
+            with self._lock:
+                self.watch_calls.append(dict(options))
+                stream = FakeWatchStream(options, read_timeout)
+                self.scripts.pop(0)(stream, [self.get(k) for k in sorted(self._objects)])
+                return stream
+        return super().watch(options, read_timeout=read_timeout)
+
+
+def test_watch_list_is_the_default_and_follows_the_watch_list_client_gate(monkeypatch):
+    lw = FakeListWatch()
+    assert Reflector(lw, Indexer()).use_watch_list is True
+    previous = replace_feature_gates(EnvVarFeatureGates(environ={}))
+    try:
+        assert Reflector(lw, Indexer()).use_watch_list is True
+        replace_feature_gates(EnvVarFeatureGates(environ={"KUBE_FEATURE_WatchListClient": "false"}))
+        assert Reflector(lw, Indexer()).use_watch_list is False
+        # The caller's word wins over the gate (the controller's --watch-list).
+        assert Reflector(lw, Indexer(), use_watch_list=True).use_watch_list is True
+    finally:
+        replace_feature_gates(previous)
+
+
+def test_watch_list_dropped_before_the_bookmark_streams_again_into_a_clean_store(harnesses):
+    def drop_after_one(stream, objects):
+        stream.push("ADDED", objects[0])
+        stream.fail(TransportError("connection reset by peer"))
+
+    lw = _ScriptedWatchList([foo("a"), foo("b")], drop_after_one)
+    h = harnesses(lw, use_watch_list=True).start()
+    wait_for(lambda: h.store.replaces == [(2, "2")], message="replace at the second bookmark")
+    # The partial stream never reached the store: one replace, with the whole state.
+    assert [bool(c.get("sendInitialEvents")) for c in lw.watch_calls] == [True, True]
+    assert lw.list_calls == [] and h.keys() == ["ns/a", "ns/b"]
+    assert h.reflector._watch_list_supported is True
+    lw.add(foo("c"))
+    wait_for(lambda: "ns/c" in h.keys())
+
+
+def test_watch_list_ended_by_the_server_before_the_bookmark_streams_again(harnesses):
+    def end_after_all_but_the_bookmark(stream, objects):
+        for obj in objects:
+            stream.push("ADDED", obj)
+        stream.end()
+
+    lw = _ScriptedWatchList([foo("a")], end_after_all_but_the_bookmark)
+    h = harnesses(lw, use_watch_list=True).start()
+    wait_for(lambda: h.store.replaces == [(1, "1")], message="replace at the bookmark")
+    assert len(lw.watch_calls) == 2 and lw.list_calls == []
+    assert h.errors == []
+
+
+def test_watch_list_quiet_before_the_bookmark_counts_as_ignored_and_keeps_a_long_deadline(
+    harnesses,
+):
+    def stream_without_bookmark(stream, objects):
+        for obj in objects:
+            stream.push("ADDED", obj)
+
+    lw = _ScriptedWatchList([foo("a")], stream_without_bookmark)
+    h = harnesses(lw, use_watch_list=True, watch_list_bookmark_timeout=0.2, rand=lambda: 0.0)
+    h.start()
+    wait_for(lambda: len(lw.list_calls) == 1, message="fallback list")
+    h.wait_watching()
+    assert h.store.replaces == [(1, "1")] and h.keys() == ["ns/a"]
+    assert h.reflector._watch_list_supported is False
+    # The WatchList stream kept the watch's own stall deadline; the watchdog closed it.
+    assert lw.watch_calls[0]["timeoutSeconds"] == 300
+
+
+def test_watch_list_failed_by_the_server_falls_back_for_this_cycle_only(harnesses):
+    lw = FakeListWatch([foo("a")])
+    lw.fail_next_watch(APIError(500, "InternalError", "etcd is having a bad day"))
+    h = harnesses(lw, use_watch_list=True).start()
+    h.wait_watching()
+    assert len(lw.list_calls) == 1 and h.keys() == ["ns/a"]
+    # Unlike a refusal, a failure says nothing about the server's support: the next cycle
+    # streams again.
+    assert h.reflector._watch_list_supported is True
+    lw.miss_deletion("ns/a")
+    wait_for(lambda: h.keys() == [], message="the relist, streamed")
+    assert len(lw.list_calls) == 1
+    assert sum(1 for c in lw.watch_calls if c.get("sendInitialEvents")) == 2
+
+
+def test_watch_list_expired_resource_version_streams_from_the_latest_state(harnesses):
+    lw = FakeListWatch([foo("a")])
+    lw.fail_next_watch(APIError(410, "Expired", "too old resource version"))
+    h = harnesses(lw, use_watch_list=True).start()
+    wait_for(lambda: h.store.replaces == [(1, "1")])
+    assert [c["resourceVersion"] for c in lw.watch_calls[:2]] == ["", ""]
+    assert lw.list_calls == []
+
+
+@pytest.mark.parametrize("fifo_class", [RealFIFO, DeltaFIFO])
+def test_watch_list_transforms_each_object_once_as_it_streams(harnesses, fifo_class):
+    # client-go's temporary store takes the store's transformer: the streamed state waits for
+    # the bookmark transformed (no managedFields), not as served; the FIFO is told, so the
+    # transform runs once per object and need not be idempotent.
+    seen: list[str] = []
+
+    def strip(obj):
+        seen.append(obj["metadata"]["name"])
+        obj["metadata"].pop("managedFields", None)
+        return obj
+
+    known = Indexer()
+    fifo = fifo_class(known_objects=known, transform=strip)
+    lw = FakeListWatch(
+        [dict(foo(n), metadata={**foo(n)["metadata"], "managedFields": [{}]}) for n in "ab"]
+    )
+    harnesses(lw, store=fifo, use_watch_list=True).start()
+    wait_for(lambda: len(fifo) == 2, message="the streamed state queued")
+    assert sorted(seen) == ["a", "b"]
+    popped = []
+    while len(fifo):
+        for delta in fifo.pop(lambda deltas, initial: None):
+            popped.append(delta.object)
+    assert all("managedFields" not in o["metadata"] for o in popped)
+    lw.add(dict(foo("c"), metadata={**foo("c")["metadata"], "managedFields": [{}]}))
+    wait_for(lambda: len(fifo) == 1, message="the watched add queued")
+    assert sorted(seen) == ["a", "b", "c"]

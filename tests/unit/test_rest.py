@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from kubernetes import client
 
+from client import jsonutil
 from client.errors import APIError, TransportError, is_not_found
 from client.rest import RESTClient, resource_path
 
@@ -134,6 +135,30 @@ def test_status_replies_become_api_errors(server, code, reason):
         f"it is {reason}",
         status,
     )
+
+
+def test_an_answer_not_asked_for_is_not_decoded_but_an_error_still_is(server, monkeypatch):
+    """``decode=False`` (the Event sender): a 2xx answer comes back as {} and the decoder is
+    never called for it; the connection is reused (the body was read); an error answer is
+    still decoded into its APIError."""
+    _, api = server
+    _Handler.routes["/ok"] = lambda h: h._reply(201, {"kind": "Event", "count": 1})
+    _Handler.routes["/bad"] = lambda h: h._reply(
+        422, {"kind": "Status", "status": "Failure", "reason": "Invalid", "code": 422}
+    )
+    rest = RESTClient(api)
+    assert rest.request("POST", "/ok", body={"a": 1}) == {"kind": "Event", "count": 1}
+    decoded = []
+    real_loads = jsonutil.loads
+    monkeypatch.setattr(jsonutil, "loads", lambda data: decoded.append(data) or real_loads(data))
+    assert rest.request("POST", "/ok", body={"a": 1}, decode=False) == {}
+    assert decoded == []
+    with pytest.raises(APIError) as info:
+        rest.request("POST", "/bad", body={"a": 1}, decode=False)
+    assert info.value.reason == "Invalid"
+    assert [s[0] for s in _Handler.seen] == ["POST"] * 3
+    pool = rest._transport._pool
+    assert pool is not None and pool.num_connections == 1  # one kept-alive connection
 
 
 def test_retry_after_from_header_and_from_details(server):

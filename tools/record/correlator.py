@@ -12,6 +12,10 @@ client-go twin: ``tools/record/events_cache.go`` (``EventCorrelator`` with ``Eve
    drops what is left of a storm.
 
 It is pure bookkeeping, with no I/O: the recorder (``recorder.py``) asks it before each write.
+It works on the Event the recorder built for that one write, in place: the involved object's
+key is read once and shared by the three stages, and a combined or repeated Event is the same
+dict with its message, count or name changed (client-go copies the Event first because a
+broadcaster may hand one Event to several watchers; ours has one sink).
 """
 
 from __future__ import annotations
@@ -127,10 +131,13 @@ class EventCorrelator:
         self._log: _LRU[_LogRecord] = _LRU(cache_size)  # exact event key -> the Event written
 
     def correlate(self, event: Object) -> CorrelateResult:
+        """What to write for ``event``; the result's ``event`` is ``event`` itself, changed in
+        place (message, count, firstTimestamp, metadata.name) where a stage says so."""
+        object_key = _object_key(event)
         with self._lock:
-            event, key = self._aggregate_event(event)
+            key = self._aggregate_event(event, object_key)
             patch = self._observe(event, key)
-            if not self._spam_allows(event):
+            if not self._spam_allows(object_key):
                 return CorrelateResult(None, skip=True)
             return CorrelateResult(event, patch, key=key)
 
@@ -154,22 +161,24 @@ class EventCorrelator:
 
     # -- the three stages ---------------------------------------------------------------------
 
-    def _aggregate_event(self, event: Object) -> tuple[Object, EventKey]:
-        """The event to write and the key it is remembered under (client-go ``EventAggregate``)."""
+    def _aggregate_event(self, event: Object, object_key: EventKey) -> EventKey:
+        """The key the event is remembered under, its message combined once the threshold is
+        reached (client-go ``EventAggregate``)."""
         now = self._clock()
-        key = _object_key(event) + (event.get("type", ""), event.get("reason", ""))
+        # the aggregate key: the object, type and reason (message left out)
+        key = object_key + (event.get("type", ""), event.get("reason", ""))
+        message = event.get("message", "")
         record = self._aggregate.get_recent(key)
         if record is None or now - record.last > AGGREGATE_INTERVAL:
             record = _AggregateRecord()
-        record.local_keys.add(event.get("message", ""))
+        record.local_keys.add(message)
         record.last = now
         self._aggregate.put(key, record)
         if len(record.local_keys) < AGGREGATE_MAX_EVENTS:
-            return event, _event_key(event)
+            return key + (message,)  # the event's own key (_event_key)
         record.local_keys.pop()  # the set need not grow past the threshold (upstream's PopAny)
-        combined = dict(event)
-        combined["message"] = _COMBINED_PREFIX + event.get("message", "")
-        return combined, key
+        event["message"] = _COMBINED_PREFIX + message
+        return key
 
     def _observe(self, event: Object, key: EventKey) -> Object | None:
         record = self._log.get_recent(key)
@@ -184,9 +193,8 @@ class EventCorrelator:
             "message": event["message"],
         }
 
-    def _spam_allows(self, event: Object) -> bool:
+    def _spam_allows(self, key: EventKey) -> bool:
         now = self._clock()
-        key = _object_key(event)
         record = self._spam.get_recent(key)
         if record is None:
             record = _SpamRecord(tokens=float(SPAM_BURST), last=now)

@@ -496,7 +496,14 @@ def test_patch_content_type_rules(sim):
     code, _, body = raw(sim, "PATCH", scale, {}, {"Content-Type": "text/plain"})
     assert code == 415 and "strategic-merge-patch" in json.loads(body)["message"]
     mp = {"Content-Type": "application/merge-patch+json"}
-    assert raw(sim, "PATCH", base + "/f", b"[1]", mp)[0] == 422
+    # a merge patch that is not an object: 400 on 1.36 (422 on 1.24: test_server_version.py)
+    code, _, body = raw(sim, "PATCH", base + "/f", b"[1]", mp)
+    assert code == 400 and json.loads(body)["message"] == (
+        "error decoding patch: json: cannot unmarshal array into Go value of type "
+        "map[string]interface {}"
+    )
+    code, _, body = raw(sim, "PATCH", base + "/f?fieldValidation=Ignore", b"[1]", mp)
+    assert code == 400 and json.loads(body)["message"] == "Invalid JSON Patch"
     assert raw(sim, "PATCH", base + "/f", b"{nope", mp)[0] == 400
     assert raw(sim, "PATCH", base + "/missing", {"spec": {}}, mp)[0] == 404
 
@@ -560,6 +567,14 @@ def test_delete_with_finalizers_keeps_object_until_they_are_removed(custom):
     with pytest.raises(ApiException) as ei:
         custom.replace_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "f", obj)
     assert ei.value.status == 422
+    # the check runs twice (the generic BeforeUpdate and the kind's ValidateUpdate): two causes
+    forbidden = {
+        "reason": "FieldValueForbidden",
+        "message": "Forbidden: no new finalizers can be added if the object is being deleted, "
+        'found new finalizers []string{"example.com/another"}',
+        "field": "metadata.finalizers",
+    }
+    assert status_of(ei.value)["details"]["causes"] == [forbidden, forbidden]
     custom.patch_namespaced_custom_object(
         GROUP, VERSION, "default", PLURAL, "f", {"metadata": {"finalizers": None}}
     )
@@ -725,6 +740,62 @@ def test_namespace_delete_terminates_and_removes_contents(sim, core, apps):
 
     wait_for(removed, timeout=3, message="the namespace removed")
     assert apps.list_namespaced_deployment("doomed").items == []
+
+
+def test_namespace_held_by_finalizers_shows_the_deleters_conditions(sim, core):
+    core.create_namespace({"metadata": {"name": "held"}})
+    for name in ("a", "b"):
+        cm = {"metadata": {"name": name, "finalizers": ["example.com/hold"]}}
+        core.create_namespaced_config_map("held", cm)
+    core.delete_namespace("held")
+
+    def conditions() -> list[dict]:
+        ns = json.loads(raw(sim, "GET", "/api/v1/namespaces/held")[2])
+        return (ns.get("status") or {}).get("conditions") or []
+
+    wait_for(conditions, timeout=3, message="the namespace's conditions")
+    got = [(c["type"], c["status"], c["reason"], c["message"]) for c in conditions()]
+    assert got == [
+        (
+            "NamespaceDeletionDiscoveryFailure",
+            "False",
+            "ResourcesDiscovered",
+            "All resources successfully discovered",
+        ),
+        (
+            "NamespaceDeletionGroupVersionParsingFailure",
+            "False",
+            "ParsedGroupVersions",
+            "All legacy kube types successfully parsed",
+        ),
+        (
+            "NamespaceDeletionContentFailure",
+            "False",
+            "ContentDeleted",
+            "All content successfully deleted, may be waiting on finalization",
+        ),
+        (
+            "NamespaceContentRemaining",
+            "True",
+            "SomeResourcesRemain",
+            "Some resources are remaining: configmaps. has 2 resource instances",
+        ),
+        (
+            "NamespaceFinalizersRemaining",
+            "True",
+            "SomeFinalizersRemain",
+            "Some content in the namespace has finalizers remaining: example.com/hold in 2 "
+            "resource instances",
+        ),
+    ]
+    assert all(c["lastTransitionTime"] for c in conditions())
+    for name in ("a", "b"):
+        core.patch_namespaced_config_map(name, "held", {"metadata": {"finalizers": None}})
+
+    def removed() -> bool:
+        return raw(sim, "GET", "/api/v1/namespaces/held")[0] == 404
+
+    wait_for(removed, timeout=3, message="the namespace removed once its content is gone")
 
 
 def test_delete_collection_returns_deleted_objects(sim, custom):

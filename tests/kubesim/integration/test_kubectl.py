@@ -395,3 +395,36 @@ def test_explain_deployment_spec(kubectl, which):
     assert "FIELD: containers <[]Container>" in containers
     assert _fields(containers)["image"] == "<string>"
     assert _fields(containers)["name"] == "<string> -required-"
+
+
+def test_an_unknown_field_fails_under_kubectls_default_strict_validation(kubectl):
+    bad = (FOO_YAML % {"name": "strict"}).replace("replicas: 1}", "replicas: 1, bogus: 1}")
+    path = kubectl.tmp / "strict.yaml"
+    path.write_text(bad)
+    out = kubectl("create", "-f", str(path), check=False)
+    assert out.returncode != 0
+    assert (
+        'Foo in version "v1alpha1" cannot be handled as a Foo: strict decoding error: '
+        'unknown field "spec.bogus"'
+    ) in out.stderr
+    # --validate=warn: created, and kubectl prints the server's Warning header
+    out = kubectl("create", "--validate=warn", "-f", str(path))
+    assert 'Warning: unknown field "spec.bogus"' in out.stderr
+    obj = json.loads(kubectl("get", "foo", "strict", "-o", "json").stdout)
+    assert "bogus" not in obj["spec"]
+
+
+def test_get_events_shows_the_deployment_controllers_scaling(kubesim_factory, tmp_path):
+    sim = kubesim_factory(deployment_status_delay=0.01)
+    k = Kubectl(sim, tmp_path)
+    k("create", "deployment", "web", "--image=nginx:1.27", "--replicas=2")
+
+    def rows() -> list[str]:
+        return [line for line in k("get", "events").stdout.splitlines() if "Scaling" in line]
+
+    wait_for(rows, message="a ScalingReplicaSet event in kubectl get events")
+    (row,) = rows()
+    assert row.split()[1:4] == ["Normal", "ScalingReplicaSet", "deployment/web"]
+    assert re.search(r"Scaled up replica set web-\w+ from 0 to 2$", row), row
+    described = k("describe", "deployment", "web").stdout
+    assert re.search(r"Normal\s+ScalingReplicaSet\s+.*deployment-controller\s+Scaled up", described)

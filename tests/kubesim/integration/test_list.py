@@ -149,11 +149,23 @@ def test_resource_version_match_validation(sim):
     assert raw(sim, "GET", base + "?resourceVersionMatch=Exact")[0] == 422
     assert raw(sim, "GET", base + "?resourceVersionMatch=Exact&resourceVersion=0")[0] == 422
     assert raw(sim, "GET", base + "?resourceVersionMatch=Bogus&resourceVersion=1")[0] == 422
+    sim.rest.list_wait_timeout = 0.2
     future = sim.resource_version + 1000
     code, _, body = raw(sim, "GET", base + f"?resourceVersionMatch=Exact&resourceVersion={future}")
-    assert code == 500  # etcd: "required revision is a future revision"
+    # 1.36 waits for the RV, as the cache does, then 504 (1.24's 500: test_server_version.py)
+    st = json.loads(body)
+    assert (code, st["reason"]) == (504, "Timeout")
+    assert st["details"] == {
+        "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+        "retryAfterSeconds": 1,
+    }
     assert raw(sim, "GET", base + "?continue=bogus")[0] == 400
-    assert raw(sim, "GET", base + "?resourceVersion=abc")[0] == 500
+    code, _, body = raw(sim, "GET", base + "?resourceVersion=abc")
+    assert (code, json.loads(body)["reason"]) == (400, "BadRequest")
+    assert json.loads(body)["message"] == (
+        'invalid resource version: resourceVersion: Invalid value: "abc": '
+        'strconv.ParseUint: parsing "abc": invalid syntax'
+    )
 
 
 def test_continue_token_older_than_etcd_compaction_is_410_with_a_fresh_token(sim, custom):

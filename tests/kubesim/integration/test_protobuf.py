@@ -94,7 +94,12 @@ def test_builtin_answers_are_protobuf_when_asked_first(sim):
     code, hdrs, body = raw(sim, "GET", f"{DEPLOYMENTS}/web", headers={"Accept": TYPED})
     assert (code, hdrs["Content-Type"]) == (200, PB)
     _, _, as_json = raw(sim, "GET", f"{DEPLOYMENTS}/web")
-    assert protobuf.decode(body) == json.loads(as_json)
+    decoded = protobuf.decode(body)
+    # protobuf cannot tell an absent Time from the zero one, which the decoder writes as null;
+    # v1.36's JSON omits the template's zero creationTimestamp (omitzero)
+    template_meta = decoded["spec"]["template"]["metadata"]
+    assert template_meta.pop("creationTimestamp") is None
+    assert decoded == json.loads(as_json)
     code, hdrs, body = raw(sim, "GET", DEPLOYMENTS, headers={"Accept": PB})
     lst = protobuf.decode(body)
     assert (lst["kind"], lst["apiVersion"]) == ("DeploymentList", "apps/v1")

@@ -74,11 +74,14 @@ def test_one_cause_per_bad_field(custom):
     assert causes["spec.replicas"]["message"].endswith("should be greater than or equal to 1")
 
 
-def test_type_error_is_field_value_invalid(custom):
+def test_type_error_is_field_value_type_invalid(custom):
+    # 1.36's reason; v1.24 said FieldValueInvalid (test_server_version.py)
     st = invalid(custom, foo("f", replicas="three"))
     c = st["details"]["causes"][0]
-    assert (c["reason"], c["field"]) == ("FieldValueInvalid", "spec.replicas")
-    assert "must be of type integer" in c["message"]
+    assert (c["reason"], c["field"]) == ("FieldValueTypeInvalid", "spec.replicas")
+    assert c["message"] == (
+        'Invalid value: "three": spec.replicas in body must be of type integer: "string"'
+    )
 
 
 def test_pattern(custom):

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from kubesim.__main__ import main
+from kubesim import KubeSim
+from kubesim.__main__ import build_parser, main
 from tests.helpers import ROOT
 
 CRD_WITHOUT_SPEC = """\
@@ -64,6 +65,9 @@ INVALID = [
     (["--history-size", "0"], "--history-size", "must be at least 1 (got 0)"),
     (["--token", ""], "--token", "must not be empty"),
     (["--kubeconfig", "{under-a-file}"], "--kubeconfig", "cannot write"),
+    (["--feature-gates", "Bogus=true"], "--feature-gates", "unrecognized feature gate: Bogus"),
+    (["--feature-gates", "ShardedListAndWatch"], "--feature-gates", "missing bool value for"),
+    (["--feature-gates", "ShardedListAndWatch=on"], "--feature-gates", "invalid value of"),
 ]
 
 
@@ -98,3 +102,26 @@ def test_a_port_in_use_ends_the_process_with_status_2_and_no_traceback(busy_port
         f"kubesim: error: argument --listen: cannot listen on 127.0.0.1:{busy_port}: "
         "Address already in use"
     ]
+
+
+def test_no_watch_list_answers_as_v1_24():
+    # unset, WatchList follows --emulate: served by the default 1.36, refused by 1.24
+    assert build_parser().parse_args([]).watch_list is None
+    assert KubeSim().rest.watch_list is True
+    assert KubeSim(server_version="1.24").rest.watch_list is False
+    assert build_parser().parse_args(["--no-watch-list"]).watch_list is False
+    assert build_parser().parse_args(["--watch-list"]).watch_list is True
+    assert KubeSim(server_version="1.24", watch_list=True).rest.watch_list is True
+
+
+def test_feature_gates_take_kube_apiservers_syntax():
+    def gate(*flags: str) -> list[dict[str, bool]]:
+        return build_parser().parse_args(list(flags)).feature_gates
+
+    assert gate() == []
+    assert gate("--feature-gates", "ShardedListAndWatch=true") == [{"ShardedListAndWatch": True}]
+    # strconv.ParseBool's spellings, pairs separated by commas, the flag repeatable
+    assert gate("--feature-gates", " ShardedListAndWatch=T, ") == [{"ShardedListAndWatch": True}]
+    assert gate(
+        "--feature-gates", "ShardedListAndWatch=1", "--feature-gates", "ShardedListAndWatch=false"
+    ) == [{"ShardedListAndWatch": True}, {"ShardedListAndWatch": False}]
