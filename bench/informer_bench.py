@@ -25,7 +25,7 @@ What is measured (every figure beside a baseline measured in the same run):
 kubesim runs in a child process (this module with ``--serve``), so the server does not share the
 GIL with the client being measured. The child seeds its storage directly, which is much faster
 than N POSTs: Deployments are copies of one Deployment that kubesim created and defaulted, with a
-realistic ``managedFields`` block added (kubesim itself does not write managedFields). The event
+realistic ``managedFields`` block in place of the one kubesim wrote. The event
 stream is 1/2 creates and 1/2 updates of such Deployments in an empty namespace, kept in kubesim's
 history; every consumer watches it from the resourceVersion before it began, so each one is
 replayed the same events as fast as it can read them.

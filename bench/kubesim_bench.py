@@ -8,6 +8,9 @@ Three figures, each beside a baseline measured in the same run:
   ThreadingHTTPServer (HTTP/1.1) that decodes the body, stamps four metadata fields and answers
   201 with the JSON: the floor of any Python HTTP server doing a create, with no storage,
   validation or watch fan-out.
+* creates/s without managedFields: the raw keep-alive POSTs again, in the same round, with
+  kubesim's field manager switched off (its update a no-op): what keeping managedFields costs a
+  create. Baseline: the echo server, as above.
 * watch events/s (replay): one watcher started from an old resourceVersion receives N retained
   events as fast as the server can stream them; the client reads the chunked stream and
   json-decodes every event, as a reflector does. Baseline: json.loads of the same event lines
@@ -103,6 +106,17 @@ def bench_creates_raw(sim, n: int, prefix: str) -> float:
     elapsed = time.perf_counter() - start
     conn.close()
     return n / elapsed
+
+
+def bench_creates_raw_unmanaged(sim: KubeSim, n: int, prefix: str) -> float:
+    """bench_creates_raw with managedFields not kept (kubesim's FieldManager.update a no-op)."""
+    fields = sim.rest.fields
+    keep = fields.update
+    fields.update = lambda *args, **kwargs: None  # type: ignore[method-assign]
+    try:
+        return bench_creates_raw(sim, n, prefix)
+    finally:
+        fields.update = keep  # type: ignore[method-assign]
 
 
 def bench_creates_client(sim: KubeSim, n: int, prefix: str) -> float:
@@ -254,7 +268,7 @@ def main() -> int:
     args = p.parse_args()
 
     results: dict[str, list[float]] = {
-        k: [] for k in ("json", "raw", "client", "lines", "replay", "live")
+        k: [] for k in ("json", "raw", "unmanaged", "client", "lines", "replay", "live")
     }
     echo = _EchoServer()
     with KubeSim(
@@ -266,6 +280,9 @@ def main() -> int:
         for r in range(args.rounds):
             results["json"].append(bench_creates_raw(echo, args.creates, f"echo{r}"))
             results["raw"].append(bench_creates_raw(sim, args.creates, f"raw{r}"))
+            results["unmanaged"].append(
+                bench_creates_raw_unmanaged(sim, args.creates, f"unmanaged{r}")
+            )
             results["client"].append(bench_creates_client(sim, args.creates // 2, f"cli{r}"))
             replay, lines = bench_watch_replay(sim, args.events)
             results["replay"].append(replay)
@@ -282,6 +299,7 @@ def main() -> int:
     rows = [
         ("creates/s", "stdlib http.server echo (baseline)", "json", None, None),
         ("creates/s", "kubesim, raw keep-alive", "raw", "json", TARGET_CREATES),
+        ("creates/s", "  same, managedFields not kept", "unmanaged", "json", None),
         ("creates/s", "kubesim, CustomObjectsApi", "client", "json", TARGET_CREATES),
         ("watch events/s", "json.loads of lines (baseline)", "lines", None, None),
         ("watch events/s", "kubesim, replay from RV", "replay", "lines", TARGET_EVENTS),

@@ -28,6 +28,7 @@ from kubesim.auth.filters import ALWAYS_ALLOW, RBAC, Auth
 from kubesim.controllers.gc import GarbageCollector
 from kubesim.controllers.manager import ControllerManager
 from kubesim.faults import FaultInjector
+from kubesim.registry.fieldmanager import FieldManager
 from kubesim.registry.rest import Rest
 from kubesim.server.apiserver import ApiServer
 from kubesim.server.request import RequestRecord
@@ -119,13 +120,15 @@ class KubeSim:
             history_size, watch_queue_size, compaction_interval=compaction_interval
         )  # objects, RV, etcd history, watch windows, watchers
         self.registry = Registry()  # served resources and discovery
+        # the verbs, with managedFields typed by the built-in kinds' schemas
         self.rest = Rest(
             self.storage,
             self.registry,
             SchemaValidator(self.server_version),
             self.server_version,
             UnknownFields(builtin_schemas()),
-        )  # the verbs
+            FieldManager(builtin_schemas()),
+        )
         # WatchList is one of the release's differences, unless asked for on its own
         self.rest.watch_list = (
             self.server_version.serves_watch_list if watch_list is None else watch_list
@@ -166,7 +169,8 @@ class KubeSim:
         ns_info = self.registry.lookup("", "v1", "namespaces")
         assert ns_info is not None  # built in
         for name in DEFAULT_NAMESPACES:
-            self.rest.create(ns_info, "", {"metadata": {"name": name}}, {})
+            # (created by the API server itself, as its bootstrap controller does)
+            self.rest.create(ns_info, "", {"metadata": {"name": name}}, {}, "kube-apiserver")
         if self.auth.mode == RBAC:
             # the default policy a cluster reconciles at start-up (bootstrappolicy)
             for group_plural, docs in (
@@ -176,7 +180,7 @@ class KubeSim:
                 info = self.registry.lookup("rbac.authorization.k8s.io", "v1", group_plural)
                 assert info is not None  # built in
                 for doc in docs:
-                    self.rest.create(info, "", doc, {})
+                    self.rest.create(info, "", doc, {}, "kube-apiserver")
         self.controllers.bootstrap()
         for crd in crds:
             for doc in _load_docs(crd):

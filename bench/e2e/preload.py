@@ -1,9 +1,10 @@
 """The memory trial's cluster: n converged Foos and Deployments as a real cluster stores them.
 
-kubesim writes no ``managedFields``, but a real API server does, and they are a large share of
-what an informer caches; the transform that strips them is what the memory trial measures. So
-the objects are stored with the two entries each that ``kubectl create`` + this controller (for
-a Foo) and this controller + kube-controller-manager (for a Deployment) would leave.
+``managedFields`` are a large share of what an informer caches; the transform that strips them
+is what the memory trial measures. kubesim keeps them as a real server does, but the entries
+depend on how the objects were written; so that the trial measures the same objects however
+they are made, they are stored with the two entries each that ``kubectl create`` + this
+controller (for a Foo) and this controller + kube-controller-manager (for a Deployment) leave.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from controller.builders import desired_status, new_deployment
 from kubesim import KubeSim
 
 # What a Foo made with `kubectl create` and reconciled by this controller carries in a real
-# cluster (kubesim writes no managedFields: these are added to the stored objects by hand).
+# cluster (set on the stored objects by hand, in place of the ones kubesim wrote).
 FOO_MANAGED_FIELDS = [
     {
         "manager": "kubectl-create",
@@ -149,7 +150,8 @@ def preload(sim: KubeSim, n: int) -> None:
 
     One Foo and one Deployment go through kubesim's REST layer (validation, defaulting); the
     rest are copies of them with their own names, uids and replicas, written with
-    ``storage.put`` because kubesim's REST layer drops managedFields. Each Foo's status is
+    ``storage.put`` because kubesim's REST layer would write its own managedFields over these.
+    Each Foo's status is
     exactly what the controller would write, so the controller's first reconcile writes nothing.
     """
     foo_info = sim.registry.lookup(*FOO_GVR)

@@ -12,7 +12,6 @@ Return values are ``Stored`` objects (encoded once) or Status dicts; the HTTP ha
 from __future__ import annotations
 
 import builtins
-import copy
 import json
 import random
 import time
@@ -25,6 +24,13 @@ from kubesim.api.resources import Registry, ResourceInfo
 from kubesim.api.version import DEFAULT_SERVER_VERSION, ServerVersion
 from kubesim.registry import patch as patches
 from kubesim.registry import sharding, strategy
+from kubesim.registry.fieldmanager import (
+    ABSENT,
+    IN_PROCESS_MANAGER,
+    FieldManager,
+    manager_name,
+    set_managed_fields,
+)
 from kubesim.registry.selection import build_filter, decode_continue, encode_continue
 from kubesim.storage.store import ExpiredError, Storage, Stored, Watcher, encode, normalize
 from kubesim.validation import corevalidation
@@ -94,6 +100,7 @@ class Rest:
         validator=None,
         version: ServerVersion | None = None,
         unknown_fields=None,
+        fields: FieldManager | None = None,
     ):
         self.storage = storage  # all objects; its lock serialises every write
         # the release answered as (api/version.py): where its answers differ, this decides
@@ -103,6 +110,8 @@ class Rest:
         # callable(info, obj) -> paths of the fields obj's schema does not declare, dropped from
         # it (validation/fields.py; sim.py hands it the built-in schemas); None: none checked
         self.unknown_fields = unknown_fields
+        # managedFields and server-side apply; sim.py hands it the built-in kinds' schemas
+        self.fields = fields or FieldManager()
         # callable(crd dict | None, name) after CRD writes (server wires it)
         self.on_crd_change = None
         self.list_wait_timeout = 3.0  # how long a too-new RV list waits before 504 (as the cacher)
@@ -409,7 +418,16 @@ class Rest:
 
     # ---- create --------------------------------------------------------------------------------
 
-    def create(self, info: ResourceInfo, ns: str, body: Any, query: dict) -> tuple[int, Stored]:
+    def create(
+        self,
+        info: ResourceInfo,
+        ns: str,
+        body: Any,
+        query: dict,
+        user_agent: str = IN_PROCESS_MANAGER,
+    ) -> tuple[int, Stored]:
+        """POST. user_agent names the field manager when the query has no fieldManager (the
+        HTTP layer passes the request's; in-process callers are kube-controller-manager)."""
         dry = _dry_run(query)
         directive = self._field_validation(query, "CreateOptions")
         obj = body
@@ -437,11 +455,21 @@ class Rest:
             )
         with self.storage.lock:
             self._check_namespace_for_create(info, ns, meta.get("name") or "")
-            stored = self._create_locked(info, ns, obj, dry)
+            stored = self._create_locked(info, ns, obj, dry, manager_name(query, user_agent))
         return 201, stored
 
-    def _create_locked(self, info: ResourceInfo, ns: str, obj: dict, dry: bool) -> Stored:
+    def _create_locked(
+        self,
+        info: ResourceInfo,
+        ns: str,
+        obj: dict,
+        dry: bool,
+        manager: str = IN_PROCESS_MANAGER,
+        applied: bool = False,
+    ) -> Stored:
+        """Create obj. applied: obj comes from an apply, its managedFields already made."""
         meta = obj["metadata"]
+        requested = meta.pop("managedFields", ABSENT)
         if not meta.get("name") and isinstance(meta.get("generateName"), str):
             # SimpleNameGenerator: the prefix cut to 58 characters, 5 random ones appended;
             # the store tries 8 names (maxNameGenerationCreateAttempts) before giving up.
@@ -453,7 +481,7 @@ class Rest:
             else:
                 raise errors.generate_name_conflict(info.group, info.plural, meta["name"])
         name = meta["name"]
-        for f in ("deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink"):
+        for f in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
             meta.pop(f, None)
         strategy.prepare_create(info, obj, self.version.omits_zero_creation_timestamp)
         self._validate(info, obj, name)
@@ -467,6 +495,10 @@ class Rest:
             meta["generation"] = 1
         else:
             meta.pop("generation", None)
+        if applied:
+            set_managed_fields(meta, requested)
+        else:
+            self.fields.update(info, None, obj, manager, None, requested)
         if dry:
             meta.pop("resourceVersion", None)
             if info.kind == "CustomResourceDefinition" and not info.custom:
@@ -489,9 +521,20 @@ class Rest:
     # ---- update --------------------------------------------------------------------------------
 
     def update(
-        self, info: ResourceInfo, ns: str, name: str, body: Any, query: dict, sub: str | None = None
+        self,
+        info: ResourceInfo,
+        ns: str,
+        name: str,
+        body: Any,
+        query: dict,
+        sub: str | None = None,
+        user_agent: str = IN_PROCESS_MANAGER,
+        field_sub: str | None = None,
     ) -> tuple[int, Stored]:
+        """PUT (user_agent as for create). field_sub: the subresource the managedFields entry
+        names when it is not ``sub`` (/scale writes the main resource)."""
         dry = _dry_run(query)
+        manager = manager_name(query, user_agent)
         directive = self._field_validation(query, "UpdateOptions")
         obj = body
         meta = _meta(obj)
@@ -514,7 +557,7 @@ class Rest:
                 if info.allow_create_on_update and sub is None:
                     self._check_namespace_for_create(info, ns, name)
                     meta.pop("resourceVersion", None)
-                    return 201, self._create_locked(info, ns, obj, dry)
+                    return 201, self._create_locked(info, ns, obj, dry, manager)
                 raise errors.not_found(info.group, info.plural, name)
             rv = meta.get("resourceVersion")
             if not rv:
@@ -533,19 +576,30 @@ class Rest:
                     )
             elif rv != old.obj["metadata"]["resourceVersion"]:
                 raise errors.conflict(info.group, info.plural, name, errors.STALE_OBJECT)
-            return 200, self.commit_update(info, old, obj, sub, dry)
+            return 200, self.commit_update(info, old, obj, sub, dry, manager, field_sub=field_sub)
 
     def commit_update(
-        self, info: ResourceInfo, old: Stored, obj: dict, sub: str | None, dry: bool
+        self,
+        info: ResourceInfo,
+        old: Stored,
+        obj: dict,
+        sub: str | None,
+        dry: bool,
+        manager: str = IN_PROCESS_MANAGER,
+        applied: bool = False,
+        field_sub: str | None = None,
     ) -> Stored:
         """Apply the update strategy to obj (fresh) against old and write unless it is a no-op.
 
         The caller holds ``storage.lock`` and has read ``old`` under it: the update verbs do,
         and so do the in-process controllers (namespace, CRD finalizer, garbage collector)
-        that rewrite an object they have just read.
+        that rewrite an object they have just read. manager owns what the write changes;
+        applied: obj comes from an apply, its managedFields already made.
         """
         ometa = old.obj["metadata"]
         meta = obj["metadata"]
+        # A subresource write never sets managedFields (ignoreManagedFieldsFromRequestObject).
+        requested = meta.get("managedFields", ABSENT) if applied or sub is None else ABSENT
         name = ometa["name"]
         ns = ometa.get("namespace", "")
         if meta.get("uid") and meta["uid"] != ometa["uid"]:
@@ -582,7 +636,6 @@ class Rest:
                     meta[f] = ometa[f]
                 else:
                     meta.pop(f, None)
-            meta.pop("managedFields", None)
             meta.pop("selfLink", None)
             if info.namespaced:
                 meta["namespace"] = ns
@@ -608,6 +661,10 @@ class Rest:
             self._validate(info, obj, name, old.obj, sub)
             if info.has_generation and strategy.spec_changed(info, obj, old.obj):
                 meta["generation"] = int(ometa.get("generation") or 0) + 1
+        if applied:
+            set_managed_fields(meta, requested)
+        else:
+            self.fields.update(info, old.obj, obj, manager, sub, requested, field_sub)
         meta["resourceVersion"] = ometa["resourceVersion"]
         obj = normalize(obj)
         if obj == old.obj:
@@ -644,23 +701,19 @@ class Rest:
         raw: bytes,
         query: dict,
         sub: str | None = None,
+        user_agent: str = IN_PROCESS_MANAGER,
     ) -> tuple[int, Stored]:
+        """PATCH: merge, JSON or strategic merge patch, or server-side apply (fieldmanager.py).
+
+        user_agent as for create; an apply needs ``fieldManager``.
+        """
         dry = _dry_run(query)
         directive = self._field_validation(query, "PatchOptions")
         ptype = content_type.split(";")[0].strip().lower()
         accepted = patches.accepted_patch_types(info.custom)
         if ptype not in accepted:
             raise errors.unsupported_media_type(accepted)
-        try:
-            if ptype == patches.APPLY:
-                import yaml
-
-                body = yaml.safe_load(raw)
-            else:
-                body = json.loads(raw)
-        # any exception: every decode failure is the client's
-        except Exception as e:
-            raise errors.bad_request(f"error decoding patch: {e}") from None
+        body = _decode_patch(ptype, raw)
         if (
             ptype == patches.MERGE
             and not isinstance(body, dict)
@@ -688,29 +741,15 @@ class Rest:
                     }
                 ],
             )
-        if ptype == patches.APPLY:
-            if not query.get("fieldManager"):
-                raise errors.invalid(
-                    "meta.k8s.io",
-                    "PatchOptions",
-                    "",
-                    [errors.field_required("fieldManager", "is required for apply patch")],
-                )
-            if not isinstance(body, dict):
-                raise errors.bad_request("apply patch body must be an object")
+        force = _patch_force(ptype, query)
+        if ptype == patches.APPLY and not isinstance(body, dict):
+            raise errors.bad_request("apply patch body must be an object")
+        manager = manager_name(query, user_agent)
         with self.storage.lock:
             old = self.storage.get(info.storage_key, ns, name)
             if old is None:
-                if ptype == patches.APPLY:
-                    obj = copy.deepcopy(body)
-                    _meta(obj).setdefault("name", name)
-                    obj.setdefault("kind", info.kind)
-                    obj.setdefault("apiVersion", info.group_version)
-                    self._check_namespace_for_create(info, ns)
-                    if info.namespaced:
-                        obj["metadata"].setdefault("namespace", ns)
-                    info.to_storage(obj)
-                    return 201, self._create_locked(info, ns, obj, dry)
+                if ptype == patches.APPLY and sub is None:
+                    return 201, self._apply_create(info, ns, name, body, manager, force, dry)
                 raise errors.not_found(info.group, info.plural, name)
             base = info.patch_base(old)
             if ptype == patches.MERGE:
@@ -720,9 +759,8 @@ class Rest:
             elif ptype == patches.STRATEGIC:
                 new = patches.apply_strategic_merge_patch(base, body)
             else:
-                # Server-side apply, simplified: a merge patch of the applied configuration
-                # (no managedFields, hence no conflict detection).
-                new = patches.apply_merge_patch(base, body)
+                _check_apply_name(body, name)
+                new = self.fields.apply(info, base, body, manager, force, sub)
             if not isinstance(new, dict):
                 raise errors.bad_request("patched object is not a JSON object")
             if ptype == patches.STRATEGIC:
@@ -743,7 +781,36 @@ class Rest:
                     "the namespace of the provided object does not match the namespace sent on "
                     "the request"
                 )
-            return 200, self.commit_update(info, old, new, sub, dry)
+            applied = ptype == patches.APPLY
+            return 200, self.commit_update(info, old, new, sub, dry, manager, applied)
+
+    def _apply_create(
+        self,
+        info: ResourceInfo,
+        ns: str,
+        name: str,
+        body: dict,
+        manager: str,
+        force: bool,
+        dry: bool,
+    ) -> Stored:
+        """An apply of a missing object creates it, owned by the applier (under the lock)."""
+        _check_apply_name(body, name)
+        self._check_namespace_for_create(info, ns, name)
+        obj = self.fields.apply(info, None, body, manager, force)
+        meta = _meta(obj)
+        meta["name"] = name
+        if info.namespaced:
+            if meta.get("namespace", ns) != ns:
+                raise errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on "
+                    "the request"
+                )
+            meta["namespace"] = ns
+        obj["kind"] = info.kind
+        obj["apiVersion"] = info.group_version
+        info.to_storage(obj)
+        return self._create_locked(info, ns, obj, dry, manager, applied=True)
 
     # ---- delete --------------------------------------------------------------------------------
 
@@ -955,6 +1022,47 @@ class Rest:
         except ExpiredError as e:
             return WatchRequest(info, None, errors.expired(str(e)), bookmarks, timeout)
         return WatchRequest(info, w, None, bookmarks, timeout)
+
+
+def _decode_patch(ptype: str, raw: bytes) -> Any:
+    """A PATCH body: JSON, or for apply YAML (of which JSON is the common case, parsed first)."""
+    try:
+        return json.loads(raw)
+    except ValueError as e:
+        if ptype != patches.APPLY:
+            raise errors.bad_request(f"error decoding patch: {e}") from None
+    import yaml
+
+    try:
+        return yaml.safe_load(raw)
+    # any exception: every decode failure is the client's
+    except Exception as e:
+        raise errors.bad_request(f"error decoding YAML: {e}") from None
+
+
+def _patch_force(ptype: str, query: dict) -> bool:
+    """ValidatePatchOptions: apply needs a fieldManager; force is for apply only."""
+    force = query.get("force")
+    causes = []
+    if ptype == patches.APPLY:
+        if not query.get("fieldManager"):
+            causes.append(errors.field_required("fieldManager", "is required for apply patch"))
+    elif force is not None:
+        causes.append(errors.field_forbidden("force", "may not be specified for non-apply patch"))
+    if causes:
+        raise errors.invalid("meta.k8s.io", "PatchOptions", "", causes)
+    # strconv.ParseBool's true spellings
+    return force in ("1", "t", "T", "true", "TRUE", "True")
+
+
+def _check_apply_name(body: dict, name: str) -> None:
+    """checkName: the applied object must be the one on the URL (400, not a create of another)."""
+    meta = body.get("metadata")
+    given = meta.get("name") if isinstance(meta, dict) else None
+    if given and given != name:
+        raise errors.bad_request(
+            f"the name of the object ({given}) does not match the name on the URL ({name})"
+        )
 
 
 def _validate_watch_options_v1_24(rv_text: str, match: str, cont: str) -> None:

@@ -20,6 +20,7 @@ from client.labels import selector_from_label_selector
 from kubesim.api import errors
 from kubesim.api.resources import ResourceInfo
 from kubesim.registry import patch as patches
+from kubesim.registry.fieldmanager import IN_PROCESS_MANAGER
 from kubesim.registry.rest import Rest
 from kubesim.registry.strategy import get_path
 
@@ -36,8 +37,19 @@ class ScaleREST:
         """GET .../scale: the object's Scale (404 when the object is missing)."""
         return _scale_of(info, self.rest.get(info, ns, name).obj)
 
-    def update(self, info: ResourceInfo, ns: str, name: str, body: Any, query: dict) -> dict:
+    def update(
+        self,
+        info: ResourceInfo,
+        ns: str,
+        name: str,
+        body: Any,
+        query: dict,
+        user_agent: str = IN_PROCESS_MANAGER,
+    ) -> dict:
         """PUT .../scale: set the object's replicas from ``body`` (a Scale).
+
+        The write's managedFields entry says subresource "scale" (user_agent as for
+        ``Rest.create``).
 
         ``spec.replicas`` must be an integer (422 otherwise); a ``metadata.resourceVersion`` in
         the body must match the object's (409 otherwise), as for any update.
@@ -48,10 +60,17 @@ class ScaleREST:
                 "autoscaling", "Scale", name, [errors.field_required("spec.replicas")]
             )
         rv = ((body or {}).get("metadata") or {}).get("resourceVersion")
-        return self._scale_to(info, ns, name, replicas, rv, query)
+        return self._scale_to(info, ns, name, replicas, rv, query, user_agent)
 
     def patch(
-        self, info: ResourceInfo, ns: str, name: str, content_type: str, raw: bytes, query: dict
+        self,
+        info: ResourceInfo,
+        ns: str,
+        name: str,
+        content_type: str,
+        raw: bytes,
+        query: dict,
+        user_agent: str = IN_PROCESS_MANAGER,
     ) -> dict:
         """PATCH .../scale: patch the current Scale (JSON patch, else merge), then update."""
         accepted = patches.accepted_patch_types(info.custom)
@@ -65,10 +84,17 @@ class ScaleREST:
                 new = patches.apply_json_patch(current, body)
             else:
                 new = patches.apply_merge_patch(current, body)
-            return self.update(info, ns, name, new, query)
+            return self.update(info, ns, name, new, query, user_agent)
 
     def _scale_to(
-        self, info: ResourceInfo, ns: str, name: str, replicas: int, rv: str | None, query: dict
+        self,
+        info: ResourceInfo,
+        ns: str,
+        name: str,
+        replicas: int,
+        rv: str | None,
+        query: dict,
+        user_agent: str,
     ) -> dict:
         """Write ``replicas`` at the resource's spec replicas path; the new object's Scale."""
         path = (info.scale or {}).get("spec") or ".spec.replicas"
@@ -82,7 +108,9 @@ class ScaleREST:
             for k in keys[:-1]:
                 cur = cur.setdefault(k, {})
             cur[keys[-1]] = replicas
-            _, stored = self.rest.update(info, ns, name, obj, query)
+            _, stored = self.rest.update(
+                info, ns, name, obj, query, user_agent=user_agent, field_sub="scale"
+            )
             return _scale_of(info, stored.obj)
 
 

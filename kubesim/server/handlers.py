@@ -121,7 +121,8 @@ def create_resource(
     info, ns = route.info, route.namespace
     if route.sub or (info.namespaced and not ns):
         raise errors.method_not_allowed()
-    code, stored = api.rest.create(info, ns, decode_body(h, body, info), req.query)
+    obj = decode_body(h, body, info)
+    code, stored = api.rest.create(info, ns, obj, req.query, _user_agent(h))
     return send_object(h, req, code, info, stored, mt, _tables(api, req, mt))
 
 
@@ -134,11 +135,11 @@ def update_resource(
     if not name:
         raise _no_collection_write(route)
     if sub == "scale":
-        scale = api.scale.update(info, ns, name, decode_body(h, body, _SCALE), req.query)
+        scale_body = decode_body(h, body, _SCALE)
+        scale = api.scale.update(info, ns, name, scale_body, req.query, _user_agent(h))
         return send_as(h, req, 200, scale, mt)
-    code, stored = api.rest.update(
-        info, ns, name, decode_body(h, body, info), req.query, _status_sub(sub)
-    )
+    obj = decode_body(h, body, info)
+    code, stored = api.rest.update(info, ns, name, obj, req.query, _status_sub(sub), _user_agent(h))
     return send_object(h, req, code, info, stored, mt, _tables(api, req, mt))
 
 
@@ -156,8 +157,11 @@ def patch_resource(
         raise _no_collection_write(route)
     ctype = h.headers.get("Content-Type", "")
     if sub == "scale":
-        return send_as(h, req, 200, api.scale.patch(info, ns, name, ctype, body, req.query), mt)
-    code, stored = api.rest.patch(info, ns, name, ctype, body, req.query, _status_sub(sub))
+        scale = api.scale.patch(info, ns, name, ctype, body, req.query, _user_agent(h))
+        return send_as(h, req, 200, scale, mt)
+    code, stored = api.rest.patch(
+        info, ns, name, ctype, body, req.query, _status_sub(sub), _user_agent(h)
+    )
     return send_object(h, req, code, info, stored, mt, _tables(api, req, mt))
 
 
@@ -211,6 +215,11 @@ def create_review(
         req.user_info, info.group, info.plural, route.namespace, route.name, obj
     )
     return send_as(h, req, 201, answer, mt)
+
+
+def _user_agent(h: ConnectionHandler) -> str:
+    """The User-Agent, which names the field manager of a write without ?fieldManager=."""
+    return h.headers.get("User-Agent", "")
 
 
 VERB_HANDLERS: dict[str, Handler] = {

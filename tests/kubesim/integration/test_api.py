@@ -811,15 +811,25 @@ def test_delete_collection_returns_deleted_objects(sim, custom):
     assert [i["metadata"]["name"] for i in left["items"]] == ["c"]
 
 
-def test_apply_patch_is_a_documented_simplification(sim):
+def test_apply_patch_creates_then_updates_what_it_applies(sim):
+    # (this test once called apply a merge patch; kubesim now serves server-side apply, whose
+    # own tests are in test_server_side_apply.py: here the verb's basic contract stays)
     path = f"/apis/{GROUP}/{VERSION}/namespaces/default/foos/applied"
     body = json.dumps(foo("applied", replicas=2)).encode()  # JSON is YAML
     hdr = {"Content-Type": "application/apply-patch+yaml"}
     assert raw(sim, "PATCH", path, body, hdr)[0] == 422  # fieldManager is required
     code, _, out = raw(sim, "PATCH", path + "?fieldManager=test", body, hdr)
     assert code == 201 and json.loads(out)["spec"]["replicas"] == 2
-    code, _, out = raw(sim, "PATCH", path + "?fieldManager=test", b"spec:\n  replicas: 3\n", hdr)
+    yaml_body = f"apiVersion: {GROUP}/{VERSION}\nkind: Foo\nmetadata:\n  name: applied\n"
+    yaml_body += "spec:\n  deploymentName: applied\n  replicas: 3\n"
+    code, _, out = raw(sim, "PATCH", path + "?fieldManager=test", yaml_body.encode(), hdr)
     assert code == 200 and json.loads(out)["spec"]["replicas"] == 3
+    # an applied body is a whole object: without its apiVersion it is refused, as upstream's
+    # structured merge manager refuses it
+    code, _, out = raw(sim, "PATCH", path + "?fieldManager=test", b"spec:\n  replicas: 4\n", hdr)
+    assert (
+        code == 400 and "Incorrect version specified in apply patch" in json.loads(out)["message"]
+    )
 
 
 def test_system_namespaces_may_not_be_deleted(core):

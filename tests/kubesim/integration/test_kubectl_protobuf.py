@@ -117,6 +117,11 @@ def _comparable(obj: dict, name: str = "") -> dict:
     obj = json.loads(json.dumps(obj))
     for field in _SERVER_SET:
         obj["metadata"].pop(field, None)
+    # the same managers own the same fields; only the time of each write differs
+    # (sorted by time upstream, so two writes a second apart may swap)
+    for entry in obj["metadata"].get("managedFields") or []:
+        entry.pop("time", None)
+    obj["metadata"].get("managedFields", []).sort(key=json.dumps)
     if name:
         assert obj["metadata"].pop("name") == name
         obj["metadata"]["labels"].pop("kubernetes.io/metadata.name")
@@ -191,7 +196,15 @@ def _same_when_read_back(k: Kubectl, sim: KubeSim) -> None:
     assert deployment["spec"]["replicas"] == 3
     assert deployment["status"]["availableReplicas"] == 3
     as_yaml = yaml.safe_load(k("get", "deployment", "web", "-n", "dev", "-o", "yaml"))
-    assert as_yaml == _get(sim, f"{apps}/dev/deployments/web")
+    # kubectl hides managedFields (--show-managed-fields=false); the server keeps them
+    stored = _get(sim, f"{apps}/dev/deployments/web")
+    managed = {e.get("subresource", ""): e for e in stored["metadata"].pop("managedFields")}
+    assert managed[""]["manager"] == "kubectl-create"
+    # (kubectl scale names no fieldManager before 1.3x: the User-Agent's "kubectl" then)
+    assert managed["scale"]["manager"] in ("kubectl", "kubectl-scale")
+    assert managed["scale"]["fieldsV1"] == {"f:spec": {"f:replicas": {}}}
+    assert managed["status"]["manager"] == "kube-controller-manager"
+    assert as_yaml == stored
     rows = k("get", "cm", "-n", "dev").splitlines()
     assert rows[0].split()[0] == "NAME" and rows[1].split()[0] == "settings"
     # describe reads through the typed clients: protobuf answers

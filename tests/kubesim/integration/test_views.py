@@ -99,6 +99,7 @@ def test_get_as_partial_object_metadata(sim):
         "generation",
         "creationTimestamp",
         "labels",
+        "managedFields",
     ]
 
 
