@@ -54,6 +54,7 @@ from demo.narration import (
     say,
     table,
     tap_queue,
+    tap_writes,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -136,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         if not ready.wait(15):
             raise SystemExit("demo: controller caches did not sync")
         tap_queue(started[0].controller)
+        tap_writes(started[0].controller)
         RequestTap(sim, stop).start()
         say("setup", "caches synced, 2 workers running")
 

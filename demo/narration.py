@@ -9,6 +9,13 @@ server already reports, never from a second copy of its logic:
 - ``queue`` lines come from ``tap_queue``, which sees every key added to the workqueue, also
   the re-adds after a backoff;
 - ``api`` lines are the writes in kubesim's request log (``RequestTap``).
+
+The lines are told in causal order: a ``sync`` or ``event`` line reports writes that have
+already been answered, and kubesim logs a request before it sends the answer, so the request
+log is flushed (``RequestTap.flush``) before such a line is printed, and the writes come first.
+A ``watch`` line of a Foo the controller itself wrote says so: ``tap_writes`` remembers the
+resourceVersions of the controller's status writes, and the line waits for a write still in
+flight, since its watch event may reach the informer before its answer reaches the writer.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ __all__ = [
     "say",
     "table",
     "tap_queue",
+    "tap_writes",
 ]
 
 FOOS = ("samplecontroller.k8s.io", "v1alpha1", "foos")
@@ -42,6 +50,10 @@ DEPLOYMENTS = ("apps", "v1", "deployments")
 
 _start = time.monotonic()
 _print_lock = threading.Lock()  # lines from several threads must not interleave mid-line
+# the request log's reader, flushed before a sync or event line (set by RequestTap.start)
+_tap: RequestTap | None = None
+# the controller's own writes of Foos, for their watch lines (set by tap_writes)
+_own_writes: OwnWrites | None = None
 
 
 def elapsed() -> float:
@@ -49,7 +61,11 @@ def elapsed() -> float:
     return time.monotonic() - _start
 
 
-def say(kind: str, text: str) -> None:
+def say(kind: str, text: str, after_writes: bool = False) -> None:
+    """Print one line; ``after_writes``: it reports writes already answered, so the request
+    log is flushed first (sync and event lines always are)."""
+    if (after_writes or kind in ("sync", "event")) and _tap is not None:
+        _tap.flush()
     with _print_lock:
         print(f"  {elapsed():6.2f}s  {kind:<7} {text}", flush=True)
 
@@ -65,6 +81,9 @@ def print_lines(*lines: str) -> None:
         for line in lines:
             print(line)
 
+
+# What a watch line of the controller's own write of a Foo says after its resourceVersion.
+OWN_WRITE = "the controller's own status write"
 
 # The informer's notification, as kubectl --watch names event types.
 WATCH_VERBS = {"add": "ADDED", "update": "MODIFIED", "delete": "DELETED"}
@@ -97,8 +116,16 @@ class Narrator(logging.Handler):
         message = record.getMessage()
         if message == "informer":  # --trace: an informer notification
             verb = WATCH_VERBS.get(fields.event)
-            if verb is not None:  # not a resync: nothing changed
-                say("watch", f"{fields.kind} {fields.object} {verb} (rv {fields.rv})")
+            if verb is None:  # a resync: nothing changed
+                return
+            own = (
+                verb == "MODIFIED"
+                and fields.kind == "Foo"
+                and _own_writes is not None
+                and _own_writes.wrote(fields.object, fields.rv)
+            )
+            cause = f": {OWN_WRITE}" if own else ""
+            say("watch", f"{fields.kind} {fields.object} {verb} (rv {fields.rv}){cause}", own)
             return
         if message == "event":
             say(
@@ -122,15 +149,58 @@ class RequestTap(threading.Thread):
     def __init__(self, sim: Any, stop: threading.Event) -> None:
         super().__init__(name="demo-request-tap", daemon=True)
         self.sim, self.stop, self.seen = sim, stop, 0
+        # one reader at a time: the tap's thread, or a sync line's flush
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        global _tap
+        _tap = self
+        super().start()
 
     def run(self) -> None:
+        # the writes no sync line reports (an Event's own POST) still show within 20 ms
         while not self.stop.wait(0.02):
+            self.flush()
+
+    def flush(self) -> None:
+        """Print the controller's writes logged since the last flush."""
+        with self._lock:
             log = self.sim.request_log
             for r in log[self.seen :]:
                 if r.user_agent == USER_AGENT and r.verb in ("create", "update", "patch", "delete"):
                     target = f"{r.namespace}/{r.name}" if r.name else r.namespace
                     say("api", f"{r.verb.upper():<6} {r.resource} {target} -> {r.code}")
             self.seen = len(log)
+
+
+class OwnWrites:
+    """The resourceVersions of the Foos the controller wrote, and its writes in flight (no
+    client-go twin: part of the demo)."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        # "namespace/name" -> writes begun and not answered yet
+        self._in_flight: dict[str, int] = {}
+        # ("namespace/name", resourceVersion) of every Foo the controller wrote
+        self._written: set[tuple[str, str]] = set()
+
+    def begin(self, key: str) -> None:
+        with self._changed:
+            self._in_flight[key] = self._in_flight.get(key, 0) + 1
+
+    def end(self, key: str, rv: str | None) -> None:
+        with self._changed:
+            self._in_flight[key] -= 1
+            if rv:
+                self._written.add((key, rv))
+            self._changed.notify_all()
+
+    def wrote(self, key: str, rv: str, timeout: float = 2.0) -> bool:
+        """The controller wrote this version of the Foo: once its writes of the Foo in flight
+        are answered (the watch event can come first), whether one of them returned ``rv``."""
+        with self._changed:
+            self._changed.wait_for(lambda: not self._in_flight.get(key), timeout)
+            return (key, rv) in self._written
 
 
 def tap_queue(controller: Controller) -> None:
@@ -144,6 +214,28 @@ def tap_queue(controller: Controller) -> None:
         add(key)
 
     queue.add = narrated_add  # handlers and the delaying queue both call self.add(key)
+
+
+def tap_writes(controller: Controller) -> None:
+    """Remember the resourceVersion of each Foo the controller writes (its status writes go
+    through ``controller.writes``), for the ``watch`` lines of their echoes."""
+    global _own_writes
+    own = _own_writes = OwnWrites()
+    writes: Any = controller.writes
+    update = writes.update
+
+    def remembered_update(resource: str, key: str, *args: Any, **kwargs: Any) -> Any:
+        if resource != "foos":
+            return update(resource, key, *args, **kwargs)
+        own.begin(key)
+        written = None
+        try:
+            written = update(resource, key, *args, **kwargs)
+            return written
+        finally:
+            own.end(key, ((written or {}).get("metadata") or {}).get("resourceVersion"))
+
+    writes.update = remembered_update
 
 
 def age(timestamp: str | None) -> str:
@@ -182,24 +274,16 @@ def print_tables(api: RESTClient) -> None:
             ]
         )
     deps = api.request("GET", resource_path(*DEPLOYMENTS, "default"))["items"]
-    drows: list[list[Any]] = [["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "OWNER", "AGE"]]
+    # kubectl's columns for Deployments (the owner is in `kubectl get deployment -o yaml`)
+    drows: list[list[Any]] = [["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]]
     for d in deps:
         st = d.get("status") or {}
-        owner = next(
-            (
-                f"Foo/{o['name']}"
-                for o in d["metadata"].get("ownerReferences") or []
-                if o.get("controller")
-            ),
-            "<none>",
-        )
         drows.append(
             [
                 d["metadata"]["name"],
                 f"{st.get('readyReplicas', 0)}/{d['spec'].get('replicas', 1)}",
                 st.get("updatedReplicas", 0),
                 st.get("availableReplicas", 0),
-                owner,
                 age(d["metadata"].get("creationTimestamp")),
             ]
         )

