@@ -40,7 +40,7 @@ def chromium_path() -> str | None:
 class Browser:
     """One headless Chromium with one page; every call waits for its CDP answer."""
 
-    def __init__(self, executable: str, width: int = 1280, height: int = 900) -> None:
+    def __init__(self, executable: str, width: int = 1280, height: int = 1000) -> None:
         self._profile = tempfile.TemporaryDirectory(prefix="demo-ui-chromium-")
         # a file, not a pipe: chromium logs enough to fill a pipe nobody reads
         self._log_path = Path(self._profile.name) / "chromium.log"

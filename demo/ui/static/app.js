@@ -109,7 +109,8 @@ async function act(name) {
   const response = await fetch(`/api/action/${name}`, { method: "POST",
     headers: { "Content-Type": "application/json" }, body: JSON.stringify(args) });
   const body = await response.json();
-  result.textContent = body.done || body.error;
+  // the control's name in the page's language, then the server's answer
+  result.textContent = `${w(name === "tombstone" ? "tombstone.control" : name)}: ${body.done || body.error}`;
   result.dataset.control = name;
 }
 
@@ -191,7 +192,8 @@ function renderRecent() {
   for (const stage of STAGES) {
     const ul = document.getElementById(`recent-${stage}`);
     ul.replaceChildren(...recent[stage].map((e) => {
-      const li = el("li", {}, e.text);
+      const li = el("li", { title: e.text });
+      li.append(el("span", { class: "txt" }, e.text));
       if (e.trace) li.append(el("code", { class: "trace", title: e.trace }, e.trace));
       return li;
     }));
