@@ -104,8 +104,9 @@ OTHER_MARKDOWN = {
         DOCS / "testing.md",
         DOCS / "benchmarks.md",
         ROOT / "kubesim" / "README.md",
+        DOCS / "demo-ui.md",
     ],
-    "ja": [],
+    "ja": [DOCS / "ja" / "demo-ui.md"],
 }
 OUR_PACKAGES = ("workqueue", "client", "informer", "tools", "controller", "kubesim")
 # the path the walkthrough uses; swapped for a temp file
