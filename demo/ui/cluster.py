@@ -147,11 +147,15 @@ class Cluster:
 
         def held_get() -> tuple[Any, bool]:
             with one_at_a_time:
+                # The queue has no way to wait for a key without taking it: poll its length
+                # (every 10 ms, one worker at a time; the others wait on the lock).
                 while not queue.shutting_down():
-                    if self.resumed.is_set() and len(queue):
+                    if not self.resumed.is_set():
+                        self.resumed.wait(0.05)
+                    elif len(queue):
                         break
-                    self.resumed.wait(0.02)
-                    time.sleep(0.02)
+                    else:
+                        time.sleep(0.01)
                 return get()
 
         queue.get = held_get
@@ -319,7 +323,7 @@ class Cluster:
                 conflicts += 1
         finally:
             faults.remove(rule)
-            self.recorder._listeners.remove(listen)
+            self.recorder.off_record(listen)
         return f"wrote Foo {name} during {conflicts} of the controller's status writes"
 
     def restart(self, args: dict[str, Any]) -> str:

@@ -101,7 +101,8 @@ class Recorder(logging.Handler):
     def __init__(self, controller_agent: str, user_agent: str, size: int = 2000) -> None:
         super().__init__(level=logging.DEBUG)
         self.controller_agent, self.user_agent = controller_agent, user_agent
-        self.formatter_ = TextFormatter()
+        # renders a record as sample-controller prints it (--trace, and its log at -v 4)
+        self.line_formatter = TextFormatter()
         self._lock = threading.Lock()
         self._entries: deque[dict[str, Any]] = deque(maxlen=size)
         self._seq = 0
@@ -112,6 +113,8 @@ class Recorder(logging.Handler):
         self.worker_keys: dict[str, str] = {}
         # the record messages seen, for the demo's waits (e.g. "status write" before a 409)
         self._listeners: list[Callable[[logging.LogRecord], None]] = []
+        # key -> the delay of its last add_after (its backoff, when a retry put it there)
+        self.delays: dict[str, float] = {}
         self.components: Components | None = None
         self.registry: CollectorRegistry | None = None
         # the last request-log record turned into an entry (the log is bounded: found by identity)
@@ -147,6 +150,9 @@ class Recorder(logging.Handler):
         """Call ``listener`` with every record the handler receives (the demo's waits)."""
         self._listeners.append(listener)
 
+    def off_record(self, listener: Callable[[logging.LogRecord], None]) -> None:
+        self._listeners.remove(listener)
+
     # -- the controller's records -------------------------------------------------------------
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -176,7 +182,7 @@ class Recorder(logging.Handler):
             extra["backoff"] = self._backoff_of(fields.key)
         if message in SYNC_ENDS:
             extra["ends"] = True
-        self.add(stage, self._text(message, record), self.formatter_.format(record), **extra)
+        self.add(stage, self._text(message, record), self.line_formatter.format(record), **extra)
 
     def _text(self, message: str, r: Any) -> str:
         """The entry's one-line summary (the trace line beside it has every field)."""
@@ -201,27 +207,30 @@ class Recorder(logging.Handler):
         return text
 
     def _backoff_of(self, key: str) -> float | None:
-        """The seconds the key waits, read from the delaying queue right after the worker's
-        add_rate_limited (the worker logs after adding)."""
-        if self.components is None:
-            return None
-        for item, left in self.components.controller.workqueue.waiting():
-            if item == key:
-                return round(left, 3)
-        return None
+        """The delay the rate limiter gave the key's last retry (the worker logs after
+        add_rate_limited, which passes it to add_after: see ``tap_adds``)."""
+        delay = self.delays.get(key)
+        return None if delay is None else round(delay, 4)
 
     def tap_adds(self, components: Components) -> None:
-        """Show the adds the delaying queue makes itself when a key's backoff is over (its
-        waiting thread calls ``add``; ``--trace`` logs only the handlers' adds)."""
+        """Show what the queue does on its own: a key delayed by its backoff (the rate
+        limiter's delay, as ``add_rate_limited`` hands it to ``add_after``), and the add the
+        delaying queue makes when that backoff is over (``--trace`` logs only the handlers'
+        adds). Both wrap this one instance's methods, as ``demo.narration.tap_queue`` does."""
         queue: Any = components.controller.workqueue
-        add = queue.add
+        add, add_after = queue.add, queue.add_after
 
         def add_and_show(key: str) -> None:
             if threading.current_thread().name.startswith("workqueue-waiting"):
                 self.add("queue", f"backoff over: {key} added again", "", key=key, message="re-add")
             add(key)
 
+        def add_after_and_show(key: str, delay: float) -> None:
+            self.delays[key] = delay
+            add_after(key, delay)
+
         queue.add = add_and_show
+        queue.add_after = add_after_and_show
 
     # -- kubesim's request log ----------------------------------------------------------------
 

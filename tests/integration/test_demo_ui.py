@@ -19,6 +19,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -64,14 +65,24 @@ def demo_ui() -> Iterator[str]:
         text=True,
     )
     assert proc.stdout is not None
-    line = proc.stdout.readline()
-    match = re.search(r"open (http://127\.0\.0\.1:\d+/)", line)
-    assert match, line + proc.stdout.read()
+    lines: list[str] = []
+    for line in proc.stdout:
+        lines.append(line)
+        match = re.search(r"open (http://127\.0\.0\.1:\d+/)", line)
+        if match:
+            break
+    else:
+        pytest.fail("python -m demo.ui printed no address:\n" + "".join(lines))
+    # keep reading what it prints, so that a full pipe never blocks it
+    drain = threading.Thread(target=lambda: lines.extend(proc.stdout or ()), daemon=True)
+    drain.start()
     try:
         yield match.group(1)
     finally:
         proc.send_signal(signal.SIGINT)
-        out = proc.communicate(timeout=40)[0]
+        proc.wait(timeout=40)
+        drain.join(5)
+        out = "".join(lines)
         assert proc.returncode == 0, out
         assert "controller exited 0" in out
 
@@ -95,8 +106,9 @@ def text(browser: Browser, selector: str) -> str:
 
 
 def test_the_page_shows_what_the_cluster_did(
-    demo_ui: str, browser: Browser, tmp_path: Path
+    browser: Browser, demo_ui: str, tmp_path: Path
 ) -> None:
+    # (browser first: without chromium the test skips before the demo starts)
     shots = Path(os.environ.get("DEMO_UI_SCREENSHOTS") or tmp_path)
     browser.goto(demo_ui)
     browser.wait("Number(document.body.dataset.polls || 0) >= 2", "the page's first polls")
