@@ -258,6 +258,13 @@ class Cluster:
         closed = self.sim.faults.close_watches()
         return f"closed {closed} watches: each resumes from its resourceVersion"
 
+    def bookmarks(self, args: dict[str, Any]) -> str:
+        """Every watch that asked for bookmarks gets a BOOKMARK now, as the server sends one
+        a minute: no object, only the resourceVersion the watch has reached (kubesim sends
+        one only when that moved since the last)."""
+        self.sim.send_bookmarks()
+        return "bookmarks asked of every watch"
+
     def compact(self, args: dict[str, Any]) -> str:
         """Move history past every watcher's resourceVersion, then end the watches: each
         watch again from its RV meets 410 Gone, and its reflector relists."""
@@ -377,6 +384,7 @@ ACTIONS: dict[str, Callable[[Cluster, dict[str, Any]], str]] = {
     "collide": Cluster.collide,
     "burst": Cluster.burst,
     "dropWatches": Cluster.drop_watches,
+    "bookmarks": Cluster.bookmarks,
     "compact": Cluster.compact,
     "tombstone": Cluster.tombstone,
     "inject500": Cluster.inject_500,

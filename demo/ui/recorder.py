@@ -12,8 +12,10 @@ its logic:
 - the reflector's log records (logger ``informer``: a watch closed, a list done, a WatchList
   stream, a 410);
 - kubesim's request log: every list, watch and write, with its query and its answer;
-- the adds the delaying queue makes itself when a backoff ends (``tap_adds``, as
-  ``demo.narration.tap_queue``: ``--trace`` logs only the handlers' adds).
+- what the queue does on its own (``tap_adds``, which wraps this one queue instance's ``add``
+  and ``add_after`` as ``demo.narration.tap_queue`` wraps ``add``): each retry's backoff, as
+  ``add_rate_limited`` passes the rate limiter's delay on, and the add that ends it
+  (``--trace`` logs only the handlers' adds).
 
 ``snapshot`` reads the rest at each poll: the informers' metrics from the controller's registry,
 their caches (``get_indexer().list()``), ``last_sync_resource_version()``, and the workqueue's

@@ -92,6 +92,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "collide": ("Colliding Deployment", "名前がぶつかる Deployment"),
     "burst": ("Burst of 5 changes", "5回続けて変更"),
     "dropWatches": ("Drop the watch", "ウォッチを切る"),
+    "bookmarks": ("Send bookmarks", "ブックマークを送る"),
     "compact": ("Compact history (410)", "履歴をコンパクション（410）"),
     "tombstone.control": ("Delete behind the watch's back", "ウォッチの裏で消す"),
     "inject409": ("Inject 409s", "409 を起こす"),
@@ -123,6 +124,10 @@ WORDS: dict[str, tuple[str, str]] = {
     "help.dropWatches": (
         "watch again from the resourceVersion, no relist",
         "resourceVersion からウォッチし直す。再リストなし",
+    ),
+    "help.bookmarks": (
+        "watch events +1, no handler runs: only a resourceVersion",
+        "ウォッチイベントは増えるが、ハンドラーは動かない。運ぶのはリソースバージョンだけ",
     ),
     "help.compact": ("410 Gone: the relist is counted", "410 Gone: 再リストが数えられる"),
     "help.tombstone": (
@@ -157,6 +162,8 @@ TERMS: dict[str, str] = {
     "backoff": "backoff",
     "tombstone": "tombstone",
     "help.tombstone": "tombstone",
+    "bookmarks": "bookmark",
+    "help.bookmarks": "resourceVersion",
     "conflict": "conflict, optimistic concurrency",
     "help.delete": "garbage collection",
 }

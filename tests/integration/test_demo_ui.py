@@ -142,6 +142,14 @@ def test_the_page_shows_what_the_cluster_did(
     assert "CREATE deployments default -> 201" in log
     browser.screenshot(shots / "demo-ui.png")
 
+    # bookmarks: a watch event that moves no object (the count grows, the cache stays)
+    events = int(text(browser, "#watchevents-Foo .v"))
+    browser.click("#btn-bookmarks")
+    browser.wait(
+        f"Number(document.querySelector('#watchevents-Foo .v').textContent) > {events}",
+        "a bookmark counted",
+    )
+
     # compact history: each watch meets 410 Gone, and the relists are counted
     assert text(browser, "#relists-Foo .v").strip() == "0"
     browser.click("#btn-compact")

@@ -6,7 +6,7 @@
 const STAGES = ["apiserver", "reflector", "fifo", "indexer", "handlers", "queue", "workers",
   "writes", "events"];
 const CONTROLS = ["create", "scale", "delete", "deleteDeployment", "collide", "burst",
-  "dropWatches", "compact", "tombstone", "inject409", "inject500", "restart", "pause"];
+  "dropWatches", "bookmarks", "compact", "tombstone", "inject409", "inject500", "restart", "pause"];
 const X0 = 10, STEP = 132, W = 118, Y = 30, H = 72;
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -17,7 +17,7 @@ let paused = false;
 const recent = Object.fromEntries(STAGES.map((s) => [s, []]));
 // key -> [{requeues, backoff}] from the workers' "error syncing" / "conflict" records
 const backoffs = {};
-// the reflector's last request per resource: "WatchList" or "watch" or "LIST"
+// per resource, how its reflector last got the whole state: "WatchList" or "list"
 const reflectorMode = {};
 let writesByCode = {};
 
@@ -171,7 +171,14 @@ function take(entry) {
     (backoffs[entry.key] = backoffs[entry.key] || []).push(
       { requeues: entry.requeues, backoff: entry.backoff, conflict: entry.message !== "error syncing, requeuing" });
   }
-  if (entry.stage === "reflector" && entry.resource) reflectorMode[entry.resource] = entry.text.split(" ")[0];
+  if (entry.stage === "reflector") {
+    // how the reflector last got the whole state: a WatchList stream or a list (a plain watch
+    // after either is the same cycle going on)
+    const resource = entry.resource || (/^Foo reflector/.test(entry.text) ? "foos"
+      : /^Deployment reflector/.test(entry.text) ? "deployments" : "");
+    if (/^WatchList |streamed the initial state/.test(entry.text)) reflectorMode[resource] = "WatchList";
+    if (/^LIST |listed at resourceVersion/.test(entry.text)) reflectorMode[resource] = "list";
+  }
   if (entry.stage === "writes") writesByCode[entry.code] = (writesByCode[entry.code] || 0) + 1;
   const list = document.getElementById("entries");
   const item = el("li", { class: `stage-${entry.stage}`, "data-stage": entry.stage });
@@ -249,7 +256,7 @@ function render(state) {
     fifoCount += inf.fifo;
     cached += inf.objects.length;
     const box = el("div", { class: "informer" });
-    box.append(el("h4", {}, `${kind} (${reflectorMode[resource] || "WatchList"})`),
+    box.append(el("h4", {}, `${kind} (${reflectorMode[resource] || "…"})`),
       kv("resourceVersion", inf.resourceVersion, `rv-${kind}`),
       kv("lists", inf.lists, `lists-${kind}`),
       kv("relists", inf.relists, `relists-${kind}`),
