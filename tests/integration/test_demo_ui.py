@@ -182,6 +182,19 @@ def test_the_page_shows_what_the_cluster_did(
     assert all(b > a for a, b in zip(backoffs, backoffs[1:], strict=False)), backoffs
     assert backoffs[1] == pytest.approx(2 * backoffs[0], rel=0.35)
 
+    # 409s: the status write carries a resourceVersion that is no longer current; the sync is
+    # requeued, not counted as an error
+    browser.click("#btn-inject409")
+    browser.wait(
+        "document.querySelector('#entries').textContent.includes('UPDATE foos/status "
+        "default/example-foo -> 409')",
+        "a 409 on the status write",
+    )
+    browser.wait(
+        "document.querySelector('#entries').textContent.includes('\"conflict, requeuing\"')",
+        "the requeue",
+    )
+
     # Japanese: the labels switch, with the glossary's terms
     browser.click("#lang")
     polls = browser.js("Number(document.body.dataset.polls)")

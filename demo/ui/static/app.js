@@ -310,7 +310,12 @@ function render(state) {
   document.getElementById("fig-workers").textContent = paused ? w("paused") : `${ws.filter(([, k]) => k).length}/${ws.length}`;
   document.getElementById("st-workers").classList.toggle("paused", paused);
   // writes and Events
-  document.getElementById("fig-writes").textContent = Object.entries(writesByCode).map(([k, v]) => `${k}×${v}`).join(" ");
+  // successes in one figure, the failures by code below it (they are what a control injects)
+  const codes = Object.entries(writesByCode);
+  const ok = codes.filter(([k]) => Number(k) < 300).reduce((n, [, v]) => n + v, 0);
+  document.getElementById("fig-writes").textContent = `2xx ${ok}`;
+  document.getElementById("fig2-writes").textContent = codes.filter(([k]) => Number(k) >= 300)
+    .map(([k, v]) => `${k}×${v}`).join(" ");
   const events = c.events || [];
   document.getElementById("fig-events").textContent = `${events.length}`;
   document.getElementById("state-events").replaceChildren(...events.slice(-5).map((e) =>
