@@ -3,7 +3,8 @@ browser.
 
 No client-go twin: a guided tour, as ``python -m demo``. It starts kubesim and the controller
 (``demo.ui.cluster``), prints the page's address on 127.0.0.1 (a free port, or ``--port``), and
-serves until Ctrl-C, then stops the controller as SIGTERM would.
+serves until Ctrl-C or SIGTERM, then stops the controller as the controller's own SIGTERM
+handling would (the queue drained, the Events flushed).
 """
 
 from __future__ import annotations
@@ -39,11 +40,11 @@ def main(argv: list[str] | None = None) -> int:
     def stop(signum: int, frame: object) -> None:
         threading.Thread(target=server.shutdown, daemon=True).start()
 
+    # Ctrl-C and SIGTERM alike (installed explicitly: a shell starts a background job with
+    # SIGINT ignored, and Python would keep it so)
+    signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
-    try:
-        server.serve_forever(poll_interval=0.2)
-    except KeyboardInterrupt:
-        pass
+    server.serve_forever(poll_interval=0.2)
     server.server_close()
     code = cluster.close()
     print(f"demo-ui: controller exited {code}", flush=True)
