@@ -132,7 +132,7 @@ WORDS: dict[str, tuple[str, str]] = {
     ),
     "help.inject409": (
         "a stale write: requeued, not an error",
-        "古い版での書き込み: エラーではなく再投入",
+        "古い版での書き込み、つまり競合 (409 Conflict): エラーではなく再投入",
     ),
     "help.inject500": ("each retry waits twice as long", "再試行のたびに待ち時間が倍に"),
     "help.restart": (
