@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv test lint demo run e2e bench image image-smoke install-crd clean
+.PHONY: venv test lint demo demo-ui run e2e bench image image-smoke install-crd clean
 
 venv: $(STAMP)
 
@@ -29,6 +29,11 @@ lint: venv
 ## demo: the controller against the embedded API server (kubesim), narrated; no cluster needed
 demo: venv
 	$(PY) -m demo
+
+## demo-ui: the same cluster and controller, drawn live in a browser: serves a page on 127.0.0.1
+## (a free port, printed; ARGS=--port=8080 to choose) until Ctrl-C (docs/demo-ui.md)
+demo-ui: venv
+	$(PY) -m demo.ui $(ARGS)
 
 ## install-crd: apply the Foo CRD to the cluster of the current kubeconfig
 install-crd: venv

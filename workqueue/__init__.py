@@ -17,7 +17,7 @@ from workqueue.metrics import (
     get_provider,
     set_provider,
 )
-from workqueue.queue import Queue
+from workqueue.queue import Queue, QueueSnapshot
 from workqueue.rate_limiters import (
     BucketRateLimiter,
     ItemExponentialFailureRateLimiter,
@@ -42,6 +42,7 @@ __all__ = [
     "NoopMetricsProvider",
     "PrometheusMetricsProvider",
     "Queue",
+    "QueueSnapshot",
     "RateLimiter",
     "RateLimitingQueue",
     "RealClock",

@@ -97,6 +97,15 @@ class DelayingQueue(Queue):
                 # The thread sleeps until the old earliest entry; wake it to sleep less.
                 self._waiting_changed.notify()
 
+    def waiting(self) -> list[tuple[Hashable, float]]:
+        """The items waiting for their delay, earliest first, each with the seconds left until
+        it is added (read-only; no client-go twin: for the demo's page and tests, as
+        ``Queue.snapshot``)."""
+        with self._waiting_lock:
+            now = self._clock.now()
+            entries = sorted(self._waiting_by_item.values())
+            return [(item, max(0.0, ready_at - now)) for ready_at, _, item in entries]
+
     def _on_shut_down(self) -> None:
         """Stop the waiting thread too (client-go closes stopCh), then the base threads."""
         with self._waiting_lock:

@@ -18,15 +18,33 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Hashable
+from dataclasses import dataclass
 from typing import Any
 
 from workqueue.clock import Clock, RealClock
 from workqueue.metrics import MetricsProvider, QueueMetrics, get_provider, new_queue_metrics
 
-__all__ = ["UNFINISHED_WORK_UPDATE_PERIOD", "Queue"]
+__all__ = ["UNFINISHED_WORK_UPDATE_PERIOD", "Queue", "QueueSnapshot"]
 
 # How often the unfinished-work gauges are refreshed (client-go defaultUnfinishedWorkUpdatePeriod).
 UNFINISHED_WORK_UPDATE_PERIOD = 0.5
+
+
+@dataclass(frozen=True)
+class QueueSnapshot:
+    """What a queue holds at one moment: a read-only copy for a reader to look at.
+
+    No client-go twin: client-go exposes only ``Len()``. This exists for the demo's page
+    (``make demo-ui``), which draws the three sets as the queue keeps them, and for tests; the
+    controller never reads it (a copy is stale the moment the lock is released).
+    """
+
+    # waiting to be handed out, in hand-out order (every one of them is also dirty)
+    queued: tuple[Hashable, ...]
+    # need processing: queued, or added again while a worker processes them
+    dirty: frozenset[Hashable]
+    # handed out by get and not yet done
+    processing: frozenset[Hashable]
 
 
 class Queue:
@@ -106,6 +124,14 @@ class Queue:
         """The number of items waiting to be handed out (informational: do not gate on it)."""
         with self._lock:
             return len(self._queue)
+
+    def snapshot(self) -> QueueSnapshot:
+        """A consistent copy of the queued, dirty and processing items (read-only; see
+        ``QueueSnapshot``)."""
+        with self._lock:
+            return QueueSnapshot(
+                tuple(self._queue), frozenset(self._dirty), frozenset(self._processing)
+            )
 
     def get(self) -> tuple[Any, bool]:
         """Block until an item is available; return `(item, False)`, or `(None, True)` once the

@@ -106,8 +106,9 @@ OTHER_MARKDOWN = {
         ROOT / "kubesim" / "README.md",
         # its transcript and log lines are run by tests/examples/test_bar.py
         DOCS / "your-own-controller.md",
+        DOCS / "demo-ui.md",
     ],
-    "ja": [DOCS / "ja" / "your-own-controller.md"],
+    "ja": [DOCS / "ja" / "your-own-controller.md", DOCS / "ja" / "demo-ui.md"],
 }
 OUR_PACKAGES = ("workqueue", "client", "informer", "tools", "controller", "kubesim", "examples")
 # the path the walkthrough uses; swapped for a temp file

@@ -218,3 +218,18 @@ def test_real_clock_delay_elapses():
         assert time.monotonic() - start >= 0.02
     finally:
         q.shut_down()
+
+
+def test_waiting_lists_delayed_items_earliest_first_with_the_time_left(
+    q: DelayingQueue, clock: FakeClock
+):
+    assert q.waiting() == []
+    q.add_after("late", 2.0)
+    q.add_after("soon", 0.5)
+    # the earlier of two ready times wins, and the superseded entry is not listed
+    q.add_after("late", 1.0)
+    assert q.waiting() == [("soon", 0.5), ("late", 1.0)]
+    step(q, clock, 0.75)
+    assert q.waiting() == [("late", 0.25)]
+    # "soon" was added: queued now, no longer waiting
+    assert q.snapshot().queued == ("soon",)

@@ -269,3 +269,27 @@ def test_concurrent_producers_and_workers_process_every_key_and_never_twice_at_o
     # De-duplication really happened (far fewer runs than adds), yet every key ran.
     assert 20 <= processed[0] < 4500
     assert len(q) == 0
+
+
+def test_snapshot_shows_queued_dirty_and_processing_as_the_queue_keeps_them():
+    q = Queue()
+    assert (q.snapshot().queued, q.snapshot().dirty, q.snapshot().processing) == ((), set(), set())
+    q.add("a")
+    q.add("b")
+    # a burst for one key: still one entry
+    q.add("a")
+    item, _ = q.get()
+    assert item == "a"
+    # added again while a worker holds it: dirty, not queued (done() will queue it)
+    q.add("a")
+    snap = q.snapshot()
+    assert snap.queued == ("b",)
+    assert snap.dirty == {"a", "b"}
+    assert snap.processing == {"a"}
+    q.done("a")
+    snap = q.snapshot()
+    assert snap.queued == ("b", "a")
+    assert snap.processing == frozenset()
+    # a copy: later changes do not show in it
+    q.get()
+    assert snap.queued == ("b", "a")

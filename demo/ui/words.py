@@ -1,0 +1,176 @@
+"""The page's words in English and Japanese; the terms are the glossary's.
+
+No client-go twin: part of the demo. Every label the page shows comes from ``WORDS`` (served as
+``/api/words``; the page switches language without a reload). Where a label names a concept of
+the glossary (docs/ja/glossary.md), ``TERMS`` says which row, and the Japanese label must carry
+that row's Japanese term word for word: ``tests/integration/test_demo_ui.py`` checks it with
+``glossary()``, so a term renamed in the glossary cannot drift from the page.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+__all__ = ["GLOSSARY", "TERMS", "WORDS", "glossary"]
+
+GLOSSARY = Path(__file__).resolve().parents[2] / "docs" / "ja" / "glossary.md"
+
+# key -> (English, Japanese)
+WORDS: dict[str, tuple[str, str]] = {
+    "title": ("The controller, live", "コントローラーをライブで見る"),
+    "subtitle": (
+        "kubesim and the Foo controller in this process: every change, stage by stage, "
+        "with the --trace line it logged.",
+        "このプロセスの中で kubesim と Foo コントローラーが動いています。変更はすべて、"
+        "段階ごとに、ログに出した --trace の行と一緒に流れます。",
+    ),
+    "language": ("日本語", "English"),
+    # the stages
+    "apiserver": ("API server", "APIサーバー"),
+    "apiserver.note": (
+        "kubesim: objects, resourceVersion, history",
+        "kubesim: オブジェクト、resourceVersion、履歴",
+    ),
+    "reflector": ("Reflector", "Reflector（リフレクター）"),
+    "reflector.note": ("list or WatchList, then watch", "list または WatchList、その後ウォッチ"),
+    "fifo": ("FIFO", "FIFO（DeltaFIFO / RealFIFO）"),
+    "fifo.note": ("changes waiting for the cache", "キャッシュへの反映を待つ変更"),
+    "indexer": ("Indexer", "Indexer（インデクサー）"),
+    "indexer.note": ("the cached objects", "キャッシュされたオブジェクト"),
+    "handlers": ("event handlers", "イベントハンドラー"),
+    "handlers.note": ("turn a change into a key", "変更をキーにする"),
+    "queue": ("workqueue", "ワークキュー"),
+    "queue.note": ("queued, dirty, processing, delayed", "待ち、dirty、処理中、遅延"),
+    "workers": ("workers", "ワーカー"),
+    "workers.note": ("reconcile one key each", "1つずつキーを Reconcile（リコンサイル、調整）"),
+    "writes": ("API writes", "API への書き込み"),
+    "writes.note": ("what the controller sent", "コントローラーが送ったもの"),
+    "events": ("Events", "Event（イベントの記録）"),
+    "events.note": ("what it told the user", "ユーザーへの知らせ"),
+    # the stages' short names, for the drawing's boxes (the cards carry the full ones)
+    "apiserver.short": ("API server", "APIサーバー"),
+    "reflector.short": ("Reflector", "Reflector"),
+    "fifo.short": ("FIFO", "FIFO"),
+    "indexer.short": ("Indexer", "Indexer"),
+    "handlers.short": ("event handlers", "ハンドラー"),
+    "queue.short": ("workqueue", "ワークキュー"),
+    "workers.short": ("workers", "ワーカー"),
+    "writes.short": ("API writes", "書き込み"),
+    "events.short": ("Events", "Event"),
+    # the figures
+    "resourceVersion": ("resourceVersion", "リソースバージョン"),
+    "lists": ("lists", "list"),
+    "relists": ("relists", "再リスト"),
+    "watches": ("watches", "ウォッチ"),
+    "watchEvents": ("watch events (bookmarks too)", "ウォッチイベント（ブックマークを含む）"),
+    "queued": ("queued", "待ち"),
+    "dirty": ("dirty", "dirty"),
+    "processing": ("processing", "処理中"),
+    "delayed": ("delayed (backoff)", "遅延中（バックオフ）"),
+    "backoff": ("backoff", "バックオフ"),
+    "idle": ("idle", "待機中"),
+    "paused": ("paused", "一時停止中"),
+    "adds": ("adds", "追加"),
+    "up": ("serving", "稼働中"),
+    "down": ("not answering", "応答なし"),
+    "trace": ("--trace line", "--trace の行"),
+    "log": ("What happened, in order", "起きたこと（順番どおり）"),
+    "cluster": ("kubectl get foos,deployments", "kubectl get foos,deployments"),
+    "name": ("Foo name", "Foo の名前"),
+    "replicas": ("replicas", "レプリカ数"),
+    # the controls
+    "controls": ("Try it", "試す"),
+    "create": ("Create Foo", "Foo を作る"),
+    "scale": ("Scale +1", "レプリカ数を +1"),
+    "delete": ("Delete Foo", "Foo を消す"),
+    "deleteDeployment": ("Delete its Deployment", "その Deployment を消す"),
+    "collide": ("Colliding Deployment", "名前がぶつかる Deployment"),
+    "burst": ("Burst of 5 changes", "5回続けて変更"),
+    "dropWatches": ("Drop the watch", "ウォッチを切る"),
+    "bookmarks": ("Send bookmarks", "ブックマークを送る"),
+    "compact": ("Compact history (410)", "履歴をコンパクション（410）"),
+    "tombstone.control": ("Delete behind the watch's back", "ウォッチの裏で消す"),
+    "inject409": ("Inject 409s", "409 を起こす"),
+    "inject500": ("Inject 500s", "500 を返させる"),
+    "restart": ("Restart the API server", "APIサーバーを再起動"),
+    "pause": ("Pause workers", "ワーカーを止める"),
+    "resume": ("Resume workers", "ワーカーを再開"),
+    "pause.why": (
+        "The controller has no pause, as client-go has none: the demo holds its workers from "
+        "outside, before they take a key (it wraps the queue's get on this one instance). Keys "
+        "added meanwhile stay queued, so a burst for one Foo stays one key.",
+        "コントローラーにも client-go にも一時停止はありません。デモが外側から、ワーカーが"
+        "キーを取る前に止めています（このインスタンスの queue の get を包んでいます）。"
+        "その間に追加されたキーは待ちのままなので、"
+        "1つの Foo への連続した変更は1つのキーのままです。",
+    ),
+    "help.create": ("the Deployment appears, then the status", "Deployment が現れ、次に status"),
+    "help.scale": ("the Deployment's replicas follow", "Deployment のレプリカ数が追いつく"),
+    "help.delete": (
+        "garbage collection removes the Deployment",
+        "ガベージコレクションが Deployment を消す",
+    ),
+    "help.deleteDeployment": ("the controller creates it again", "コントローラーが作り直す"),
+    "help.collide": (
+        "ErrResourceExists, retried with backoff",
+        "ErrResourceExists、バックオフで再試行",
+    ),
+    "help.burst": ("pause first: one key in the queue", "先に止めると、キューにはキーが1つ"),
+    "help.dropWatches": (
+        "watch again from the resourceVersion, no relist",
+        "resourceVersion からウォッチし直す。再リストなし",
+    ),
+    "help.bookmarks": (
+        "watch events +1, no handler runs: only a resourceVersion",
+        "ウォッチイベントは増えるが、ハンドラーは動かない。運ぶのはリソースバージョンだけ",
+    ),
+    "help.compact": ("410 Gone: the relist is counted", "410 Gone: 再リストが数えられる"),
+    "help.tombstone": (
+        "the relist finds it gone: a tombstone",
+        "再リストで消えたと分かる: tombstone（墓標）",
+    ),
+    "help.inject409": (
+        "a stale write: requeued, not an error",
+        "古い版での書き込み、つまり競合 (409 Conflict): エラーではなく再投入",
+    ),
+    "help.inject500": ("each retry waits twice as long", "再試行のたびに待ち時間が倍に"),
+    "help.restart": (
+        "watches cut, resumed from their resourceVersion",
+        "ウォッチが切れ、resourceVersion から再開",
+    ),
+}
+
+# key -> the English of its glossary row (docs/ja/glossary.md); the Japanese label contains
+# that row's Japanese term.
+TERMS: dict[str, str] = {
+    "reflector": "Reflector",
+    "fifo": "DeltaFIFO / RealFIFO",
+    "indexer": "Indexer",
+    "handlers": "event handler",
+    "queue": "workqueue",
+    "workers": "worker",
+    "workers.note": "reconcile",
+    "events": "event recording",
+    "resourceVersion": "resourceVersion",
+    "relists": "relist",
+    "delayed": "backoff",
+    "backoff": "backoff",
+    "help.tombstone": "tombstone",
+    "help.inject409": "conflict, optimistic concurrency",
+    "bookmarks": "bookmark",
+    "help.bookmarks": "resourceVersion",
+    "help.delete": "garbage collection",
+}
+
+_ROW = re.compile(r"^\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|")
+
+
+def glossary(path: Path = GLOSSARY) -> dict[str, str]:
+    """The glossary's term pairs, English -> Japanese, from every table's first two columns."""
+    pairs: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        m = _ROW.match(line)
+        if m and not set(m.group(1)) <= set("-: ") and m.group(1) != "日本語":
+            pairs[m.group(2)] = m.group(1)
+    return pairs
