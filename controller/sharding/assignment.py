@@ -8,9 +8,9 @@ read path: a bucket is a contiguous 1/B of the FNV-1a 64 hash space, which is on
 label value for the Deployment's set-based label selector.
 
 A bucket's owner is the live member with the highest rendezvous ("highest random weight")
-score ``fmix64(fnv1a64(f"{member}\\x00{bucket}"))``: adding or removing one of N members moves only the
-buckets won or lost by that member, about B/N of them, and no bucket moves between two members
-that stayed (tests/unit/test_sharding.py shows it).
+score, ``fmix64(fnv1a64(f"{member}\\x00{bucket}"))``: adding or removing one of N members
+moves only the buckets won or lost by that member, about B/N of them, and no bucket moves
+between two members that stayed (tests/unit/test_sharding.py shows it).
 """
 
 from __future__ import annotations
