@@ -31,7 +31,7 @@ from controller.sharding.membership import (
     RING_LABEL,
 )
 from tests.conftest import CRD
-from tests.helpers import wait_for
+from tests.helpers import foreign_deployment, wait_for
 from tests.integration.controller_harness import foo
 from tests.integration.controller_process import LEASES, USER_AGENT, ControllerProcess
 
@@ -146,8 +146,14 @@ class Fleet:
             current["spec"]["replicas"] = replicas
             self.rest.request("PUT", path, body=current)
 
-    def converged(self, replicas: int) -> bool:
-        foos = self.rest.request("GET", resource_path(*FOO_GVR, "default"))["items"]
+    def converged(self, replicas: int, labelled: bool = True) -> bool:
+        """Every Foo of ours has its Deployment at ``replicas``, labelled with its bucket
+        (unless not ``labelled``: made without sharding), and reports it in its status."""
+        foos = [
+            f
+            for f in self.rest.request("GET", resource_path(*FOO_GVR, "default"))["items"]
+            if f["metadata"]["name"] in self.uids
+        ]
         deployments = {
             d["metadata"]["name"]: d
             for d in self.rest.request("GET", resource_path(*DEPLOYMENT_GVR, "default"))["items"]
@@ -157,7 +163,8 @@ class Fleet:
             if d is None or d["spec"].get("replicas") != replicas:
                 return False
             label = (d["metadata"].get("labels") or {}).get(BUCKET_LABEL)
-            if label != str(bucket_of_uid(f["metadata"]["uid"], BUCKETS)):
+            expected = str(bucket_of_uid(f["metadata"]["uid"], BUCKETS)) if labelled else None
+            if label != expected:
                 return False
             if (f.get("status") or {}).get("availableReplicas") != replicas:
                 return False
@@ -188,9 +195,13 @@ class Fleet:
         return out
 
 
-def wait_converged(fleet: Fleet, replicas: int, timeout: float) -> float:
+def wait_converged(fleet: Fleet, replicas: int, timeout: float, labelled: bool = True) -> float:
     start = time.monotonic()
-    wait_for(lambda: fleet.converged(replicas), timeout=timeout, message=f"converged at {replicas}")
+    wait_for(
+        lambda: fleet.converged(replicas, labelled),
+        timeout=timeout,
+        message=f"converged at {replicas}",
+    )
     return time.monotonic() - start
 
 
@@ -300,4 +311,84 @@ def test_sharded_replicas_never_overlap_and_take_over(kubesim_factory, tmp_path,
         assert procs["replica-a"].get("health-probes", "/readyz")[0] == 200
     finally:
         for p in procs.values():
+            p.close()
+
+
+def test_switching_an_installation_to_sharding_labels_its_deployments_and_duplicates_none(
+    kubesim_factory, tmp_path
+):
+    """Deployments made before sharding carry no bucket label, so no replica's cache holds
+    them: each create meets 409, and the replica labels the Deployment if its Foo controls it,
+    or reports the Foo blocked if not (the other Deployment is left untouched)."""
+    sim = kubesim_factory(crds=[CRD], sharded_list_and_watch=True, deployment_status_delay=0.1)
+    fleet = Fleet(sim)
+    fleet.rest.request(
+        "POST", resource_path(*DEPLOYMENT_GVR, "default"), body=foreign_deployment("taken")
+    )
+    fleet.rest.request(
+        "POST", resource_path(*FOO_GVR, "default"), body=foo("blocked", deployment_name="taken")
+    )
+    procs = []
+    try:
+        single = ControllerProcess.against(sim, tmp_path, "--resync-period", "2s", name="single")
+        procs.append(single)
+        fleet.create(10)
+        wait_converged(fleet, 1, timeout=30, labelled=False)
+        assert single.terminate() == 0
+        switched_at = time.time()
+
+        for identity in ("replica-a", "replica-b"):
+            procs.append(
+                ControllerProcess.against(
+                    sim, tmp_path, *SHARDED, "--identity", identity, name=identity
+                )
+            )
+        wait_converged(fleet, 1, timeout=30)
+        fleet.scale(2)
+        wait_converged(fleet, 2, timeout=30)
+
+        deployments = fleet.rest.request("GET", resource_path(*DEPLOYMENT_GVR, "default"))["items"]
+        # no duplicate: the ten Foos' Deployments and the foreign one, nothing more
+        assert sorted(d["metadata"]["name"] for d in deployments) == sorted([*fleet.uids, "taken"])
+        taken = next(d for d in deployments if d["metadata"]["name"] == "taken")
+        assert taken["metadata"]["labels"] == {"owner": "someone-else"}
+        assert taken["spec"]["replicas"] == 2
+        blocked = fleet.rest.request("GET", resource_path(*FOO_GVR, "default", "blocked"))
+        ready = [c for c in blocked["status"]["conditions"] if c["type"] == "Ready"]
+        assert ready[0]["status"] == "False" and ready[0]["reason"] == "ErrResourceExists"
+
+        sharded = [
+            r
+            for r in sim.request_log
+            if r.time >= switched_at and r.user_agent.startswith(f"{USER_AGENT} (replica-")
+        ]
+        patched = {r.name for r in sharded if r.resource == "deployments" and r.verb == "patch"}
+        assert patched == set(fleet.uids)
+        created = [
+            r
+            for r in sharded
+            if r.resource == "deployments" and r.verb == "create" and r.code < 300
+        ]
+        assert created == []
+    finally:
+        for p in procs:
+            p.close()
+
+
+def test_members_that_disagree_on_the_bucket_count_stay_not_ready(kubesim_factory, tmp_path):
+    sim = kubesim_factory(crds=[CRD])
+    procs = []
+    try:
+        a = ControllerProcess.against(sim, tmp_path, *SHARDED, "--identity", "a", name="a")
+        procs.append(a)
+        wait_for(lambda: a.get("health-probes", "/readyz")[0] == 200, timeout=20)
+        other = [f if f != str(BUCKETS) else str(2 * BUCKETS) for f in SHARDED]
+        b = ControllerProcess.against(sim, tmp_path, *other, "--identity", "b", name="b")
+        procs.append(b)
+        b.wait_log("ring members disagree on the bucket count; not taking any bucket", timeout=20)
+        code, body = b.get("health-probes", "/readyz?verbose")
+        assert code != 200 and "ring members disagree on the bucket count" in body, body
+        a.wait_log("ring members disagree on the bucket count; not taking any bucket", timeout=20)
+    finally:
+        for p in procs:
             p.close()
