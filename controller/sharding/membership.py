@@ -58,7 +58,8 @@ LEASE_GVR = ("coordination.k8s.io", "v1", "leases")
 
 @dataclass(frozen=True)
 class Member:
-    """One member Lease as read: who holds it, what it claims, the bucket count it assumes."""
+    """One member Lease as read: who holds it, what it claims, the bucket count it assumes
+    (no client-go twin; leader election's ``LeaderElectionRecord`` is the nearest)."""
 
     name: str
     claims: frozenset[int]
@@ -91,7 +92,8 @@ class Member:
 
 
 class MemberTracker:
-    """The live members, from the Leases the watch shows, judged on the local clock.
+    """The live members, from the Leases the watch shows, judged on the local clock (no
+    client-go twin: leader election judges its one Lease's expiry the same way).
 
     ``observe`` is given every member Lease in the cache (each time the sharder looks); a
     member's lease duration runs from when its record was last seen to change, so a Lease left
@@ -127,7 +129,8 @@ class MemberTracker:
 
 class OwnLease:
     """This replica's Lease: created (or taken back) at start, renewed with the claim, deleted
-    on a graceful stop. Every write is a PUT guarded by the resourceVersion last written."""
+    on a graceful stop. Every write is a PUT guarded by the resourceVersion last written (no
+    client-go twin; ``resourcelock.LeaseLock`` is the nearest, for one shared Lease)."""
 
     def __init__(
         self,

@@ -51,7 +51,8 @@ trace = logging.getLogger(TRACE_LOGGER)
 
 
 class ShardingMetrics:
-    """The sharding metrics (no upstream twin), registered once per registry."""
+    """The sharding metrics, registered once per registry (no client-go twin; the names are
+    those of the design shared with docs/sharding.md)."""
 
     def __init__(self, ring: str, registry: CollectorRegistry | None) -> None:
         registry = REGISTRY if registry is None else registry
@@ -89,7 +90,8 @@ class ShardingMetrics:
 
 
 class Sharder:
-    """The replica's membership, assignment, handovers and informer scopes (module docstring).
+    """The replica's membership, assignment, handovers and informer scopes (no client-go twin:
+    see the module docstring).
 
     Wiring (``controller.manager.run``): build it, give the Foo and Deployment informers its
     ``wrap_foos`` / ``wrap_deployments``, give the controller its ``gate``, ``attach`` the
