@@ -39,6 +39,7 @@ __all__ = [
     "Member",
     "MemberTracker",
     "OwnLease",
+    "seen_at_or_after",
 ]
 
 log = logging.getLogger("controller.sharding")
@@ -156,8 +157,11 @@ class OwnLease:
         self._lease: Object | None = None
         # what the Lease on the server says we claim
         self.claims: frozenset[int] = frozenset()
-        # monotonic time of the last successful write (0: none yet)
+        # monotonic time the last successful write was *sent* (0: none yet): the server may
+        # have applied it at any moment after, so the renew deadline runs from here
         self.last_write = 0.0
+        # the resourceVersion of the Lease as last written ("" before the first write)
+        self.resource_version = ""
         # writes come from the sharder's loop and from the shutdown; one at a time
         self._lock = threading.Lock()
 
@@ -196,6 +200,7 @@ class OwnLease:
         """Create the Lease, or take back the one a previous run of this identity left (its
         claims are dropped: that run is gone). Raises APIError / TransportError."""
         with self._lock:
+            sent = self._clock()
             try:
                 self._lease = self.rest.request(
                     "GET", self._path(self.identity), timeout=self.timeout
@@ -218,13 +223,15 @@ class OwnLease:
             else:
                 self._lease = self._put(body)
             self.claims = frozenset()
-            self.last_write = self._clock()
+            self.last_write = sent
+            self.resource_version = _rv(self._lease)
 
     def write(self, claims: Iterable[int]) -> None:
         """Renew, recording ``claims``; raises APIError / TransportError (nothing changed then,
         as far as we know: the claim held is still ``self.claims``)."""
         wanted = frozenset(claims)
         with self._lock:
+            sent = self._clock()
             body = self._body(wanted, acquire=False)
             try:
                 self._lease = self._put(body)
@@ -237,7 +244,8 @@ class OwnLease:
                 )
                 self._lease = self._put(self._body(wanted, acquire=False))
             self.claims = wanted
-            self.last_write = self._clock()
+            self.last_write = sent
+            self.resource_version = _rv(self._lease)
 
     def _put(self, body: dict[str, Any]) -> Object:
         return self.rest.request(
@@ -268,3 +276,19 @@ class OwnLease:
                 return False
             self.claims = frozenset()
             return True
+
+
+def _rv(obj: Mapping[str, Any] | None) -> str:
+    return str(((obj or {}).get("metadata") or {}).get("resourceVersion") or "")
+
+
+def seen_at_or_after(cached_rv: str, written_rv: str) -> bool:
+    """The cached copy of our Lease is the one we wrote, or a later one. resourceVersions are
+    opaque, but within one server they are etcd revisions, which a watch delivers in order; one
+    that is not a number is compared for equality only."""
+    if not cached_rv or not written_rv:
+        return False
+    try:
+        return int(cached_rv) >= int(written_rv)
+    except ValueError:
+        return cached_rv == written_rv
