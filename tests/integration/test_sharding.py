@@ -229,15 +229,15 @@ def test_sharded_replicas_never_overlap_and_take_over(kubesim_factory, tmp_path,
     fleet = Fleet(sim)
     procs: dict[str, ControllerProcess] = {}
 
-    def start(identity: str) -> ControllerProcess:
+    def start(identity: str, *flags: str) -> ControllerProcess:
         p = ControllerProcess.against(
-            sim, tmp_path, *SHARDED, "--identity", identity, name=identity
+            sim, tmp_path, *SHARDED, "--identity", identity, *flags, name=identity
         )
         procs[identity] = p
         return p
 
     try:
-        a = start("replica-a")
+        a = start("replica-a", "--trace")
         a.wait_log("sharding on", timeout=20)
         fleet.create(FOOS)
         wait_claims(history, {"replica-a"}, timeout=20)
@@ -309,6 +309,12 @@ def test_sharded_replicas_never_overlap_and_take_over(kubesim_factory, tmp_path,
         assert procs["replica-a"].metric("sharding_handovers_total", {"direction": "out"}) > 0
         assert procs["replica-a"].metric("sharding_handovers_total", {"direction": "in"}) >= BUCKETS
         assert procs["replica-a"].get("health-probes", "/readyz")[0] == 200
+        # the logs and --trace say when buckets move
+        assert a.has_log("buckets handed over") and a.has_log("buckets taken over")
+        assert a.has_log("bucket moved", direction="out") and a.has_log(
+            "bucket moved", direction="in"
+        )
+        assert procs["replica-b"].has_log("member lease released")
     finally:
         for p in procs.values():
             p.close()
