@@ -294,6 +294,12 @@ class Sharder:
             acting = self.gate.acting()
             if acting:
                 self.gate.stop(acting)
+            # Our claims may be judged expired by now, and taken: the next renewal keeps only
+            # those with a sync still in flight, and the rest are claimed anew through the
+            # watch, as at start.
+            self.own.claims = self.gate.busy(self.own.claims)
+            self._pending = frozenset()
+            if acting:
                 log.error(
                     "could not renew the member lease within the renew deadline; "
                     "acting on no bucket until it is renewed",
