@@ -396,6 +396,8 @@ class Controller:
         # touch it.
         if deployment is not None and not is_controlled_by(deployment, foo):
             self._blocked(foo)
+        if deployment is None and self._blocked_outside_cache(foo):
+            self._blocked(foo)
 
         if deployment is None:
             # Status first: the write is guarded by the Foo's resourceVersion, so it succeeds
@@ -429,6 +431,27 @@ class Controller:
         self._update_foo_status(foo, desired_status(foo, None, blocked, blocked=True))
         self._event(foo, EVENT_TYPE_WARNING, ERR_RESOURCE_EXISTS, message)
         raise ResourceExistsError(message)
+
+    def _blocked_outside_cache(self, foo: Foo) -> bool:
+        """Sharded, a Foo already blocked: someone else's Deployment carries no bucket label,
+        so it is in no replica's cache. Ask the API whether it is still there, rather than let
+        the status flap through "not available" (and a create's 409) at every retry."""
+        if not self.gate.deployment_labels(foo):
+            return False
+        conditions = (foo.get("status") or {}).get("conditions") or []
+        if not any(
+            c.get("type") == READY and c.get("reason") == ERR_RESOURCE_EXISTS for c in conditions
+        ):
+            return False
+        meta = foo["metadata"]
+        path = resource_path(*DEPLOYMENT_GVR, meta["namespace"], foo["spec"]["deploymentName"])
+        try:
+            existing = cast(Deployment, self.writes.get(path))
+        except APIError as err:
+            if is_not_found(err):
+                return False
+            raise
+        return not is_controlled_by(existing, foo)
 
     def _cache_behind_our_writes(
         self, key: str, foo: Foo, has_deployment_name: bool, deployment: Deployment | None

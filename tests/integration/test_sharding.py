@@ -371,6 +371,11 @@ def test_switching_an_installation_to_sharding_labels_its_deployments_and_duplic
             for r in sim.request_log
             if r.time >= switched_at and r.user_agent.startswith(f"{USER_AGENT} (replica-")
         ]
+        # the blocked Foo's status stays as it was: no flapping through "not available"
+        flaps = [r for r in sharded if r.resource == "foos/status" and r.name == "blocked"]
+        assert flaps == [], flaps
+        retries = [r for r in sharded if r.resource == "deployments" and r.name == "taken"]
+        assert retries and all(r.verb == "get" for r in retries), retries
         patched = {r.name for r in sharded if r.resource == "deployments" and r.verb == "patch"}
         assert patched == set(fleet.uids)
         created = [
@@ -397,6 +402,11 @@ def test_members_that_disagree_on_the_bucket_count_stay_not_ready(kubesim_factor
         b.wait_log("ring members disagree on the bucket count; not taking any bucket", timeout=20)
         code, body = b.get("health-probes", "/readyz?verbose")
         assert code != 200 and "ring members disagree on the bucket count" in body, body
+        # and a, ready before, is not ready any more either
+        wait_for(
+            lambda: "ring members disagree" in a.get("health-probes", "/readyz?verbose")[1],
+            timeout=10,
+        )
         a.wait_log("ring members disagree on the bucket count; not taking any bucket", timeout=20)
     finally:
         for p in procs:
