@@ -353,6 +353,7 @@ def test_switching_an_installation_to_sharding_labels_its_deployments_and_duplic
                 )
             )
         wait_converged(fleet, 1, timeout=30)
+        scaled_at = time.time()
         fleet.scale(2)
         wait_converged(fleet, 2, timeout=30)
 
@@ -374,10 +375,20 @@ def test_switching_an_installation_to_sharding_labels_its_deployments_and_duplic
         # the blocked Foo's status stays as it was: no flapping through "not available"
         flaps = [r for r in sharded if r.resource == "foos/status" and r.name == "blocked"]
         assert flaps == [], flaps
-        retries = [r for r in sharded if r.resource == "deployments" and r.name == "taken"]
-        assert retries and all(r.verb == "get" for r in retries), retries
-        patched = {r.name for r in sharded if r.resource == "deployments" and r.verb == "patch"}
-        assert patched == set(fleet.uids)
+        # it is looked up by a list narrowed to its name, and never written
+        lookups = [r for r in sharded if r.resource == "deployments" and "taken" in r.query]
+        assert lookups and all(r.verb == "list" for r in lookups), lookups
+        assert not [r for r in sharded if r.resource == "deployments" and r.name == "taken"]
+        # each Deployment of ours got its label, by an update as read, before the scale-up
+        labelled = {
+            r.name
+            for r in sharded
+            if r.resource == "deployments" and r.verb == "update" and r.time < scaled_at
+        }
+        assert labelled == set(fleet.uids)
+        # no verb the controller's ClusterRole lacks (manifests/rbac.yaml)
+        verbs = {r.verb for r in sharded if r.resource == "deployments"}
+        assert verbs <= {"list", "watch", "create", "update"}, verbs
         created = [
             r
             for r in sharded
