@@ -88,6 +88,20 @@ class TrackedWrites:
                 trace.info("enqueue", extra={"key": enqueue})
                 self.queue.add(enqueue)
 
+    def lookup(self, path: str, name: str) -> Any | None:
+        """The object ``name`` of the collection at ``path`` as the API has it (not the
+        cache), or None: what a sharded create that met 409 found. A LIST narrowed to the name
+        rather than a GET, so that sharding needs no verb the controller's ClusterRole lacks
+        (manifests/rbac.yaml grants list, watch, create and update on Deployments)."""
+        found = self.rest.request(
+            "GET",
+            path,
+            params={"fieldSelector": f"metadata.name={name}"},
+            timeout=self.workers.time_for_write(path, REQUEST_TIMEOUT),
+        )
+        items = list(found.get("items") or [])
+        return items[0] if items else None
+
     def _write(self, method: str, path: str, body: Any) -> Any:
         return self.rest.request(
             method,
