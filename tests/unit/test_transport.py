@@ -99,3 +99,28 @@ def test_a_forwarding_proxy_gets_the_absolute_url(host, absolute):
     if absolute:
         transport.send("GET", "/api?x=1", timeout=TIMEOUT, retries=False)
         assert sent == [host + "/api?x=1"]
+
+
+def test_roundtrips_keep_one_connection_alive_in_the_official_pool(sim):
+    """``roundtrip`` speaks http.client on the pool's own connections: one connection carries
+    every request in turn, and goes back to the pool after each answer (keep-alive)."""
+    api_client = sim.new_api_client()
+    transport = Transport.from_api_client(api_client)
+    for _ in range(20):
+        resp = transport.roundtrip(
+            "GET", NAMESPACES, connect_timeout=None, read_timeout=None, total_timeout=10.0
+        )
+        assert resp.status == 200 and json.loads(resp.data)["kind"] == "NamespaceList"
+    body = json.dumps({"metadata": {"name": "roundtrip-test"}}).encode()
+    resp = transport.roundtrip(
+        "POST",
+        NAMESPACES,
+        body=body,
+        content_type="application/json",
+        connect_timeout=5.0,
+        read_timeout=5.0,
+    )
+    assert resp.status == 201 and resp.headers.get("content-type") == "application/json"
+    pool = api_client.rest_client.pool_manager.connection_from_url(transport.host)
+    assert pool.num_connections == 1 and pool.pool.qsize() == pool.pool.maxsize
+    assert sim.request_log[-1].user != "system:anonymous"  # the cached headers were sent
