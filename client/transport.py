@@ -90,6 +90,25 @@ class Response:
 # What a request that died on its connection raises (the server closed a kept-alive connection,
 # or reset it): urllib3 retries these as read errors, wrapped in ProtocolError. Timeouts and TLS
 # errors are not among them: a slow server does not earn a second send.
+# http.client sends "Content-Length: 0" for these when there is no body (RFC 9110 8.6).
+_METHODS_EXPECTING_BODY = frozenset({"PATCH", "POST", "PUT"})
+
+
+def encode_headers(headers: Mapping[str, str]) -> bytes:
+    """The header lines as ``http.client.HTTPConnection.putheader`` writes them, joined by
+    CRLF, with its checks (a name that is not a token, a value with CR or LF: ValueError)."""
+    lines = []
+    for name, value in headers.items():
+        line_name = name.encode("ascii")
+        line_value = value.encode("latin-1")
+        if not http.client._is_legal_header_name(line_name):  # type: ignore[attr-defined]
+            raise ValueError(f"Invalid header name {line_name!r}")
+        if http.client._is_illegal_header_value(line_value):  # type: ignore[attr-defined]
+            raise ValueError(f"Invalid header value {line_value!r}")
+        lines.append(line_name + b": " + line_value)
+    return b"\r\n".join(lines)
+
+
 class _Dropped(Exception):
     """The connection died after the request was (or was being) sent; ``cause`` says how."""
 
@@ -104,13 +123,14 @@ def _exchange(
     method: str,
     path: str,
     body: bytes | None,
-    headers: Mapping[str, str],
+    head: bytes,
     connect_timeout: float | None,
     read_timeout: float | None,
     total_timeout: float | None,
 ) -> Response:
     """One request and its answer on ``conn``, a connection of ``pool`` (urllib3's
     ``HTTPConnection``: its ``connect`` makes the TCP and TLS connection as configured).
+    ``head``: the header lines but Host and Content-Length, encoded (``encode_headers``).
 
     The steps of ``HTTPConnectionPool._make_request``, on ``http.client``'s own ``request``
     and ``getresponse`` (urllib3's overrides of those two build the wrappers this skips).
@@ -134,7 +154,17 @@ def _exchange(
         conn.sock.settimeout(connect_timeout)
     try:
         try:
-            http.client.HTTPConnection.request(conn, method, path, body, headers)
+            # http.client's request() without its per-header work: the request line and Host
+            # as it writes them (its checks of method and path included), then the header
+            # lines encoded and checked once per credential (``encode_headers``).
+            http.client.HTTPConnection.putrequest(conn, method, path)
+            if body is not None:
+                conn._output(head + b"\r\nContent-Length: %d" % len(body))
+            elif method in _METHODS_EXPECTING_BODY:
+                conn._output(head + b"\r\nContent-Length: 0")
+            else:
+                conn._output(head)
+            http.client.HTTPConnection.endheaders(conn, body)
         except (BrokenPipeError, ConnectionResetError):
             # As urllib3: the server may close after a valid answer; read it if it came.
             pass
@@ -172,11 +202,26 @@ class Transport:
         self._tunnel = proxy is not None and not self._absolute_form
         self._lock = threading.Lock()  # serialises pool lookups
         self._pool: urllib3.HTTPConnectionPool | None = None  # the host's pool, once found
+        # (the headers dict they were encoded from, Content-Type -> encoded lines): one
+        # attribute, replaced whole when the credential's headers change
+        self._heads: tuple[Mapping[str, str] | None, dict[str | None, bytes]] = (None, {})
 
     @classmethod
     def from_api_client(cls, api_client: Any, *, user_agent: str | None = None) -> Transport:
         """A transport for the ApiClient's configuration, headers and pool."""
         return cls(api_client, RequestHeaders.from_api_client(api_client, user_agent=user_agent))
+
+    def _head(self, sent: Mapping[str, str], content_type: str | None) -> bytes:
+        """The encoded header lines for ``sent`` (the credential's headers, one dict until the
+        credential changes) and a Content-Type, built once for each pair."""
+        cached = self._heads
+        if cached[0] is not sent:
+            cached = self._heads = (sent, {})
+        head = cached[1].get(content_type)
+        if head is None:
+            headers = {**sent, "Content-Type": content_type} if content_type else sent
+            head = cached[1][content_type] = encode_headers(headers)
+        return head
 
     def _host_pool(self, stale: urllib3.HTTPConnectionPool | None) -> urllib3.HTTPConnectionPool:
         with self._lock:
@@ -264,7 +309,7 @@ class Transport:
             reason = forwarded.reason or ""
             return Response(forwarded.status, reason, forwarded.headers, forwarded.data)
         sent = self.headers.get()
-        headers = {**sent, "Content-Type": content_type} if content_type else sent
+        head = self._head(sent, content_type)
         pool = self._pool or self._host_pool(None)
         attempts = 2 if retry_dropped else 1
         while True:
@@ -282,7 +327,7 @@ class Transport:
                     method,
                     path,
                     body,
-                    headers,
+                    head,
                     connect_timeout,
                     read_timeout,
                     total_timeout,

@@ -124,3 +124,93 @@ def test_roundtrips_keep_one_connection_alive_in_the_official_pool(sim):
     pool = api_client.rest_client.pool_manager.connection_from_url(transport.host)
     assert pool.num_connections == 1 and pool.pool.qsize() == pool.pool.maxsize
     assert sim.request_log[-1].user != "system:anonymous"  # the cached headers were sent
+
+
+def _record_requests(count: int) -> tuple[int, list[bytes]]:
+    """A server that records the raw bytes of ``count`` requests (one connection each) and
+    answers each with an empty 200."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    got: list[bytes] = []
+
+    def serve() -> None:
+        for _ in range(count):
+            conn, _ = listener.accept()
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += conn.recv(65536)
+            head, _, rest = data.partition(b"\r\n\r\n")
+            length = next(
+                (
+                    int(x.split(b":")[1])
+                    for x in head.split(b"\r\n")
+                    if x.startswith(b"Content-Length")
+                ),
+                0,
+            )
+            while len(rest) < length:
+                rest += conn.recv(65536)
+            got.append(data[: len(head) + 4] + rest)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            conn.close()
+        listener.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener.getsockname()[1], got
+
+
+def _parsed(raw: bytes) -> tuple[bytes, list[bytes], bytes]:
+    head, _, body = raw.partition(b"\r\n\r\n")
+    first, *headers = head.split(b"\r\n")
+    return first, sorted(headers), body
+
+
+@pytest.mark.parametrize(
+    ("method", "body", "content_type"),
+    [
+        ("GET", None, None),
+        ("PUT", b'{"status": {}}', "application/json"),
+        ("PATCH", b"{}", "application/strategic-merge-patch+json"),
+        ("POST", None, None),
+    ],
+)
+def test_roundtrip_writes_the_request_http_client_writes(method, body, content_type):
+    """The request line, headers (Host, Content-Length, the credential's) and body that
+    ``roundtrip`` writes from its pre-encoded header lines are those of ``http.client``'s own
+    ``request()`` with the same headers; only the order of the header lines may differ."""
+    import http.client
+
+    port, got = _record_requests(2)
+    cfg = client.Configuration()
+    cfg.host = f"http://127.0.0.1:{port}"
+    cfg.api_key = {"BearerToken": "s3cret"}
+    cfg.api_key_prefix = {"BearerToken": "Bearer"}
+    transport = Transport.from_api_client(client.ApiClient(cfg), user_agent="transport-test/1")
+    path = "/api/v1/namespaces/default/events/x?fieldManager=sample-controller"
+    resp = transport.roundtrip(
+        method, path, body=body, content_type=content_type, connect_timeout=5, read_timeout=5
+    )
+    assert resp.status == 200
+    headers = dict(transport.headers.get())
+    if content_type:
+        headers["Content-Type"] = content_type
+    plain = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    plain.request(method, path, body=body, headers=headers)
+    assert plain.getresponse().status == 200
+    plain.close()
+    ours, theirs = _parsed(got[0]), _parsed(got[1])
+    assert ours == theirs
+    assert b"Authorization: Bearer s3cret" in ours[1]
+
+
+def test_a_header_value_with_a_line_break_is_refused_as_http_client_refuses_it():
+    from client.transport import encode_headers
+
+    with pytest.raises(ValueError, match="Invalid header value"):
+        encode_headers({"X-Bad": "a\r\nInjected: 1"})
+    with pytest.raises(ValueError, match="Invalid header name"):
+        encode_headers({"X:Bad": "1"})
