@@ -200,3 +200,18 @@ def test_the_prefilter_lets_every_secret_reach_the_patterns(text):
     assert redact(text) == expected
     if expected != text:
         assert _MAYBE_SECRET.search(text) is not None
+
+
+def test_a_remembered_field_value_is_written_redacted_and_quoted_every_time(capture):
+    """The text format remembers how it wrote a value that needed redaction or quotes: the
+    second line must be as safe as the first, and a credential's field name still wins."""
+    out = capture("text")
+    value = f"Put https://x/y: 401 ({BEARER})"
+    for _ in range(2):
+        logging.getLogger("t").error("e", extra={"error": value, "event_message": "Foo synced ok"})
+    logging.getLogger("t").error("e", extra={"token": value})
+    lines = out.getvalue().strip().split("\n")
+    assert len(lines) == 3 and "abc.def-123" not in out.getvalue()
+    assert lines[0].split("] ", 1)[1] == lines[1].split("] ", 1)[1]
+    assert 'event_message="Foo synced ok"' in lines[1]
+    assert lines[2].endswith("token=[REDACTED]")
