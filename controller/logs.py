@@ -22,7 +22,8 @@ A line is cheap, because every sync writes one at ``-v 0`` ("successfully synced
 - a text that holds none of the words the secret patterns start from (``bearer``, ``eyJ``,
   ``token``, ...) is returned after one search, not three substitutions;
 - a message without arguments is a constant of the code, so it is redacted and quoted once
-  and remembered, as is a field value that needed either (the text format), and the time header is built once per second;
+  and remembered, as is a field value that needed either (the text format), and the time
+  header is built once per second;
 - the record does not look for its caller's file and line (``logging._srcfile``) or process
   names, which neither format prints.
 """
