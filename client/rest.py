@@ -129,10 +129,7 @@ class RESTClient:
         if self._throttle is not None:
             self._throttle.accept()
         if params:
-            items = params.items() if isinstance(params, Mapping) else params
-            query = [(k, _query_value(v)) for k, v in items if v is not None]
-            if query:
-                path += "?" + urlencode(query)
+            path += _query(params)
         data = None if body is None else (body if isinstance(body, bytes) else jsonutil.dumps(body))
         return path, data
 
@@ -238,6 +235,36 @@ class RESTClient:
                 resp.release_conn()
             raise APIError.from_response(resp.status, resp.reason or "", resp.headers, data)
         return WatchStream(resp, path)
+
+
+# The query strings of the params sent most: a controller sends the same few again and again
+# (every write's ?fieldManager=...), and urlencode costs ~10x the lookup. Only params whose
+# values are all strings are kept: a str equals only the same str, so a hit is exact (True and
+# 1 are equal keys, yet encode as "true" and "1").
+_queries: dict[tuple[tuple[str, Any], ...], str] = {}
+_QUERY_CACHE_SIZE = 256
+
+
+def _query(params: Mapping[str, Any] | Sequence[tuple[str, Any]]) -> str:
+    """``?`` and the encoded query of ``params`` (None values left out), or ``""``."""
+    items = tuple(params.items() if isinstance(params, Mapping) else params)
+    try:
+        return _queries[items]
+    except KeyError:
+        pass
+    except TypeError:  # a value that cannot be hashed
+        return _encode_query(items)
+    encoded = _encode_query(items)
+    if all(type(v) is str for _, v in items):
+        if len(_queries) >= _QUERY_CACHE_SIZE:
+            _queries.clear()  # many distinct queries: stay bounded
+        _queries[items] = encoded
+    return encoded
+
+
+def _encode_query(items: tuple[tuple[str, Any], ...]) -> str:
+    query = [(k, _query_value(v)) for k, v in items if v is not None]
+    return "?" + urlencode(query) if query else ""
 
 
 def _query_value(value: Any) -> str:

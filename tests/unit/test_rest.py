@@ -414,3 +414,18 @@ def test_get_read_timeout_is_not_retried():
     assert time.monotonic() - start < 0.55
     assert len(accepted) == 1
     listener.close()
+
+
+def test_query_strings_are_the_same_from_the_cache():
+    """Repeated params are encoded once; a cached query must be exactly the encoded one, and
+    values that compare equal but encode differently (True and 1) must not share one."""
+    from client.rest import _query
+
+    assert _query({"fieldManager": "sample-controller"}) == "?fieldManager=sample-controller"
+    assert _query({"fieldManager": "sample-controller"}) == "?fieldManager=sample-controller"
+    assert _query([("a", "x y"), ("b", None)]) == "?a=x+y"
+    assert _query({"watch": True}) == "?watch=true"
+    assert _query({"watch": 1}) == "?watch=1"
+    assert _query({"watch": True}) == "?watch=true"
+    assert _query({"b": None}) == ""
+    assert _query({"labelSelector": ["unhashable"]}) == "?labelSelector=%5B%27unhashable%27%5D"
