@@ -334,9 +334,10 @@ class WatchStream:
                 lines = (pending + chunk).split(b"\n") if pending else chunk.split(b"\n")
                 pending = lines.pop()
                 for line in lines:
-                    if line.strip():
+                    # not blank (``strip()`` would copy every event's line to find out)
+                    if line and not line.isspace():
                         yield loads(line)
-            if pending.strip() and not self.closed:
+            if pending and not pending.isspace() and not self.closed:
                 yield loads(pending)
         except (urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError) as exc:
             # AttributeError: urllib3 drops its fp when another thread closes the response.
