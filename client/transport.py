@@ -77,7 +77,11 @@ DEAD_CONNECTION_RETRY = _DeadConnectionRetry(
 
 @dataclass(slots=True)
 class Response:
-    """A whole answer, read: what ``RESTClient.request`` needs of it."""
+    """A whole answer, read: what ``RESTClient.request`` needs of it.
+
+    client-go twin: ``http.Response`` with its body read (``rest.Result``'s body, status code
+    and headers).
+    """
 
     status: int
     reason: str
