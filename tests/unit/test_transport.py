@@ -1,6 +1,7 @@
 """client/transport.py over kubesim: the official pool, headers and pool prepared once."""
 
 import json
+import ssl
 
 import pytest
 import urllib3
@@ -9,6 +10,7 @@ from kubernetes import client
 from client.auth import CachedFileTokenSource, RequestHeaders
 from client.transport import Transport
 from kubesim import KubeSim
+from kubesim.server.tls import generate_certificate
 
 TIMEOUT = urllib3.Timeout(total=10.0)
 NAMESPACES = "/api/v1/namespaces"
@@ -214,3 +216,65 @@ def test_a_header_value_with_a_line_break_is_refused_as_http_client_refuses_it()
         encode_headers({"X-Bad": "a\r\nInjected: 1"})
     with pytest.raises(ValueError, match="Invalid header name"):
         encode_headers({"X:Bad": "1"})
+
+
+def test_an_https_server_behind_a_proxy_is_reached_through_a_verified_tunnel(tmp_path):
+    """``roundtrip`` on a pool behind an HTTP proxy: a new connection opens the CONNECT tunnel
+    as urllib3's urlopen would (``_prepare_proxy``), verifies the server's certificate through
+    it, and keeps the tunnelled connection alive for the next request."""
+    import socket
+    import threading
+
+    connects: list[bytes] = []
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+
+    def pipe(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            dst.close()
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += conn.recv(65536)
+            connects.append(head.split(b"\r\n", 1)[0])
+            host, port = head.split(b" ")[1].decode().rsplit(":", 1)
+            upstream = socket.create_connection((host, int(port)))
+            conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            threading.Thread(target=pipe, args=(conn, upstream), daemon=True).start()
+            threading.Thread(target=pipe, args=(upstream, conn), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    with KubeSim(tls=True, token="s3cret") as tls_sim:
+        cfg = tls_sim.configuration()
+        cfg.proxy = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        transport = Transport.from_api_client(client.ApiClient(cfg))
+        assert not transport._absolute_form
+        for _ in range(3):
+            resp = transport.roundtrip(
+                "GET", NAMESPACES, connect_timeout=None, read_timeout=None, total_timeout=10.0
+            )
+            assert resp.status == 200
+        # one tunnel for the three requests (http.client writes CONNECT as HTTP/1.0)
+        assert len(connects) == 1
+        assert connects[0].startswith(f"CONNECT 127.0.0.1:{tls_sim.port} ".encode())
+        assert tls_sim.request_log[-1].user != "system:anonymous"
+        # and through the tunnel too, a certificate the CA did not sign is refused
+        other = tmp_path / "other-ca"
+        other.mkdir()
+        cfg.ssl_ca_cert, _key = generate_certificate(str(other), "127.0.0.1")
+        refused = Transport.from_api_client(client.ApiClient(cfg))
+        with pytest.raises(ssl.SSLCertVerificationError, match="CERTIFICATE_VERIFY_FAILED"):
+            refused.roundtrip("GET", NAMESPACES, connect_timeout=5.0, read_timeout=5.0)
+    listener.close()
