@@ -160,7 +160,8 @@ def _exchange(
         try:
             # http.client's request() without its per-header work: the request line and Host
             # as it writes them (its checks of method and path included), then the header
-            # lines encoded and checked once per credential (``encode_headers``).
+            # lines encoded and checked once per credential (``encode_headers``), added by
+            # ``_output``, the method its own putheader adds each line with.
             http.client.HTTPConnection.putrequest(conn, method, path)
             if body is not None:
                 conn._output(head + b"\r\nContent-Length: %d" % len(body))
@@ -202,8 +203,6 @@ class Transport:
         self._absolute_form = proxy is not None and not connection_requires_http_tunnel(
             proxy, getattr(self._manager, "proxy_config", None), scheme
         )
-        # An HTTPS destination behind a proxy: a new connection opens the CONNECT tunnel first.
-        self._tunnel = proxy is not None and not self._absolute_form
         self._lock = threading.Lock()  # serialises pool lookups
         self._pool: urllib3.HTTPConnectionPool | None = None  # the host's pool, once found
         # (the headers dict they were encoded from, Content-Type -> encoded lines): one
