@@ -123,8 +123,8 @@ def command_line(args: argparse.Namespace) -> str:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+def make_plan(args: argparse.Namespace) -> plan.Plan:
+    """The trials the command line asks for."""
     the_plan = plan.full() if args.full else plan.quick()
     if args.rounds:
         the_plan.rounds = args.rounds
@@ -143,6 +143,12 @@ def main(argv: list[str] | None = None) -> int:
         the_plan.memory_n = args.memory_n
     if args.baseline:
         the_plan.peers.insert(1, harness.Variant("ours", source=args.baseline.resolve()))
+    return the_plan
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    the_plan = make_plan(args)
     parts = set(args.only or plan.PARTS)
     command = command_line(args)
     if args.from_json:
