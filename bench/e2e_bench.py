@@ -27,6 +27,29 @@ def _sizes(text: str) -> list[int]:
     return [int(x) for x in text.split(",")]
 
 
+def _latencies(text: str) -> list[float]:
+    return [float(x) / 1000 for x in text.split(",")]
+
+
+def _peers(text: str) -> list[harness.Variant]:
+    known = {v.label: v for v in PEER_CHOICES}
+    try:
+        return [known[x] for x in text.split(",")]
+    except KeyError as e:
+        raise argparse.ArgumentTypeError(f"unknown peer {e}; one of {sorted(known)}") from None
+
+
+# What --peers can name: the variants of the published set, by their table labels.
+PEER_CHOICES = (
+    harness.OURS,
+    harness.OURS8,
+    harness.OFFICIAL,
+    harness.OFFICIAL8,
+    harness.KOPF,
+    harness.FLOOR,
+)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m bench.e2e_bench",
@@ -43,6 +66,17 @@ def parser() -> argparse.ArgumentParser:
         type=_sizes,
         help="burst sizes N, comma-separated (the 1-worker trial runs at the largest, the "
         "qps=20 one at the smallest)",
+    )
+    p.add_argument(
+        "--latencies",
+        type=_latencies,
+        help="added latency per request in ms, comma-separated (default 0,5)",
+    )
+    p.add_argument(
+        "--peers",
+        type=_peers,
+        help="only these variants at every N, by label, comma-separated (e.g. "
+        "'ours w=2 qps=unlimited,floor'); the 1-worker and qps=20 trials are then left out",
     )
     p.add_argument("--steady-n", type=int, help="Foos converged for the steady-state trial")
     p.add_argument("--memory-n", type=int, help="Foos (and as many Deployments) cached")
@@ -76,6 +110,12 @@ def command_line(args: argparse.Namespace) -> str:
         + (" --full" if args.full else "")
         + (f" --rounds {args.rounds}" if args.rounds else "")
         + (f" --sizes {','.join(map(str, args.sizes))}" if args.sizes else "")
+        + (
+            f" --latencies {','.join(f'{x * 1000:g}' for x in args.latencies)}"
+            if args.latencies
+            else ""
+        )
+        + (f" --peers '{','.join(v.label for v in args.peers)}'" if args.peers else "")
         + (f" --steady-n {args.steady_n}" if args.steady_n else "")
         + (f" --memory-n {args.memory_n}" if args.memory_n else "")
         + "".join(f" --only {o}" for o in args.only or [])
@@ -83,19 +123,32 @@ def command_line(args: argparse.Namespace) -> str:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+def make_plan(args: argparse.Namespace) -> plan.Plan:
+    """The trials the command line asks for."""
     the_plan = plan.full() if args.full else plan.quick()
     if args.rounds:
         the_plan.rounds = args.rounds
     if args.sizes:
         the_plan.resize(args.sizes)
+    if args.latencies:
+        the_plan.latencies = args.latencies
+    if args.peers:
+        the_plan.peers = list(args.peers)
+        the_plan.scaling_n = 0
+        the_plan.qps20 = []
+        the_plan.qps20_once = []
     if args.steady_n:
         the_plan.steady_n = args.steady_n
     if args.memory_n:
         the_plan.memory_n = args.memory_n
     if args.baseline:
         the_plan.peers.insert(1, harness.Variant("ours", source=args.baseline.resolve()))
+    return the_plan
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    the_plan = make_plan(args)
     parts = set(args.only or plan.PARTS)
     command = command_line(args)
     if args.from_json:

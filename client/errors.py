@@ -12,6 +12,7 @@ its Go twin ``if errors.IsConflict(err)``.
 
 from __future__ import annotations
 
+import http.client
 import json
 from collections.abc import Mapping
 from typing import Any, cast
@@ -62,7 +63,11 @@ class APIError(Exception):
 
     @classmethod
     def from_response(
-        cls, code: int, phrase: str, headers: Mapping[str, str], data: bytes
+        cls,
+        code: int,
+        phrase: str,
+        headers: Mapping[str, str] | http.client.HTTPMessage,
+        data: bytes,
     ) -> APIError:
         status: Status | None = None
         try:

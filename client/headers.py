@@ -9,8 +9,10 @@ more than the JSON decoding of the same responses.
 ``parse_headers`` here returns the same ``HTTPMessage``, with the same headers and state, for
 a block in which every line is ``Name: value`` (the name made of the characters the email
 parser accepts, no folded continuation line, no stray CR or LF inside a line), which is what
-kube-apiserver and kubesim send; for anything else it hands the lines to the email parser, as
-the standard library does, so odd input gives exactly the standard result, defects included.
+kube-apiserver and kubesim send (two regular expressions over the whole block check and split
+it, rather than string operations line by line); for anything else it hands the lines to the
+email parser, as the standard library does, so odd input gives exactly the standard result,
+defects included.
 The limits (line length, number of headers) and their errors are the standard ones.
 
 ``install()`` puts it in place of ``http.client.parse_headers`` for the whole process (that is
@@ -27,8 +29,12 @@ from typing import IO
 __all__ = ["install", "parse_headers"]
 
 # A header line as email.feedparser recognises one: a name of printable ASCII but ':' (its
-# headerRE), then ':'. Our fast path also wants the name non-empty.
-_NAME = re.compile(rb"[\x21-\x39\x3b-\x7e]+")
+# headerRE), then ':'. Our fast path also wants the name non-empty, the value free of CR and
+# LF, and the line ended by a newline. One fullmatch checks a whole block of such lines...
+_BLOCK = re.compile(r"(?:[\x21-\x39\x3b-\x7e]+:[^\r\n]*\r?\n)*")
+# ... and one findall splits it: the name, then the value without its leading blanks (email's
+# compat32 policy) and without the line end.
+_FIELD = re.compile(r"([\x21-\x39\x3b-\x7e]+):[ \t]*([^\r\n]*)\r?\n")
 _LINE_ENDS = (b"\r\n", b"\n", b"")
 # http.client's limits (_MAXLINE, _MAXHEADERS), with the same errors
 _MAXLINE = 65536
@@ -40,14 +46,13 @@ def parse_headers(
 ) -> http.client.HTTPMessage:
     """Read a header block from ``fp`` and parse it as ``http.client.parse_headers`` does."""
     lines = _read_header_lines(fp)
+    # (the last line is the blank one that ends the block, or EOF)
+    text = b"".join(lines[:-1]).decode("iso-8859-1")
+    if _BLOCK.fullmatch(text) is None:
+        return _email_parse(lines, _class)
     msg = _class()
-    for line in lines[:-1]:  # (the last is the blank line that ends the block, or EOF)
-        name, colon, rest = line.partition(b":")
-        value = rest.removesuffix(b"\n").removesuffix(b"\r")
-        if not colon or b"\r" in value or b"\n" in value or not _NAME.fullmatch(name):
-            return _email_parse(lines, _class)
-        # email's compat32 policy: the value without leading blanks or trailing CR/LF
-        msg.set_raw(name.decode("iso-8859-1"), value.decode("iso-8859-1").lstrip(" \t"))
+    for name, value in _FIELD.findall(text):
+        msg.set_raw(name, value)
     msg.set_payload("")  # what the email parser leaves after a header-only block
     return msg
 

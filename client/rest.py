@@ -25,6 +25,7 @@ controller needs, are added here:
 
 from __future__ import annotations
 
+import http.client
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
@@ -36,7 +37,7 @@ from client import jsonutil
 from client.errors import APIError, TransportError
 from client.flowcontrol import TokenBucketRateLimiter
 from client.objects import Object
-from client.transport import Transport
+from client.transport import DEAD_CONNECTION_RETRY, Response, Transport
 from client.watch import Watch, WatchEvent
 
 __all__ = [
@@ -68,31 +69,6 @@ def resource_path(
         if subresource:
             parts.append(subresource)
     return "/".join(parts)
-
-
-# Retries are the caller's decision (backoff, Retry-After, relist), with one exception that Go's
-# net/http makes too: an idempotent request whose pooled keep-alive connection turns out to be
-# dead (the server closed it while idle, e.g. on restart) is sent once more on a new connection.
-# Connection refused and HTTP error statuses are never retried here.
-class _DeadConnectionRetry(urllib3.Retry):
-    """urllib3 counts read timeouts as read errors too; only a dropped connection is retried
-    here, so a request's timeout is never doubled."""
-
-    @classmethod
-    def _is_read_error(cls, err: Exception) -> bool:
-        return isinstance(err, urllib3.exceptions.ProtocolError)  # not ReadTimeoutError
-
-
-_GET_RETRY = _DeadConnectionRetry(
-    total=1,
-    connect=0,
-    read=1,
-    redirect=0,
-    status=0,
-    other=0,
-    raise_on_redirect=False,
-    raise_on_status=False,
-)
 
 
 class Interface(Protocol):
@@ -148,6 +124,15 @@ class RESTClient:
 
     # -- building and sending ----------------------------------------------------------------
 
+    def _prepare(self, path: str, params: Params, body: Any) -> tuple[str, bytes | None]:
+        """The request target (path and query) and the encoded body, the throttle passed."""
+        if self._throttle is not None:
+            self._throttle.accept()
+        if params:
+            path += _query(params)
+        data = None if body is None else (body if isinstance(body, bytes) else jsonutil.dumps(body))
+        return path, data
+
     def _send(
         self,
         method: str,
@@ -156,16 +141,36 @@ class RESTClient:
         body: Any,
         content_type: str | None,
         timeout: Timeout,
-        stream: bool,
-    ) -> urllib3.BaseHTTPResponse:
-        if self._throttle is not None:
-            self._throttle.accept()
-        if params:
-            items = params.items() if isinstance(params, Mapping) else params
-            query = [(k, _query_value(v)) for k, v in items if v is not None]
-            if query:
-                path += "?" + urlencode(query)
-        data = None if body is None else (body if isinstance(body, bytes) else jsonutil.dumps(body))
+    ) -> Response:
+        path, data = self._prepare(path, params, body)
+        if isinstance(timeout, tuple):
+            connect, read, total = timeout[0], timeout[1], None
+        elif timeout is not None:
+            connect, read, total = None, None, timeout
+        else:
+            connect, read, total = 10.0, None, None
+        try:
+            return self._transport.roundtrip(
+                method,
+                path,
+                body=data,
+                content_type=content_type if body is not None else None,
+                connect_timeout=connect,
+                read_timeout=read,
+                total_timeout=total,
+                retry_dropped=method == "GET",
+            )
+        except urllib3.exceptions.HTTPError as exc:
+            # urllib3's own (connect, TLS, proxy): their text names the cause
+            raise TransportError(f"{method} {path}: {exc}") from exc
+        except (http.client.HTTPException, OSError) as exc:
+            # http.client's and the socket's: the type says what happened (RemoteDisconnected,
+            # IncompleteRead, TimeoutError), often more than the text
+            raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+
+    def _open(self, path: str, params: Params, timeout: Timeout) -> urllib3.BaseHTTPResponse:
+        """A streaming GET (a watch): urllib3's response, its body not read."""
+        path, _ = self._prepare(path, params, None)
         if isinstance(timeout, tuple):
             urllib3_timeout = urllib3.Timeout(connect=timeout[0], read=timeout[1])
         elif timeout is not None:
@@ -173,18 +178,15 @@ class RESTClient:
         else:
             urllib3_timeout = urllib3.Timeout(connect=10.0, read=None)
         try:
-            response = self._transport.send(
-                method,
+            return self._transport.send(
+                "GET",
                 path,
-                body=data,
-                content_type=content_type if body is not None else None,
                 timeout=urllib3_timeout,
-                preload_content=not stream,
-                retries=_GET_RETRY if method == "GET" else False,
+                preload_content=False,
+                retries=DEAD_CONNECTION_RETRY,
             )
         except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise TransportError(f"{method} {path}: {exc}") from exc
-        return response
+            raise TransportError(f"GET {path}: {exc}") from exc
 
     # -- public API -------------------------------------------------------------------------
 
@@ -208,7 +210,7 @@ class RESTClient:
         gets ``{}`` instead of paying for its decoding; the body is still read, so the
         connection is kept alive, and an error answer is still decoded into the APIError.
         """
-        resp = self._send(method, path, params, body, content_type, timeout, stream=False)
+        resp = self._send(method, path, params, body, content_type, timeout)
         data = resp.data
         if resp.status >= 300:
             raise APIError.from_response(resp.status, resp.reason or "", resp.headers, data)
@@ -225,7 +227,7 @@ class RESTClient:
         The read part of ``timeout`` is the stall guard: when no byte arrives for that long the
         stream raises TransportError, so the caller can re-watch.
         """
-        resp = self._send("GET", path, params, None, None, timeout, stream=True)
+        resp = self._open(path, params, timeout)
         if resp.status >= 300:
             try:
                 data = resp.read()
@@ -233,6 +235,36 @@ class RESTClient:
                 resp.release_conn()
             raise APIError.from_response(resp.status, resp.reason or "", resp.headers, data)
         return WatchStream(resp, path)
+
+
+# The query strings of the params sent most: a controller sends the same few again and again
+# (every write's ?fieldManager=...), and urlencode costs ~10x the lookup. Only params whose
+# values are all strings are kept: a str equals only the same str, so a hit is exact (True and
+# 1 are equal keys, yet encode as "true" and "1").
+_queries: dict[tuple[tuple[str, Any], ...], str] = {}
+_QUERY_CACHE_SIZE = 256
+
+
+def _query(params: Mapping[str, Any] | Sequence[tuple[str, Any]]) -> str:
+    """``?`` and the encoded query of ``params`` (None values left out), or ``""``."""
+    items = tuple(params.items() if isinstance(params, Mapping) else params)
+    try:
+        return _queries[items]
+    except KeyError:
+        pass
+    except TypeError:  # a value that cannot be hashed
+        return _encode_query(items)
+    encoded = _encode_query(items)
+    if all(type(v) is str for _, v in items):
+        if len(_queries) >= _QUERY_CACHE_SIZE:
+            _queries.clear()  # many distinct queries: stay bounded
+        _queries[items] = encoded
+    return encoded
+
+
+def _encode_query(items: tuple[tuple[str, Any], ...]) -> str:
+    query = [(k, _query_value(v)) for k, v in items if v is not None]
+    return "?" + urlencode(query) if query else ""
 
 
 def _query_value(value: Any) -> str:
@@ -302,9 +334,10 @@ class WatchStream:
                 lines = (pending + chunk).split(b"\n") if pending else chunk.split(b"\n")
                 pending = lines.pop()
                 for line in lines:
-                    if line.strip():
+                    # not blank (``strip()`` would copy every event's line to find out)
+                    if line and not line.isspace():
                         yield loads(line)
-            if pending.strip() and not self.closed:
+            if pending and not pending.isspace() and not self.closed:
                 yield loads(pending)
         except (urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError) as exc:
             # AttributeError: urllib3 drops its fp when another thread closes the response.

@@ -19,8 +19,11 @@ A line is cheap, because every sync writes one at ``-v 0`` ("successfully synced
   secret: free text (messages, string values, exceptions) is always redacted, while numbers,
   booleans and strings of the shape of keys and names (``ns/name``, lowercase DNS labels,
   UIDs, resource versions) cannot match any secret pattern and are written as they are;
+- a text that holds none of the words the secret patterns start from (``bearer``, ``eyJ``,
+  ``token``, ...) is returned after one search, not three substitutions;
 - a message without arguments is a constant of the code, so it is redacted and quoted once
-  and remembered, and the time header is built once per second;
+  and remembered, as is a field value that needed either (the text format), and the time
+  header is built once per second;
 - the record does not look for its caller's file and line (``logging._srcfile``) or process
   names, which neither format prints.
 """
@@ -55,6 +58,9 @@ _SECRETS = [
         r"\1[REDACTED]",
     ),
 ]
+# Each pattern above needs one of these words in the text ("eyJ" case-insensitively, a
+# superset): one search finds the texts that cannot match any, and they skip the three subs.
+_MAYBE_SECRET = re.compile(r"(?i)bearer|eyj|token|password|authorization")
 # Keys, names, namespaces, UIDs, resource versions: lowercase letters, digits, '.', '-', '/'.
 _PLAIN = re.compile(r"[a-z0-9./-]+")
 # A field named like a credential ("token", "bearer_token", "Password") is never written.
@@ -70,6 +76,8 @@ _MESSAGE_CACHE_SIZE = 1024
 
 def redact(text: str) -> str:
     """Replace bearer tokens, JWTs and token/password values in text."""
+    if _MAYBE_SECRET.search(text) is None:
+        return text
     for pattern, replacement in _SECRETS:
         text = pattern.sub(replacement, text)
     return text
@@ -142,6 +150,9 @@ class TextFormatter(logging.Formatter):
     def __init__(self) -> None:
         super().__init__()
         self._messages = _Messages()
+        # a field value that needed redaction or quotes -> its written form: such values are
+        # few and repeat on every line of their kind (a kind, a reason, an Event's message)
+        self._values: dict[str, str] = {}
         # (whole second, its "MMDD HH:MM:SS")
         self._second: tuple[int, str] = (-1, "")
 
@@ -167,8 +178,16 @@ class TextFormatter(logging.Formatter):
                 parts.append(f"{k}={v!s}")
             else:
                 s = v if type(v) is str else str(v)
-                # A plain string needs neither redaction nor quotes (no space, '"' or '=').
-                parts.append(f"{k}={s}" if _is_plain(s) else f"{k}={_quote(redact(s))}")
+                written = self._values.get(s)
+                if written is None:
+                    # A plain string needs neither redaction nor quotes (no space, '"' or '=').
+                    if _is_plain(s):
+                        written = s
+                    else:
+                        if len(self._values) >= _MESSAGE_CACHE_SIZE:
+                            self._values.clear()  # many distinct values: stay bounded
+                        written = self._values[s] = _quote(redact(s))
+                parts.append(f"{k}={written}")
         line = " ".join(parts)
         if record.exc_info:
             line += "\n" + redact(self.formatException(record.exc_info))

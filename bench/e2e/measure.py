@@ -99,6 +99,19 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
+def peak_rss(pid: int) -> float:
+    """VmHWM of a process in bytes: its peak resident set since it started (start-up included).
+
+    The kernel keeps the high-water mark, so one read after the burst gives the peak of the
+    whole run without sampling.
+    """
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024.0
+    return 0.0
+
+
 def self_cpu() -> float:
     """CPU seconds of this process: kubesim (and the loop creating the Foos)."""
     ru = resource.getrusage(resource.RUSAGE_SELF)

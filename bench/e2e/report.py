@@ -49,7 +49,9 @@ def burst_line(res: dict, rounds: int) -> str:
         f"latency={res['latency'] * 1000:.0f}ms {res['seconds']:7.2f} s "
         f"{res['foos_per_s']:5.0f} Foo/s  cpu {res['cpu']:6.2f} s  "
         f"p50/p99 {res['p50'] * 1000:5.0f}/{res['p99'] * 1000:5.0f} ms  "
-        f"writes/Foo {res['writes'] / n:4.1f}"
+        f"writes/Foo {res['writes'] / n:4.1f}  "
+        f"cpu/Foo {res['cpu'] / n * 1000:5.2f} ms  "
+        f"peak RSS {res.get('peak_rss', 0) / 2**20:5.1f} MiB"
     )
     if not res["converged"]:
         line += f"  NOT CONVERGED ({res['left']} left)"

@@ -41,6 +41,7 @@ def summarise(bursts: list[dict]) -> dict[Key, dict]:
             "server_cpu": med(rows, "server_cpu"),
             "p50": med(rows, "p50"),
             "p99": med(rows, "p99"),
+            "peak_rss": statistics.median(r.get("peak_rss", 0.0) for r in rows),
             "writes_per_foo": statistics.median(r["writes"] / r["n"] for r in rows),
             "converged": all(r["converged"] for r in rows),
         }

@@ -47,6 +47,7 @@ def burst(v: Variant, n: int, latency: float, workdir: Path, timeout: float) -> 
         t1 = tracker.done_at if converged else time.monotonic()
         cpu1, server1 = measure.cpu_seconds(ctl.pid), measure.self_cpu()
         profiler.stop()
+        peak = measure.peak_rss(ctl.pid)
         log = sim.request_log
         writes = measure.writes(log)
         lat = tracker.create_to_deployment(names)
@@ -63,6 +64,7 @@ def burst(v: Variant, n: int, latency: float, workdir: Path, timeout: float) -> 
             "foos_per_s": n / (t1 - t0),
             "cpu": cpu1 - cpu0,
             "server_cpu": server1 - server0,
+            "peak_rss": peak,
             "p50": pct(lat, 0.5),
             "p99": pct(lat, 0.99),
             "requests": len(log),

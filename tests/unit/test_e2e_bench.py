@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from bench.e2e import report, stats
 from bench.e2e.docs import BEGIN, END, write_docs
 from bench.e2e.measure import DEPLOY_KEY, FOO_KEY, Tracker
@@ -180,3 +182,22 @@ def test_every_kind_of_contender_has_a_command():
         cmd = harness.COMMANDS[v.kind](v, "/tmp/kubeconfig", harness.Launch())
         assert cmd and "/tmp/kubeconfig" in " ".join(cmd) or v.kind == "kopf"
     assert harness.FLOOR.label == "floor"
+
+
+def test_peers_and_latencies_pick_the_trials_and_the_command_says_so():
+    """``--peers`` and ``--latencies`` narrow a run to the trials named (the floor ratio at
+    0 ms: ours and the floor only, no 1-worker or qps=20 extras), and the printed command
+    reproduces the run."""
+    from bench import e2e_bench
+    from bench.e2e import plan
+
+    argv = ["--sizes", "500", "--latencies", "0", "--peers", "ours w=2 qps=unlimited,floor"]
+    args = e2e_bench.parser().parse_args(argv)
+    assert args.latencies == [0.0]
+    assert [v.label for v in args.peers] == ["ours w=2 qps=unlimited", "floor"]
+    assert "--latencies 0 --peers 'ours w=2 qps=unlimited,floor'" in e2e_bench.command_line(args)
+    the_plan = e2e_bench.make_plan(args)
+    labels = [(v.label, n, lat) for v, n, lat in plan.schedule(the_plan, first_round=True)]
+    assert labels == [("ours w=2 qps=unlimited", 500, 0.0), ("floor", 500, 0.0)]
+    with pytest.raises(SystemExit):
+        e2e_bench.parser().parse_args(["--peers", "nobody"])

@@ -173,3 +173,45 @@ def test_a_record_filtered_out_by_level_costs_no_formatting(capture, fmt):
     assert formatted == [] and arg.calls == 0 and field.calls == 0
     log.info("processing %s", arg, extra={"object": field})
     assert len(formatted) == 1 and arg.calls >= 1 and field.calls >= 1  # (pytest formats too)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Authorization: Bearer abc.def",
+        "BEARER xyz",
+        "eyJhbGciOiJI.eyJzdWIiOiIx.c2ln",
+        '{"Token": "s3cret"}',
+        "PASSWORD=hunter2",
+        "authorization=Basic Zm9v",
+        "Foo synced successfully",
+        "Normal",
+        "",
+    ],
+)
+def test_the_prefilter_lets_every_secret_reach_the_patterns(text):
+    """``redact`` skips its substitutions when the prefilter finds none of the words every
+    secret pattern needs: the result must be what the three substitutions give."""
+    from controller.logs import _MAYBE_SECRET, _SECRETS
+
+    expected = text
+    for pattern, replacement in _SECRETS:
+        expected = pattern.sub(replacement, expected)
+    assert redact(text) == expected
+    if expected != text:
+        assert _MAYBE_SECRET.search(text) is not None
+
+
+def test_a_remembered_field_value_is_written_redacted_and_quoted_every_time(capture):
+    """The text format remembers how it wrote a value that needed redaction or quotes: the
+    second line must be as safe as the first, and a credential's field name still wins."""
+    out = capture("text")
+    value = f"Put https://x/y: 401 ({BEARER})"
+    for _ in range(2):
+        logging.getLogger("t").error("e", extra={"error": value, "event_message": "Foo synced ok"})
+    logging.getLogger("t").error("e", extra={"token": value})
+    lines = out.getvalue().strip().split("\n")
+    assert len(lines) == 3 and "abc.def-123" not in out.getvalue()
+    assert lines[0].split("] ", 1)[1] == lines[1].split("] ", 1)[1]
+    assert 'event_message="Foo synced ok"' in lines[1]
+    assert lines[2].endswith("token=[REDACTED]")

@@ -414,3 +414,39 @@ def test_get_read_timeout_is_not_retried():
     assert time.monotonic() - start < 0.55
     assert len(accepted) == 1
     listener.close()
+
+
+def test_query_strings_are_the_same_from_the_cache():
+    """Repeated params are encoded once; a cached query must be exactly the encoded one, and
+    values that compare equal but encode differently (True and 1) must not share one."""
+    from client.rest import _query
+
+    assert _query({"fieldManager": "sample-controller"}) == "?fieldManager=sample-controller"
+    assert _query({"fieldManager": "sample-controller"}) == "?fieldManager=sample-controller"
+    assert _query([("a", "x y"), ("b", None)]) == "?a=x+y"
+    assert _query({"watch": True}) == "?watch=true"
+    assert _query({"watch": 1}) == "?watch=1"
+    assert _query({"watch": True}) == "?watch=true"
+    assert _query({"b": None}) == ""
+    assert _query({"labelSelector": ["unhashable"]}) == "?labelSelector=%5B%27unhashable%27%5D"
+
+
+def test_stream_skips_blank_lines_between_events(server):
+    """Blank and whitespace-only lines (keep-alive newlines, CRLF endings) are not events."""
+    _, api = server
+    events = [{"type": "ADDED", "object": {"metadata": {"name": str(i)}}} for i in range(2)]
+    data = (
+        b"\n\r\n" + json.dumps(events[0]).encode() + b"\r\n \t\n" + json.dumps(events[1]).encode()
+    )
+
+    def route(h):
+        h.send_response(200)
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+        for part in (data, b"\n  "):
+            h.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+        h.wfile.write(b"0\r\n\r\n")
+
+    _Handler.routes["/blank"] = route
+    with RESTClient(api).stream("/blank") as stream:
+        assert list(stream) == events

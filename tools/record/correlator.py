@@ -81,26 +81,26 @@ def _object_key(event: Object) -> EventKey:
     )
 
 
-@dataclass
+@dataclass(slots=True)
 class _SpamRecord:
     tokens: float  # tokens left in this object's bucket at `last`
     last: float  # monotonic time tokens was computed
 
 
-@dataclass
+@dataclass(slots=True)
 class _AggregateRecord:
     local_keys: set[str] = field(default_factory=set)  # distinct messages seen in the interval
     last: float = 0.0  # monotonic time of the newest of them
 
 
-@dataclass
+@dataclass(slots=True)
 class _LogRecord:
     count: int  # the count written to the server for this Event
     first_timestamp: str  # firstTimestamp of the Event, kept across repeats
     name: str  # metadata.name of the Event object on the server
 
 
-@dataclass
+@dataclass(slots=True)
 class CorrelateResult:
     """What to write for one event: the event, and whether it is a PATCH of an existing one
     (client-go ``record.EventCorrelateResult``)."""
