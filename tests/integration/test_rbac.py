@@ -65,14 +65,18 @@ SYSTEM_DISCOVERY_URLS = (
 )
 
 
-def load_manifests() -> list[dict]:
-    """The objects of the files manifests/kustomization.yaml lists (directories skipped)."""
-    kustomization = yaml.safe_load((MANIFESTS / "kustomization.yaml").read_text())
+def load_manifests(directory: Path = MANIFESTS) -> list[dict]:
+    """The objects of the files manifests/kustomization.yaml lists, and of the kustomizations it
+    lists inside manifests/ (base/), read the same way; directories outside manifests/ (the
+    CRD's) are skipped."""
+    kustomization = yaml.safe_load((directory / "kustomization.yaml").read_text())
     docs = []
     for entry in kustomization["resources"]:
-        path = MANIFESTS / entry
+        path = (directory / entry).resolve()
         if path.is_file():
             docs += [d for d in yaml.safe_load_all(path.read_text()) if d]
+        elif path.is_dir() and path.is_relative_to(MANIFESTS.resolve()):
+            docs += load_manifests(path)
     return docs
 
 
@@ -449,11 +453,12 @@ def test_allows_is_the_rbac_rule_match():
 
 def test_manifest_files_exist():
     for name in (
-        "namespace.yaml",
-        "service-account.yaml",
-        "rbac.yaml",
-        "deployment.yaml",
-        "service.yaml",
+        "base/namespace.yaml",
+        "base/service-account.yaml",
+        "base/rbac.yaml",
+        "base/deployment.yaml",
+        "base/service.yaml",
+        "base/kustomization.yaml",
         "example-foo.yaml",
         "kustomization.yaml",
     ):
