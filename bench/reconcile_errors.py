@@ -64,7 +64,7 @@ def all_available(api: RESTClient, names: set[str]) -> bool:
 
 
 def quiet(sim: KubeSim, seconds: float) -> bool:
-    ends = [r.time + r.duration for r in sim.request_log if r.user_agent == USER_AGENT]
+    ends = [r.time + r.duration for r in sim.request_log if r.user_agent.startswith(USER_AGENT)]
     return not ends or max(ends) < time.time() - seconds
 
 
@@ -161,7 +161,7 @@ def run(n: int, workers: int, status_delay: float, rate: float, workdir: Path) -
         # the last syncs (of Foos found gone) and the last Events: a second without a write
         wait("the controller to go quiet", lambda: quiet(sim, 1.0))
         m = metrics(port)
-        ours = [r for r in sim.request_log if r.user_agent == USER_AGENT]
+        ours = [r for r in sim.request_log if r.user_agent.startswith(USER_AGENT)]
         conflicts: dict[str, int] = {}
         for r in ours:
             if r.code == 409:

@@ -62,8 +62,10 @@ def is_controlled_by(obj: Deployment, owner: Foo) -> bool:
     return ref is not None and ref.get("uid") == owner["metadata"].get("uid")
 
 
-def new_deployment(foo: Foo) -> Deployment:
-    """The Deployment a Foo asks for (sample-controller's newDeployment)."""
+def new_deployment(foo: Foo, extra_labels: Mapping[str, str] | None = None) -> Deployment:
+    """The Deployment a Foo asks for (sample-controller's newDeployment). ``extra_labels`` go
+    on the Deployment's own metadata only (sharding's bucket label), never on its selector or
+    pods: a selector is immutable, and the pods are not ours to sort."""
     labels = {"app": "nginx", "controller": foo["metadata"]["name"]}
     spec: DeploymentSpec = {
         "selector": {"matchLabels": dict(labels)},
@@ -75,7 +77,7 @@ def new_deployment(foo: Foo) -> Deployment:
     replicas = (foo.get("spec") or {}).get("replicas")
     if replicas is not None:
         spec["replicas"] = replicas
-    return {
+    deployment: Deployment = {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": {
@@ -94,6 +96,9 @@ def new_deployment(foo: Foo) -> Deployment:
         },
         "spec": spec,
     }
+    if extra_labels:
+        deployment["metadata"]["labels"] = dict(extra_labels)
+    return deployment
 
 
 def desired_status(

@@ -127,6 +127,22 @@ def file_name(text: str) -> str:
     return text
 
 
+def identity_name(text: str) -> str:
+    """A replica's name, which names its Lease: an object name, or empty (the hostname)."""
+    return dns_subdomain(text) if text else text
+
+
+def power_of_two(text: str) -> int:
+    """A power of two from 1 to 2**16: a bucket count."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1 or value > 1 << 16 or value & (value - 1):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a power of two from 1 to 65536")
+    return value
+
+
 def dns_label(text: str) -> str:
     """A namespace name, or empty (apimachinery ``IsDNS1123Label``)."""
     if text and (len(text) > 63 or not _DNS1123_LABEL_RE.match(text)):
@@ -341,6 +357,32 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DURATION",
         help="Time between leader election attempts (default 2s).",
     )
+    p.add_argument(
+        "--sharding",
+        action="store_true",
+        help="Share the Foos among all replicas, each holding a Lease of its own "
+        "(timings and namespace: the --leader-elect-* flags); not with --leader-elect.",
+    )
+    p.add_argument(
+        "--sharding-ring",
+        type=dns_label,
+        default="sample-controller",
+        help="The ring of replicas that share the Foos (default sample-controller).",
+    )
+    p.add_argument(
+        "--sharding-buckets",
+        type=power_of_two,
+        default=64,
+        help="Buckets the Foos are hashed into, a power of two; the same on every "
+        "replica of a ring (default 64).",
+    )
+    p.add_argument(
+        "--identity",
+        type=identity_name,
+        default="",
+        help="This replica's name: its Lease with --sharding, and in the User-Agent of "
+        "every request (default: the hostname).",
+    )
     p.add_argument("--log-format", choices=("text", "json"), default="text")
     p.add_argument(
         "--trace",
@@ -367,6 +409,9 @@ def combination_errors(options: Options) -> list[str]:
     """What is wrong between flags, one sentence each (empty when they fit together)."""
     o = options
     errors = []
+    if o.sharding and o.leader_elect:
+        # both decide who works: every replica (sharding) or one (leader election)
+        errors.append("--sharding and --leader-elect cannot be used together")
     # client-go NewLeaderElector: the leader must give up renewing before the lease runs out
     # (else two leaders), and must be able to retry at least once within the deadline. Checked
     # without --leader-elect too: the values are wrong either way, and turning leader election

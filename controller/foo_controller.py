@@ -28,16 +28,19 @@ Differences from sample-controller, each deliberate:
 - a Foo that cannot be acted on (no ``deploymentName``, a name that cannot be a label value) and
   a Foo blocked by a Deployment it does not own get a ``Ready=False`` condition that says why,
   written once per change, and a Warning Event, where upstream only logs or retries;
-- a Foo being deleted (``deletionTimestamp`` set) is left alone.
+- a Foo being deleted (``deletionTimestamp`` set) is left alone;
+- with ``--sharding``, a Foo is synced only by the replica acting on its bucket (the ``gate``,
+  ``controller.sharding``), each Deployment made carries its owner's bucket label, and a create
+  that meets an unlabelled Deployment of the Foo (made before sharding) labels it.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
-from client.errors import APIError, is_not_found
+from client.errors import APIError, is_already_exists, is_not_found
 from client.rest import RESTClient, resource_path
 from controller.apis import Deployment, Foo, FooStatus, OwnerReference
 from controller.builders import (
@@ -59,6 +62,7 @@ from controller.interfaces import (
     HandlerRegistration,
 )
 from controller.metrics import ReconcileMetrics
+from controller.sharding.gate import EVERY_FOO, FooGate
 from controller.shutdown import ShutdownBudget
 from controller.trace import TRACE_LOGGER
 from controller.validation import (
@@ -152,7 +156,11 @@ class Controller:
         queue: RateLimitingQueue | None = None,
         metrics: ReconcileMetrics | None = None,
         expectations: Expectations | None = None,
+        gate: FooGate = EVERY_FOO,
     ) -> None:
+        # Which Foos this replica syncs, and the labels of its Deployments (controller.sharding;
+        # without sharding, every Foo and no label).
+        self.gate = gate
         # Reads come from the caches (listers); writes go through self.writes, Events through
         # the recorder.
         self.recorder = recorder
@@ -342,17 +350,23 @@ class Controller:
             self.expectations.forget("foos", key)
             log.info("foo no longer exists", extra={"key": key})
             return
-        if foo["metadata"].get("deletionTimestamp"):
-            # Being deleted (a finalizer, or foreground deletion while the garbage collector
-            # removes its Deployment): creating or repairing now would fight the deletion.
-            log.info("foo is being deleted, nothing to do", extra={"key": key})
-            return
-        try:
-            self._sync(key, foo)
-        except FooGoneError:
-            # deleted meanwhile; nothing left to report on (its Deployment, if we just made
-            # one, goes with it through garbage collection)
-            log.info("foo deleted during sync, status not written", extra={"key": key})
+        # Sharded: another replica's Foo is left alone (its key forgotten, not retried), and
+        # ours is held for the whole sync, so its bucket is handed over only once it ends.
+        with self.gate.acting_on(foo) as acting:
+            if not acting:
+                trace.info("not this replica's bucket", extra={"key": key})
+                return
+            if foo["metadata"].get("deletionTimestamp"):
+                # Being deleted (a finalizer, or foreground deletion while the garbage collector
+                # removes its Deployment): creating or repairing now would fight the deletion.
+                log.info("foo is being deleted, nothing to do", extra={"key": key})
+                return
+            try:
+                self._sync(key, foo)
+            except FooGoneError:
+                # deleted meanwhile; nothing left to report on (its Deployment, if we just made
+                # one, goes with it through garbage collection)
+                log.info("foo deleted during sync, status not written", extra={"key": key})
 
     def _sync(self, key: str, foo: Foo) -> None:
         namespace = foo["metadata"]["namespace"]
@@ -380,13 +394,8 @@ class Controller:
         # in an Event, and retry with backoff: the user may delete or rename the other one,
         # and its Deployment events enqueue this Foo at once (DEPLOYMENT_NAME_INDEX). Never
         # touch it.
-        deployment_name = foo["spec"]["deploymentName"]
         if deployment is not None and not is_controlled_by(deployment, foo):
-            message = MESSAGE_RESOURCE_EXISTS % deployment_name
-            blocked = Problem(ERR_RESOURCE_EXISTS, message)
-            self._update_foo_status(foo, desired_status(foo, None, blocked, blocked=True))
-            self._event(foo, EVENT_TYPE_WARNING, ERR_RESOURCE_EXISTS, message)
-            raise ResourceExistsError(message)
+            self._blocked(foo)
 
         if deployment is None:
             # Status first: the write is guarded by the Foo's resourceVersion, so it succeeds
@@ -396,8 +405,8 @@ class Controller:
             # the Foo's replicas and no status yet, so the status written (0 available) is
             # already the one desired_status would compute from it.
             written = self._update_foo_status(foo, desired_status(foo, None), force=True)
-            self._create_deployment(written if written is not None else foo)
-            self._event(foo, EVENT_TYPE_NORMAL, SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED)
+            if self._create_deployment(written if written is not None else foo) is not None:
+                self._event(foo, EVENT_TYPE_NORMAL, SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED)
             return
 
         wrote = False
@@ -412,6 +421,14 @@ class Controller:
             wrote = True
         if wrote:
             self._event(foo, EVENT_TYPE_NORMAL, SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED)
+
+    def _blocked(self, foo: Foo) -> NoReturn:
+        """The Deployment of the Foo's name is someone else's: say so, then retry with backoff."""
+        message = MESSAGE_RESOURCE_EXISTS % foo["spec"]["deploymentName"]
+        blocked = Problem(ERR_RESOURCE_EXISTS, message)
+        self._update_foo_status(foo, desired_status(foo, None, blocked, blocked=True))
+        self._event(foo, EVENT_TYPE_WARNING, ERR_RESOURCE_EXISTS, message)
+        raise ResourceExistsError(message)
 
     def _cache_behind_our_writes(
         self, key: str, foo: Foo, has_deployment_name: bool, deployment: Deployment | None
@@ -448,15 +465,39 @@ class Controller:
         with self.workers.before_deadline(reason):
             self.recorder.event(foo, event_type, reason, message)
 
-    def _create_deployment(self, foo: Foo) -> Deployment:
+    def _create_deployment(self, foo: Foo) -> Deployment | None:
+        """Create the Foo's Deployment; None when one was there already, ours but outside our
+        cache (sharded: see ``_label_existing``)."""
         namespace, deployment_name = foo["metadata"]["namespace"], foo["spec"]["deploymentName"]
         extra = {"key": name_of(foo), "deployment": deployment_name}
         self._announce(log, "creating deployment", extra)
         path = resource_path(*DEPLOYMENT_GVR, namespace)
         key, owner = f"{namespace}/{deployment_name}", foo["metadata"].get("uid")
-        return cast(
-            Deployment, self.writes.create("deployments", key, path, new_deployment(foo), owner)
-        )
+        labels = self.gate.deployment_labels(foo)
+        body = new_deployment(foo, labels)
+        try:
+            return cast(Deployment, self.writes.create("deployments", key, path, body, owner))
+        except APIError as err:
+            if not (labels and is_already_exists(err)):
+                raise
+        self._label_existing(foo, labels)
+        return None
+
+    def _label_existing(self, foo: Foo, labels: dict[str, str]) -> None:
+        """Sharded: the create met a Deployment that no replica's cache holds, made before
+        sharding (no bucket label) or under another bucket count. Ours (controlled by this
+        Foo): give it the label, so it enters our cache, whose event syncs the Foo again.
+        Someone else's: blocked, as ever. Nothing is duplicated, nothing not ours is touched."""
+        meta = foo["metadata"]
+        path = resource_path(*DEPLOYMENT_GVR, meta["namespace"], foo["spec"]["deploymentName"])
+        existing = cast(Deployment, self.writes.get(path))
+        if not is_controlled_by(existing, foo):
+            self._blocked(foo)
+        have = (existing.get("metadata") or {}).get("labels") or {}
+        if any(have.get(k) != v for k, v in labels.items()):
+            extra = {"key": name_of(foo), "deployment": name_of(existing), "labels": labels}
+            self._announce(log, "labelling existing deployment", extra)
+            self.writes.patch_labels(path, labels)
 
     def _update_deployment_replicas(
         self, key: str, deployment: Deployment, replicas: int

@@ -46,6 +46,9 @@ from controller.logs import configure_logging
 from controller.metrics import ReconcileMetrics
 from controller.metricsserver import CertificateError, MetricsServer, new_metrics_server
 from controller.options import Options
+from controller.sharding.assignment import bucket_of
+from controller.sharding.gate import EVERY_FOO
+from controller.sharding.sharder import Sharder
 from controller.shutdown import EXIT_MARGIN, ShutdownBudget
 from controller.trace import install_trace
 from informer.factory import SharedInformerFactory
@@ -66,6 +69,8 @@ __all__ = [
     "STUCK_SYNC_SECONDS",
     "USER_AGENT",
     "Components",
+    "identity_of",
+    "user_agent",
     "Manager",
     "StartupError",
     "check_api",
@@ -100,6 +105,18 @@ class StartupError(Exception):
 # -- start-up ------------------------------------------------------------------------------------
 
 
+def identity_of(options: Options) -> str:
+    """This replica's name: ``--identity``, else the hostname (a pod's name), lowercased so
+    that it can name a Lease."""
+    return options.identity or socket.gethostname().lower()
+
+
+def user_agent(options: Options) -> str:
+    """``sample-controller-py/<version> (<identity>)``: a server's audit log tells the replicas
+    apart by it (client-go's default names the binary, OS and commit; ours names the replica)."""
+    return f"{USER_AGENT} ({identity_of(options)})"
+
+
 def connect(options: Options) -> tuple[RESTClient, str]:
     """The controller's client and the server's address, from ``--kubeconfig``/``--master``
     or in-cluster config (sample-controller: ``clientcmd.BuildConfigFromFlags``).
@@ -111,7 +128,7 @@ def connect(options: Options) -> tuple[RESTClient, str]:
         LightApiClient(cfg),
         qps=options.kube_api_qps,
         burst=options.kube_api_burst,
-        user_agent=USER_AGENT,
+        user_agent=user_agent(options),
     )
     return rest, str(cfg.host)
 
@@ -200,6 +217,8 @@ class Components:
     foo_informer: SharedIndexInformer
     deployment_informer: SharedIndexInformer
     controller: Controller
+    # with --sharding: membership, assignment and handovers (controller.sharding)
+    sharder: Sharder | None = None
 
 
 def run(
@@ -228,6 +247,10 @@ def run(
     )
     namespace = options.namespace or None
     foo_selector = options.foo_selector
+    sharder = new_sharder(options, rest, registry) if options.sharding else None
+    # Sharded, the two informers list and watch (no WatchList): a re-scope is one list, whose
+    # answer says whether the server applied the shardSelector (controller.sharding.scope).
+    watch_list = False if sharder is not None else options.watch_list
 
     def only_selected_foos(list_options: dict[str, Any]) -> None:
         if foo_selector:
@@ -250,7 +273,7 @@ def run(
         name="kube",
         metrics=informer_metrics,
         transform=transform,
-        use_watch_list=options.watch_list,
+        use_watch_list=watch_list,
     )
     foo_factory = SharedInformerFactory(
         rest,
@@ -261,10 +284,17 @@ def run(
         name="samplecontroller",
         metrics=informer_metrics,
         transform=transform,
-        use_watch_list=options.watch_list,
+        use_watch_list=watch_list,
     )
-    deployment_informer = kube_factory.for_resource(*DEPLOYMENT_GVR)
-    foo_informer = foo_factory.for_resource(*FOO_GVR)
+    if sharder is None:
+        deployment_informer = kube_factory.for_resource(*DEPLOYMENT_GVR)
+        foo_informer = foo_factory.for_resource(*FOO_GVR)
+    else:
+        # each replica reads its buckets only (controller.sharding.scope)
+        deployment_informer = kube_factory.for_resource(
+            *DEPLOYMENT_GVR, wrap=sharder.wrap_deployments
+        )
+        foo_informer = foo_factory.for_resource(*FOO_GVR, wrap=sharder.wrap_foos)
     if options.trace:  # before the controller's handlers: the trace's listener comes first
         install_trace(foo_informer, "Foo")
         install_trace(deployment_informer, "Deployment")
@@ -282,11 +312,19 @@ def run(
         recorder,
         queue=queue,
         metrics=ReconcileMetrics("foo", registry),
+        gate=sharder.gate if sharder is not None else EVERY_FOO,
     )
 
     if on_start is not None:
-        on_start(Components(foo_informer, deployment_informer, controller))
+        on_start(Components(foo_informer, deployment_informer, controller, sharder))
     recorder.start()
+    if sharder is not None:
+        sharder.attach(
+            [foo_informer, deployment_informer], _enqueue_buckets(foo_informer, controller, sharder)
+        )
+        sharder.start(stop)
+        # the informers' first lists are of our buckets only
+        sharder.wait_ready(stop)
     kube_factory.start(stop)
     foo_factory.start(stop)
     if ready is not None:
@@ -301,10 +339,43 @@ def run(
     finally:
         budget.begin()  # (already begun, unless the controller failed)
         stop.set()  # stops the informers when run() ends for any reason
+        if sharder is not None:
+            # drained: hand every bucket over at once (the others need not wait for expiry)
+            sharder.release(timeout=max(RELEASE_MIN_TIMEOUT, budget.left(budget.flush_deadline)))
         if not recorder.shutdown(timeout=budget.left(budget.flush_deadline)):
             log.warning("some events were not written before exit")
     log.info("controller stopped")
     return 0
+
+
+def new_sharder(options: Options, rest: RESTClient, registry: CollectorRegistry) -> Sharder:
+    """The sharder of ``--sharding``: its Lease in the leader election namespace, on leader
+    election's timings."""
+    return Sharder(
+        rest,
+        options.leader_elect_namespace or pod_namespace(),
+        identity_of(options),
+        options.sharding_ring,
+        options.sharding_buckets,
+        lease_duration=options.leader_elect_lease_duration,
+        renew_deadline=options.leader_elect_renew_deadline,
+        retry_period=options.leader_elect_retry_period,
+        registry=registry,
+    )
+
+
+def _enqueue_buckets(
+    foo_informer: SharedIndexInformer, controller: Controller, sharder: Sharder
+) -> Callable[[frozenset[int]], None]:
+    """Enqueue every cached Foo of the buckets just taken over (their events may have come
+    and been forgotten while another replica still acted on them)."""
+
+    def enqueue(buckets: frozenset[int]) -> None:
+        for foo in foo_informer.get_store().list():
+            if bucket_of(foo, sharder.bucket_count) in buckets:
+                controller.enqueue_foo(foo)
+
+    return enqueue
 
 
 def _relay_stop(stop: threading.Event, leading_stop: threading.Event) -> None:
@@ -382,7 +453,15 @@ class Manager:
         checks.add("ping", lambda: None)
         checks.add("shutdown", lambda: "shutting down" if self.stopping() else None)
         checks.add("informer-sync", self._synced_check)
+        checks.add("sharding", self._sharding_check)
         return checks
+
+    def _sharding_check(self) -> str | None:
+        """Sharded: ready once the first assignment is known (and while members agree)."""
+        sharder = self.components.sharder if self.components is not None else None
+        if not self.options.sharding:
+            return None
+        return "sharding not started" if sharder is None else sharder.readiness()
 
     def _workers_check(self) -> str | None:
         controller = self.controller

@@ -115,6 +115,22 @@ class Options:
     leader_elect_retry_period: float = 2.0
     """Seconds between leader election attempts (``--leader-elect-retry-period``)."""
 
+    sharding: bool = False
+    """Share the Foos among every replica, each on a Lease of its own (``--sharding``,
+    ``controller.sharding``); exclusive with ``leader_elect``. The Lease timings and namespace
+    are leader election's flags."""
+
+    sharding_ring: str = "sample-controller"
+    """The ring the replica's Lease joins (``--sharding-ring``): replicas of one ring share."""
+
+    sharding_buckets: int = 64
+    """Buckets the hash space is cut into (``--sharding-buckets``), a power of two; every
+    replica of a ring must use the same."""
+
+    identity: str = ""
+    """This replica's name (``--identity``): its member Lease with ``--sharding``, and in
+    every request's User-Agent; empty: the hostname (a pod's name)."""
+
     log_format: LogFormat = "text"
     """How log lines are written (``--log-format``)."""
 

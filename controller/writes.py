@@ -20,6 +20,7 @@ and not at all past it (``controller.worker.Workers.time_for_write``, AbandonedE
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from client.rest import RESTClient
@@ -88,12 +89,27 @@ class TrackedWrites:
                 trace.info("enqueue", extra={"key": enqueue})
                 self.queue.add(enqueue)
 
-    def _write(self, method: str, path: str, body: Any) -> Any:
+    def get(self, path: str) -> Any:
+        """GET one object from the API (not the cache): what a create that met 409 found."""
+        return self.rest.request(
+            "GET", path, timeout=self.workers.time_for_write(path, REQUEST_TIMEOUT)
+        )
+
+    def patch_labels(self, path: str, labels: Mapping[str, str]) -> Any:
+        """Merge-patch ``labels`` onto the object (sharding's bucket label on a Deployment made
+        before sharding); its event then brings it into the cache, so no expectation is kept."""
+        body = {"metadata": {"labels": dict(labels)}}
+        return self._write("PATCH", path, body, content_type="application/merge-patch+json")
+
+    def _write(
+        self, method: str, path: str, body: Any, content_type: str = "application/json"
+    ) -> Any:
         return self.rest.request(
             method,
             path,
             params={"fieldManager": self.field_manager},
             body=body,
+            content_type=content_type,
             timeout=self.workers.time_for_write(path, REQUEST_TIMEOUT),
         )
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, NamedTuple, TypeGuard
 
 from client.rest import Interface, RESTClient
 from informer.fifo import TransformFunc
-from informer.listwatch import ListWatch, TweakListOptionsFunc
+from informer.listwatch import ListerWatcher, ListWatch, TweakListOptionsFunc
 from informer.metrics import NOOP_METRICS, InformerMetricsProvider
 from informer.shared_informer import SharedIndexInformer, wait_for_cache_sync
 from informer.store import IndexFunc
@@ -105,11 +105,14 @@ class SharedInformerFactory:
         *,
         resync: float | None = None,
         indexers: Mapping[str, IndexFunc] | None = None,
+        wrap: Callable[[ListWatch], ListerWatcher] | None = None,
     ) -> SharedIndexInformer:
         """The informer for one resource, created on first request (core group is "").
 
         ``resync`` and ``indexers`` only matter on that first request (client-go
-        ``WithCustomResyncConfig``; ``AddIndexers`` before start).
+        ``WithCustomResyncConfig``; ``AddIndexers`` before start). So does ``wrap``, which
+        puts a list/watch of its own around the factory's (no client-go twin: sharding's
+        ``controller.sharding.scope.ScopedListWatch``, whose selectors change at run time).
         """
         gvr = GroupVersionResource(group, version, resource)
         with self._lock:
@@ -129,13 +132,14 @@ class SharedInformerFactory:
                 # a substitute (a test's fake) need not know the keyword.
                 lazy_items=isinstance(self.rest_client, RESTClient),
             )
+            source: ListerWatcher = list_watch if wrap is None else wrap(list_watch)
             metrics = (
                 self.metrics.for_informer(self.name, group, version, resource)
                 if self.metrics is not None
                 else NOOP_METRICS
             )
             informer = SharedIndexInformer(
-                list_watch,
+                source,
                 self.default_resync if resync is None else resync,
                 indexers,
                 transform=self.transform,

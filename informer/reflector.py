@@ -157,6 +157,10 @@ class _Stopped(Exception):
     """Internal: the stop event was set while a call was in flight."""
 
 
+class _Relist(Exception):
+    """Internal: ``request_relist`` asked for a list now (the selector changed)."""
+
+
 class _WatchListIgnored(Exception):
     """Internal: the server answered a WatchList request like a plain watch."""
 
@@ -253,6 +257,9 @@ class Reflector:
         # set by the helper thread once stop fired; no new stream may stay open
         self._stopping = False
         self._pending_calls: set[threading.Event] = set()  # abandonable calls to release on stop
+        # request_relist() was called: the watch ends and the next cycle lists (guarded by
+        # _stream_lock)
+        self._relist_requested = False
 
     # -- public API -----------------------------------------------------------------------------
 
@@ -260,6 +267,23 @@ class Reflector:
         """The resourceVersion the store is known to reflect ("" before the first list)."""
         with self._rv_lock:
             return self._last_sync_resource_version
+
+    def request_relist(self) -> None:
+        """End the open watch and list again at once (no client-go twin: there a selector is
+        fixed for the reflector's life; controller.sharding changes its selectors at run time).
+
+        The list's replace removes from the store what the new selector no longer selects and
+        adds what it now does. A list in progress finishes, and another one follows it.
+        """
+        with self._stream_lock:
+            self._relist_requested = True
+            stream = self._stream
+        _close(stream)
+
+    def _take_relist_request(self) -> bool:
+        with self._stream_lock:
+            requested, self._relist_requested = self._relist_requested, False
+            return requested
 
     def run(self, stop: threading.Event) -> None:
         """List and watch until ``stop`` is set, backing off between failed cycles."""
@@ -275,6 +299,10 @@ class Reflector:
                     self.list_and_watch(stop)
                 except _Stopped:
                     break
+                except _Relist:
+                    # asked for, not a failure: list again now
+                    log.debug("%s: relisting: the selector changed", self.name)
+                    continue
                 except Exception as err:  # every failure is retried after backoff
                     if stop.is_set():
                         break
@@ -408,6 +436,9 @@ class Reflector:
             if stop.is_set():
                 _close(stream)
                 raise _Stopped()
+            if self._take_relist_request():
+                _close(stream)
+                raise _Relist()
             start = self._clock()
             if stream is None:
                 timeout_seconds = self._watch_timeout_seconds()
@@ -436,6 +467,10 @@ class Reflector:
             except _Stopped:
                 raise
             except Exception as err:
+                # the watch that request_relist closed: no failure (the loop's top relists)
+                with self._stream_lock:
+                    if self._relist_requested:
+                        continue
                 if is_too_many_requests(err):
                     log.info("%s: watch returned 429, backing off: %s", self.name, err)
                     if stop.wait(self._delay_after(err)):

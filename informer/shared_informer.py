@@ -565,6 +565,15 @@ class SharedIndexInformer:
                 self._stopped = True
             self._processor.stop()
 
+    def relist(self) -> None:
+        """List again now, through the list/watch's current selectors (no client-go twin:
+        ``Reflector.request_relist``); nothing before the informer runs (its first list reads
+        them anyway)."""
+        with self._start_lock:
+            reflector = self._reflector
+        if reflector is not None:
+            reflector.request_relist()
+
     def _run_reflector(self, stop: threading.Event) -> None:
         assert self._reflector is not None and self._fifo is not None
         try:

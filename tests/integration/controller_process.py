@@ -29,7 +29,8 @@ from kubesim import KubeSim
 from tests.helpers import ROOT
 
 LEASES = ("coordination.k8s.io", "leases")  # kubesim storage key of Leases
-USER_AGENT = "sample-controller-py/0.1.0"  # controller.manager.USER_AGENT: what the process sends
+# controller.manager.USER_AGENT: what the process sends, then " (<identity>)"
+USER_AGENT = "sample-controller-py/0.1.0"
 
 # Leader election timings small enough for tests, with client-go's ordering
 # (lease > renew deadline > 1.2 x retry period).

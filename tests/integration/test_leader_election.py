@@ -115,7 +115,7 @@ def assert_never_two_holders(history: LeaseHistory, sim: KubeSim) -> None:
             if r.resource == "leases"
             and r.verb in ("create", "update")
             and r.code in (200, 201)
-            and r.user_agent == USER_AGENT
+            and r.user_agent.startswith(USER_AGENT)
         )
         return logged, len(history.snapshot())
 

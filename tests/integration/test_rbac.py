@@ -321,7 +321,7 @@ def run_lifecycle(docs, tmp_path, sim) -> list[RequestRecord]:
         lambda: sum(r.verb == "watch" for r in sim.request_log) == watches.hits,
         message="every watch stream to end and be logged",
     )
-    return [r for r in sim.request_log if r.user_agent == USER_AGENT]
+    return [r for r in sim.request_log if r.user_agent.startswith(USER_AGENT)]
 
 
 def scraper_token(sim: KubeSim, api: RESTClient, docs: list[dict]) -> str:

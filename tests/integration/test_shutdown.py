@@ -58,7 +58,7 @@ def test_sigterm_finishes_the_inflight_reconcile_releases_and_exits_0(sim, proc_
     assert not proc.has_log("in-flight work did not finish within the graceful shutdown timeout")
 
     # The reconcile completed: Deployment created, status written, Event flushed ...
-    log = [r for r in sim.request_log if r.user_agent == USER_AGENT]
+    log = [r for r in sim.request_log if r.user_agent.startswith(USER_AGENT)]
     created = index_of(log, lambda r: r.verb == "create" and r.resource == "deployments")
     assert log[created].code == 201
     status = index_of(log, lambda r: r.verb == "update" and r.resource == "foos/status")
@@ -187,7 +187,7 @@ def test_shutdown_keeps_to_its_budget_under_slow_creates(sim, proc_factory):
     late = [
         r
         for r in sim.request_log
-        if r.user_agent == USER_AGENT
+        if r.user_agent.startswith(USER_AGENT)
         and r.verb in ("create", "update")
         and r.time > deadline_ts
         and r.resource not in ("events", "leases")

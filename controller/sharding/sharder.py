@@ -1,0 +1,383 @@
+"""The sharder: one loop per replica that keeps its Lease, its buckets and its informers in step.
+
+No client-go twin (see ``controller.sharding``). Every retry period, and whenever a member Lease
+changes, it:
+
+1. renews its own Lease (``membership.OwnLease``), and stops acting on everything when it could
+   not renew for the renew deadline: that is before any other replica can judge it gone;
+2. computes the assignment from the live members (``assignment.assign``) exactly as every other
+   replica does;
+3. re-scopes the Foo and Deployment informers to the buckets it owns or still acts on
+   (``scope``), which relists them;
+4. hands over the buckets it lost: it stops starting their syncs at once (``gate.ActingGate``),
+   and once none is in flight it removes them from its Lease's claim;
+5. takes the buckets it won once no other live Lease claims them and both informers have listed
+   them: it writes the claim first, then acts, and enqueues every Foo of them.
+
+So a bucket is acted on by at most one replica at any time: a replica acts on a bucket only
+while its own Lease claims it, claims only what no other live Lease claims, and releases only
+after its syncs have ended. A replica killed without releasing keeps its claims until its Lease
+expires (judged on each observer's clock); then the owners take its buckets over.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge
+
+from client.rest import Interface
+from controller.sharding.assignment import assign, encode_buckets
+from controller.sharding.gate import ActingGate
+from controller.sharding.membership import LEASE_GVR, RING_LABEL, Member, MemberTracker, OwnLease
+from controller.sharding.scope import Scope, ScopedListWatch
+from controller.trace import TRACE_LOGGER
+from informer.factory import SharedInformerFactory
+from informer.listwatch import ListerWatcher, ListWatch
+from informer.shared_informer import (
+    ResourceEventHandlerFuncs,
+    SharedIndexInformer,
+    wait_for_cache_sync,
+)
+
+__all__ = ["ShardingMetrics", "Sharder"]
+
+log = logging.getLogger("controller.sharding")
+trace = logging.getLogger(TRACE_LOGGER)
+
+
+class ShardingMetrics:
+    """The sharding metrics (no upstream twin), registered once per registry."""
+
+    def __init__(self, ring: str, registry: CollectorRegistry | None) -> None:
+        registry = REGISTRY if registry is None else registry
+        self.ring = ring
+        self.buckets_owned = Gauge(
+            "sharding_buckets_owned", "Buckets this replica acts on.", ["ring"], registry=registry
+        )
+        self.ring_members = Gauge(
+            "sharding_ring_members", "Live members of the ring.", ["ring"], registry=registry
+        )
+        self.reassignments = Counter(
+            "sharding_reassignments",
+            "Changes of the ring's assignment this replica has seen.",
+            ["ring"],
+            registry=registry,
+        )
+        self.handovers = Counter(
+            "sharding_handovers",
+            "Buckets taken over (in) and handed over (out).",
+            ["ring", "direction"],
+            registry=registry,
+        )
+        self.dropped = Counter(
+            "sharding_objects_dropped",
+            "Objects the client-side shard filter dropped before they reached the cache.",
+            ["resource"],
+            registry=registry,
+        )
+        self.buckets_owned.labels(ring).set(0)
+        self.ring_members.labels(ring).set(0)
+        self.reassignments.labels(ring)
+        self.handovers.labels(ring, "in")
+        self.handovers.labels(ring, "out")
+        self.dropped.labels("foos")
+
+
+class Sharder:
+    """The replica's membership, assignment, handovers and informer scopes (module docstring).
+
+    Wiring (``controller.manager.run``): build it, give the Foo and Deployment informers its
+    ``wrap_foos`` / ``wrap_deployments``, give the controller its ``gate``, ``attach`` the
+    informers and the enqueue function, ``start`` it and ``wait_ready`` before starting the
+    informers; after the controller has drained, ``release``.
+    """
+
+    def __init__(
+        self,
+        rest: Interface,
+        namespace: str,
+        identity: str,
+        ring: str,
+        bucket_count: int,
+        lease_duration: float,
+        renew_deadline: float,
+        retry_period: float,
+        registry: CollectorRegistry | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.identity = identity
+        self.ring = ring
+        self.bucket_count = bucket_count
+        self.lease_duration = lease_duration
+        self.renew_deadline = renew_deadline
+        self.retry_period = retry_period
+        self._clock = clock
+        self.metrics = ShardingMetrics(ring, registry)
+        self.own = OwnLease(
+            rest,
+            namespace,
+            identity,
+            ring,
+            bucket_count,
+            lease_duration,
+            timeout=max(0.5, min(renew_deadline / 2, 10.0)),
+            clock=clock,
+        )
+        self.tracker = MemberTracker(clock)
+        self.gate = ActingGate(bucket_count)
+        self.foo_scope = Scope(bucket_count)
+        self.deployment_scope = Scope(bucket_count)
+        self._scoped: list[ScopedListWatch] = []
+        self._informers: list[SharedIndexInformer] = []
+        self._enqueue: Callable[[frozenset[int]], None] = lambda buckets: None
+
+        def only_ring(options: dict[str, Any]) -> None:
+            options["labelSelector"] = f"{RING_LABEL}={ring}"
+
+        self._lease_factory = SharedInformerFactory(
+            rest, 0.0, namespace=namespace, tweak_list_options=only_ring, name="sharding"
+        )
+        self.leases = self._lease_factory.for_resource(*LEASE_GVR)
+        wake = ResourceEventHandlerFuncs(
+            add_func=lambda obj: self.wake(),
+            update_func=lambda old, new: self.wake(),
+            delete_func=lambda obj: self.wake(),
+        )
+        self.leases.add_event_handler(wake)
+        # set by a Lease event or a completed list: look again before the retry period is up
+        self._wake = threading.Event()
+        # set once the first assignment is known (readiness)
+        self.ready = threading.Event()
+        # why not ready, once running ("" when ready)
+        self._problem = "the first assignment is not known yet"
+        # release() was called: the loop ends, nothing more is written
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+        # the last assignment computed, to count and log changes
+        self._assignment: dict[int, str] | None = None
+        # the buckets this replica owns by the last assignment
+        self._mine: frozenset[int] = frozenset()
+        # bucket count mismatch already logged for these members
+        self._mismatch_logged: frozenset[str] = frozenset()
+
+    # -- wiring -------------------------------------------------------------------------------
+
+    def wrap_foos(self, inner: ListWatch) -> ListerWatcher:
+        scoped = ScopedListWatch(
+            inner,
+            self.foo_scope,
+            "foos",
+            on_dropped=self.metrics.dropped.labels("foos").inc,
+            on_listed=self.wake,
+        )
+        self._scoped.append(scoped)
+        return scoped
+
+    def wrap_deployments(self, inner: ListWatch) -> ListerWatcher:
+        scoped = ScopedListWatch(inner, self.deployment_scope, "deployments", on_listed=self.wake)
+        self._scoped.append(scoped)
+        return scoped
+
+    def attach(
+        self, informers: list[SharedIndexInformer], enqueue: Callable[[frozenset[int]], None]
+    ) -> None:
+        """The informers to relist on a re-scope, and how to enqueue every Foo of buckets."""
+        self._informers = list(informers)
+        self._enqueue = enqueue
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    # -- running ------------------------------------------------------------------------------
+
+    def start(self, stop: threading.Event) -> None:
+        """Watch the ring's Leases and run the loop on a thread until ``release``."""
+        self._lease_factory.start(stop)
+        self._thread = threading.Thread(target=self._run, args=(stop,), name="sharder", daemon=True)
+        self._thread.start()
+
+    def wait_ready(self, stop: threading.Event) -> bool:
+        """Wait for the first assignment (or the stop); whether it is known."""
+        while not stop.is_set():
+            if self.ready.wait(0.1):
+                return True
+        return self.ready.is_set()
+
+    def readiness(self) -> str | None:
+        """None when ready, else why not (/readyz)."""
+        return None if self.ready.is_set() and not self._problem else self._problem or None
+
+    def _run(self, stop: threading.Event) -> None:
+        log.info(
+            "sharding on",
+            extra={
+                "lease": self.own.describe(),
+                "identity": self.identity,
+                "ring": self.ring,
+                "buckets": self.bucket_count,
+            },
+        )
+        while not self._done.is_set():
+            try:
+                self.own.acquire()
+                break
+            except Exception as err:
+                log.error(
+                    "cannot write the member lease",
+                    extra={"lease": self.own.describe(), "error": str(err)},
+                )
+            if self._done.wait(self.retry_period):
+                return
+        if not wait_for_cache_sync(stop, self.leases):
+            return
+        while not self._done.is_set():
+            try:
+                self._tick(stopping=stop.is_set())
+            except Exception:
+                log.exception("sharding: the assignment step failed")
+            self._wake.wait(self.retry_period)
+            self._wake.clear()
+
+    def release(self, timeout: float) -> None:
+        """The graceful stop, once the controller has drained: act on nothing, end the loop,
+        delete the Lease (every member sees this one leave, and takes its buckets at once)."""
+        self.gate.stop(self.gate.acting())
+        self._done.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(max(0.0, min(timeout, self.own.timeout)))
+        handed = self.own.claims
+        if self.own.release(timeout):
+            if handed:
+                self._moved(handed, "out", "released with the member lease")
+            log.info("member lease released", extra={"lease": self.own.describe()})
+        self.metrics.buckets_owned.labels(self.ring).set(0)
+
+    # -- one step -----------------------------------------------------------------------------
+
+    def _renew(self, claims: frozenset[int]) -> bool:
+        try:
+            self.own.write(claims)
+            return True
+        except Exception as err:
+            log.error(
+                "cannot renew the member lease",
+                extra={"lease": self.own.describe(), "error": str(err)},
+            )
+            return False
+
+    def _tick(self, stopping: bool) -> None:
+        now = self._clock()
+        if now - self.own.last_write >= self.retry_period:
+            self._renew(self.own.claims)
+        if self._clock() - self.own.last_write > self.renew_deadline:
+            # Others may soon judge our Lease expired and take our buckets: stop first.
+            acting = self.gate.acting()
+            if acting:
+                self.gate.stop(acting)
+                log.error(
+                    "could not renew the member lease within the renew deadline; "
+                    "acting on no bucket until it is renewed",
+                    extra={"lease": self.own.describe(), "buckets": encode_buckets(acting)},
+                )
+                self._publish()
+            self._problem = "the member lease could not be renewed"
+            return
+        if stopping:
+            # draining: keep the Lease (and its claims) alive, take nothing new
+            return
+        members = self.tracker.observe(self.leases.get_store().list())
+        members.pop(self.identity, None)
+        mismatched = {name for name, m in members.items() if m.bucket_count != self.bucket_count}
+        if mismatched:
+            if mismatched != self._mismatch_logged:
+                log.error(
+                    "ring members disagree on the bucket count; not taking any bucket",
+                    extra={
+                        "ring": self.ring,
+                        "buckets": self.bucket_count,
+                        "members": ",".join(sorted(mismatched)),
+                    },
+                )
+            self._mismatch_logged = frozenset(mismatched)
+            self._problem = f"ring members disagree on the bucket count: {sorted(mismatched)}"
+            return
+        self._mismatch_logged = frozenset()
+        names = [self.identity, *members]
+        self.metrics.ring_members.labels(self.ring).set(len(names))
+        assignment = assign(names, self.bucket_count)
+        if assignment != self._assignment:
+            if self._assignment is not None:
+                self.metrics.reassignments.labels(self.ring).inc()
+            self._assignment = assignment
+            self._mine = frozenset(b for b, owner in assignment.items() if owner == self.identity)
+            log.info(
+                "assignment changed",
+                extra={
+                    "ring": self.ring,
+                    "members": ",".join(sorted(names)),
+                    "owned": encode_buckets(self._mine),
+                },
+            )
+        mine = self._mine
+        self._hand_over(mine)
+        self._take_over(mine, members)
+        self._rescope(mine | self.gate.acting())
+        self._publish()
+        self._problem = ""
+        self.ready.set()
+
+    def _hand_over(self, mine: frozenset[int]) -> None:
+        """Stop acting on lost buckets; release the claims of those with no sync in flight."""
+        lost = self.gate.acting() - mine
+        if lost:
+            self.gate.stop(lost)
+            log.info("handing over buckets", extra={"buckets": encode_buckets(lost)})
+            trace.info("bucket handover", extra={"buckets": encode_buckets(lost), "to": "others"})
+            # most syncs take milliseconds: wait a little, so one step releases them
+            self.gate.wait_idle(lost, min(1.0, self.retry_period / 2))
+        releasing = self.own.claims - self.gate.acting()
+        idle = releasing - self.gate.busy(releasing)
+        if idle and self._renew(self.own.claims - idle):
+            self._moved(idle, "out", "handed over")
+
+    def _take_over(self, mine: frozenset[int], members: dict[str, Member]) -> None:
+        """Act on the owned buckets no other live Lease claims, once both informers list them."""
+        claimed_by_others: frozenset[int] = frozenset().union(*(m.claims for m in members.values()))
+        listed = frozenset(range(self.bucket_count))
+        for scoped in self._scoped:
+            listed &= scoped.listed()
+        gained = (mine - self.gate.acting() - claimed_by_others) & listed
+        if not gained:
+            return
+        wanted = self.own.claims | gained
+        if wanted != self.own.claims and not self._renew(wanted):
+            return
+        self.gate.start(gained)
+        self._moved(gained, "in", "taken over")
+        self._enqueue(gained)
+
+    def _rescope(self, buckets: frozenset[int]) -> None:
+        changed = [
+            self.foo_scope.set(buckets),
+            self.deployment_scope.set(buckets),
+        ]
+        if any(changed):
+            log.info("informers re-scoped", extra={"buckets": encode_buckets(buckets)})
+            for informer in self._informers:
+                informer.relist()
+
+    def _moved(self, buckets: frozenset[int], direction: str, what: str) -> None:
+        self.metrics.handovers.labels(self.ring, direction).inc(len(buckets))
+        log.info(f"buckets {what}", extra={"buckets": encode_buckets(buckets), "ring": self.ring})
+        trace.info(
+            "bucket moved", extra={"buckets": encode_buckets(buckets), "direction": direction}
+        )
+
+    def _publish(self) -> None:
+        self.metrics.buckets_owned.labels(self.ring).set(len(self.gate.acting()))
