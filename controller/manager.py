@@ -10,7 +10,9 @@ stops it gracefully on SIGTERM; sample-controller's main.go does the same by han
   process if the graceful shutdown overruns its budget;
 - ``Manager`` holds what the probes look at and runs the endpoints and leader election;
 - ``run`` builds one controller with its informers and runs it until stopped: once per process,
-  or once per leadership term.
+  or once per leadership term. With ``--sharding`` every replica works, each on the buckets
+  its own Lease claims (``controller.sharding``): ``run`` then also builds the sharder, scopes
+  the informers to its buckets, and releases the Lease once the controller has drained.
 
 A graceful shutdown keeps to one budget, ``--graceful-shutdown-timeout``, shared by the drain,
 the Event flush and the Lease release (``controller.shutdown.ShutdownBudget``); the process
@@ -453,14 +455,14 @@ class Manager:
         checks.add("ping", lambda: None)
         checks.add("shutdown", lambda: "shutting down" if self.stopping() else None)
         checks.add("informer-sync", self._synced_check)
-        checks.add("sharding", self._sharding_check)
+        if self.options.sharding:
+            checks.add("sharding", self._sharding_check)
         return checks
 
     def _sharding_check(self) -> str | None:
-        """Sharded: ready once the first assignment is known (and while members agree)."""
+        """Ready once the first assignment is known, while the members agree on the bucket
+        count, and while our Lease is renewed (controller.sharding.sharder)."""
         sharder = self.components.sharder if self.components is not None else None
-        if not self.options.sharding:
-            return None
         return "sharding not started" if sharder is None else sharder.readiness()
 
     def _workers_check(self) -> str | None:

@@ -8,9 +8,9 @@ read path: a bucket is a contiguous 1/B of the FNV-1a 64 hash space, which is on
 label value for the Deployment's set-based label selector.
 
 A bucket's owner is the live member with the highest rendezvous ("highest random weight")
-score ``fnv1a64(f"{member}\\x00{bucket}")``: adding or removing one of N members moves only the
-buckets won or lost by that member, about B/N of them, and no bucket moves between two members
-that stayed (tests/unit/test_sharding.py shows it).
+score, ``fmix64(fnv1a64(f"{member}\\x00{bucket}"))``: adding or removing one of N members
+moves only the buckets won or lost by that member, about B/N of them, and no bucket moves
+between two members that stayed (tests/unit/test_sharding.py shows it).
 """
 
 from __future__ import annotations
@@ -43,8 +43,25 @@ def bucket_of(obj: Mapping[str, Any], count: int) -> int:
     return bucket_of_uid(str((obj.get("metadata") or {}).get("uid") or ""), count)
 
 
+_MASK64 = (1 << 64) - 1
+
+
+def _mix64(h: int) -> int:
+    """MurmurHash3's 64-bit finaliser (fmix64): spreads every input bit over every output bit.
+
+    FNV-1a alone mixes its last bytes poorly into the high bits, and member names differ in a
+    character or two ("replica-a", "replica-b"): without this the scores of such names rank the
+    same way in most buckets, and one member may win none."""
+    h ^= h >> 33
+    h = (h * 0xFF51AFD7ED558CCD) & _MASK64
+    h ^= h >> 33
+    h = (h * 0xC4CEB9FE1A85EC53) & _MASK64
+    h ^= h >> 33
+    return h
+
+
 def _score(member: str, bucket: int) -> int:
-    return fnv1a64(f"{member}\x00{bucket}")
+    return _mix64(fnv1a64(f"{member}\x00{bucket}"))
 
 
 def owner_of(bucket: int, members: Iterable[str]) -> str | None:

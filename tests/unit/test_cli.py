@@ -110,6 +110,14 @@ INVALID = [
         "--metrics-cert-path needs --metrics-secure",
         "the certificate would not be used",
     ),
+    (
+        ["--sharding", "--leader-elect"],
+        "--sharding and --leader-elect",
+        "cannot be used together",
+    ),
+    (["--sharding-buckets", "48"], "--sharding-buckets", "not a power of two"),
+    (["--sharding-buckets", "0"], "--sharding-buckets", "not a power of two"),
+    (["--identity", "Not_A_Name"], "--identity", "must be an object name"),
 ]
 
 
@@ -352,3 +360,30 @@ def test_the_process_exits_2_on_a_missing_certificate_directory(tmp_path):
         f"sample-controller: error: --metrics-cert-path: '{tmp_path / 'missing'}' is not a "
         "directory"
     ]
+
+
+def test_sharding_flags_reach_the_options():
+    options = parse_options(
+        [
+            "--sharding",
+            "--sharding-ring",
+            "blue",
+            "--sharding-buckets",
+            "128",
+            "--identity",
+            "pod-1",
+        ]
+    )
+    assert (options.sharding, options.sharding_ring, options.sharding_buckets) == (
+        True,
+        "blue",
+        128,
+    )
+    assert options.identity == "pod-1"
+    defaults = parse_options([])
+    assert (defaults.sharding, defaults.sharding_ring, defaults.sharding_buckets) == (
+        False,
+        "sample-controller",
+        64,
+    )
+    assert defaults.identity == ""

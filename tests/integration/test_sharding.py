@@ -1,0 +1,394 @@
+"""--sharding across real processes on kubesim: no Foo reconciled by two replicas at once.
+
+Three ``python -m controller --sharding`` replicas go through a scale-up 1 -> 3, a graceful
+scale-down 3 -> 2 and a SIGKILL, on kubesim with the ShardedListAndWatch gate on (the server
+filters the Foo lists and watches) and off (it ignores shardSelector; each replica drops the
+foreign Foos itself). What is recorded, at commit time: every state of every member Lease (its
+claim annotation), and, from kubesim's request log, every write of every replica (its
+User-Agent names it). Asserted:
+
+- no overlap: every write a replica made for a Foo (its status, its Deployment) was made while
+  that replica's Lease claimed the Foo's bucket, and no two live Leases ever claimed one bucket;
+- every Foo converges after each step;
+- the buckets of the killed replica are claimed again within the lease duration plus a resync,
+  and its Foos converge within that plus a little.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+import pytest
+
+from client.rest import RESTClient, resource_path
+from controller.foo_controller import DEPLOYMENT_GVR, FOO_GVR
+from controller.sharding.assignment import bucket_of_uid, decode_buckets
+from controller.sharding.membership import (
+    BUCKET_LABEL,
+    BUCKETS_ANNOTATION,
+    RING_LABEL,
+)
+from tests.conftest import CRD
+from tests.helpers import foreign_deployment, wait_for
+from tests.integration.controller_harness import foo
+from tests.integration.controller_process import LEASES, USER_AGENT, ControllerProcess
+
+BUCKETS = 16
+LEASE_DURATION, RESYNC = 2.0, 2.0
+SHARDED = (
+    "--sharding",
+    "--sharding-buckets",
+    str(BUCKETS),
+    "--leader-elect-lease-duration",
+    "2s",
+    "--leader-elect-renew-deadline",
+    "1500ms",
+    "--leader-elect-retry-period",
+    "500ms",
+    "--resync-period",
+    "2s",
+)
+FOOS = 30
+# request latencies and process scheduling on a busy 2-core box
+SLACK = 3.0
+
+
+@dataclass(frozen=True)
+class LeaseState:
+    """One committed state of a member Lease (``claims`` None: deleted)."""
+
+    at: float  # time.time() at commit, as the request log's times
+    name: str
+    claims: frozenset[int] | None
+
+
+class LeaseHistory:
+    """Every committed state of every member Lease, recorded under kubesim's storage lock."""
+
+    def __init__(self, sim) -> None:
+        self._lock = threading.Lock()
+        self.states: list[LeaseState] = []
+        sim.storage.add_listener(self._on_event)
+
+    def _on_event(self, ev) -> None:
+        if ev.key != LEASES:
+            return
+        meta = ev.obj.obj.get("metadata") or {}
+        if (meta.get("labels") or {}).get(RING_LABEL) is None:
+            return
+        claims = None
+        if ev.type != "DELETED":
+            claims = decode_buckets((meta.get("annotations") or {}).get(BUCKETS_ANNOTATION) or "")
+        with self._lock:
+            self.states.append(LeaseState(time.time(), ev.name, claims))
+
+    def snapshot(self) -> list[LeaseState]:
+        with self._lock:
+            return list(self.states)
+
+    def claims_at(self, name: str, t: float) -> frozenset[int]:
+        """What ``name``'s Lease claimed at time ``t`` (its last state committed before)."""
+        last: frozenset[int] | None = frozenset()
+        for s in self.snapshot():
+            if s.at > t:
+                break
+            if s.name == name:
+                last = s.claims
+        return last or frozenset()
+
+    def current(self) -> dict[str, frozenset[int]]:
+        now: dict[str, frozenset[int] | None] = {}
+        for s in self.snapshot():
+            now[s.name] = s.claims
+        return {n: c for n, c in now.items() if c is not None}
+
+
+def assert_claims_never_overlap(history: LeaseHistory, killed: dict[str, float]) -> None:
+    """No bucket claimed by two live Leases: a claim may overlap a Lease that is no longer
+    renewed only once the lease duration has passed since its last write."""
+    last: dict[str, LeaseState] = {}
+    for s in history.snapshot():
+        if s.claims:
+            for other, prev in last.items():
+                if other == s.name or not prev.claims:
+                    continue
+                both = s.claims & prev.claims
+                if both:
+                    expired = s.at - prev.at >= LEASE_DURATION
+                    assert expired and other in killed, (
+                        f"{s.name} claimed {sorted(both)} at {s.at:.3f} while {other}'s Lease "
+                        f"(last written {s.at - prev.at:.3f}s before) still claimed them"
+                    )
+        last[s.name] = s
+
+
+class Fleet:
+    """The Foos, their uids and the replicas' writes, read back from kubesim."""
+
+    def __init__(self, sim) -> None:
+        self.sim = sim
+        self.rest = RESTClient(sim.new_api_client(), user_agent="sharding-test")
+        self.uids: dict[str, str] = {}
+
+    def create(self, n: int) -> None:
+        for i in range(n):
+            created = self.rest.request(
+                "POST", resource_path(*FOO_GVR, "default"), body=foo(f"foo-{i:02d}", replicas=1)
+            )
+            self.uids[created["metadata"]["name"]] = created["metadata"]["uid"]
+
+    def scale(self, replicas: int) -> None:
+        for name in self.uids:
+            path = resource_path(*FOO_GVR, "default", name)
+            current = self.rest.request("GET", path)
+            current["spec"]["replicas"] = replicas
+            self.rest.request("PUT", path, body=current)
+
+    def converged(self, replicas: int, labelled: bool = True) -> bool:
+        """Every Foo of ours has its Deployment at ``replicas``, labelled with its bucket
+        (unless not ``labelled``: made without sharding), and reports it in its status."""
+        foos = [
+            f
+            for f in self.rest.request("GET", resource_path(*FOO_GVR, "default"))["items"]
+            if f["metadata"]["name"] in self.uids
+        ]
+        deployments = {
+            d["metadata"]["name"]: d
+            for d in self.rest.request("GET", resource_path(*DEPLOYMENT_GVR, "default"))["items"]
+        }
+        for f in foos:
+            d = deployments.get(f["spec"]["deploymentName"])
+            if d is None or d["spec"].get("replicas") != replicas:
+                return False
+            label = (d["metadata"].get("labels") or {}).get(BUCKET_LABEL)
+            expected = str(bucket_of_uid(f["metadata"]["uid"], BUCKETS)) if labelled else None
+            if label != expected:
+                return False
+            if (f.get("status") or {}).get("availableReplicas") != replicas:
+                return False
+        return len(foos) == len(self.uids)
+
+    def bucket(self, name: str) -> int:
+        return bucket_of_uid(self.uids[name], BUCKETS)
+
+    def writes(self) -> list[tuple[str, str, float]]:
+        """(replica identity, Foo name, start time) of every controller write of a Foo's
+        status or Deployment."""
+        out = []
+        for r in self.sim.request_log:
+            if not r.user_agent.startswith(USER_AGENT) or r.verb not in (
+                "create",
+                "update",
+                "patch",
+            ):
+                continue
+            if r.resource not in ("foos/status", "deployments") or r.code >= 400:
+                continue
+            # the Foos name their Deployments after themselves
+            name = r.name or ""
+            if r.resource == "deployments" and r.verb == "create":
+                continue  # a create's name is in its body; counted by its owner's status write
+            identity = r.user_agent[len(USER_AGENT) :].strip(" ()")
+            out.append((identity, name, r.time))
+        return out
+
+
+def wait_converged(fleet: Fleet, replicas: int, timeout: float, labelled: bool = True) -> float:
+    start = time.monotonic()
+    wait_for(
+        lambda: fleet.converged(replicas, labelled),
+        timeout=timeout,
+        message=f"converged at {replicas}",
+    )
+    return time.monotonic() - start
+
+
+def wait_claims(history: LeaseHistory, members: set[str], timeout: float) -> float:
+    """Wait until exactly ``members`` claim, together, every bucket; seconds it took."""
+
+    def covered() -> bool:
+        now = {n: c for n, c in history.current().items() if c}
+        union = frozenset().union(*now.values()) if now else frozenset()
+        return set(now) == members and union == frozenset(range(BUCKETS))
+
+    start = time.monotonic()
+    wait_for(
+        covered,
+        timeout=timeout,
+        message=lambda: f"every bucket claimed by {sorted(members)}: {history.current()}",
+    )
+    return time.monotonic() - start
+
+
+@pytest.mark.parametrize("gate", [True, False], ids=["server-filter", "client-filter"])
+def test_sharded_replicas_never_overlap_and_take_over(kubesim_factory, tmp_path, gate):
+    sim = kubesim_factory(crds=[CRD], sharded_list_and_watch=gate, deployment_status_delay=0.1)
+    history = LeaseHistory(sim)
+    fleet = Fleet(sim)
+    procs: dict[str, ControllerProcess] = {}
+
+    def start(identity: str) -> ControllerProcess:
+        p = ControllerProcess.against(
+            sim, tmp_path, *SHARDED, "--identity", identity, name=identity
+        )
+        procs[identity] = p
+        return p
+
+    try:
+        a = start("replica-a")
+        a.wait_log("sharding on", timeout=20)
+        fleet.create(FOOS)
+        wait_claims(history, {"replica-a"}, timeout=20)
+        wait_converged(fleet, 1, timeout=30)
+
+        # scale up 1 -> 3: the buckets spread, each handed over by a, then converge anew
+        start("replica-b")
+        start("replica-c")
+        wait_claims(history, {"replica-a", "replica-b", "replica-c"}, timeout=30)
+        fleet.scale(2)
+        wait_converged(fleet, 2, timeout=30)
+
+        # graceful scale-down 3 -> 2: b drains, deletes its Lease, a and c take its buckets
+        assert procs["replica-b"].terminate(timeout=30) == 0
+        wait_claims(history, {"replica-a", "replica-c"}, timeout=20)
+        fleet.scale(3)
+        wait_converged(fleet, 3, timeout=30)
+
+        # SIGKILL c: its claims stand until its Lease expires, then a takes them over
+        procs["replica-c"].kill()
+        killed_at = time.time()
+        fleet.scale(1)
+
+        def a_claims_all() -> bool:
+            return history.current().get("replica-a") == frozenset(range(BUCKETS))
+
+        wait_for(a_claims_all, timeout=LEASE_DURATION + RESYNC + SLACK + 5, message="takeover")
+        takeover = time.time() - killed_at
+        assert takeover <= LEASE_DURATION + RESYNC + SLACK, takeover
+        print(f"takeover after SIGKILL: {takeover:.2f}s")
+        # and not before c's Lease expired (judged from its last renewal)
+        c_last = max(s.at for s in history.snapshot() if s.name == "replica-c")
+        a_all = next(
+            s.at
+            for s in history.snapshot()
+            if s.name == "replica-a" and s.claims == frozenset(range(BUCKETS)) and s.at > killed_at
+        )
+        assert a_all - c_last >= LEASE_DURATION, (a_all, c_last)
+        wait_converged(fleet, 1, timeout=LEASE_DURATION + RESYNC + SLACK + 10)
+
+        # no overlap: claims disjoint among live Leases, and every write under its claim
+        assert_claims_never_overlap(history, killed={"replica-c": killed_at})
+        writes = fleet.writes()
+        assert {w[0] for w in writes} >= {"replica-a", "replica-b", "replica-c"}, writes
+        for identity, name, at in writes:
+            if name not in fleet.uids:
+                continue
+            bucket = fleet.bucket(name)
+            assert bucket in history.claims_at(identity, at), (
+                f"{identity} wrote {name} (bucket {bucket}) at {at:.3f} without claiming it"
+            )
+
+        # every request names its replica
+        ours = [r for r in sim.request_log if r.user_agent.startswith(USER_AGENT)]
+        assert ours
+        assert {r.user_agent for r in ours} == {f"{USER_AGENT} (replica-{x})" for x in "abc"}
+
+        # the Foo lists carried the shardSelector; the server applied it or the replicas did
+        foo_lists = [r for r in ours if r.resource == "foos" and r.verb == "list"]
+        assert foo_lists and all("shardSelector" in r.query for r in foo_lists)
+        expected = "server-side shard filter" if gate else "client-side shard filter"
+        assert procs["replica-a"].has_log(expected)
+        dropped = procs["replica-a"].metric("sharding_objects_dropped_total", {"resource": "foos"})
+        assert (dropped == 0) if gate else (dropped > 0)
+        assert (
+            procs["replica-a"].metric("sharding_buckets_owned", {"ring": "sample-controller"})
+            == BUCKETS
+        )
+        assert procs["replica-a"].metric("sharding_handovers_total", {"direction": "out"}) > 0
+        assert procs["replica-a"].metric("sharding_handovers_total", {"direction": "in"}) >= BUCKETS
+        assert procs["replica-a"].get("health-probes", "/readyz")[0] == 200
+    finally:
+        for p in procs.values():
+            p.close()
+
+
+def test_switching_an_installation_to_sharding_labels_its_deployments_and_duplicates_none(
+    kubesim_factory, tmp_path
+):
+    """Deployments made before sharding carry no bucket label, so no replica's cache holds
+    them: each create meets 409, and the replica labels the Deployment if its Foo controls it,
+    or reports the Foo blocked if not (the other Deployment is left untouched)."""
+    sim = kubesim_factory(crds=[CRD], sharded_list_and_watch=True, deployment_status_delay=0.1)
+    fleet = Fleet(sim)
+    fleet.rest.request(
+        "POST", resource_path(*DEPLOYMENT_GVR, "default"), body=foreign_deployment("taken")
+    )
+    fleet.rest.request(
+        "POST", resource_path(*FOO_GVR, "default"), body=foo("blocked", deployment_name="taken")
+    )
+    procs = []
+    try:
+        single = ControllerProcess.against(sim, tmp_path, "--resync-period", "2s", name="single")
+        procs.append(single)
+        fleet.create(10)
+        wait_converged(fleet, 1, timeout=30, labelled=False)
+        assert single.terminate() == 0
+        switched_at = time.time()
+
+        for identity in ("replica-a", "replica-b"):
+            procs.append(
+                ControllerProcess.against(
+                    sim, tmp_path, *SHARDED, "--identity", identity, name=identity
+                )
+            )
+        wait_converged(fleet, 1, timeout=30)
+        fleet.scale(2)
+        wait_converged(fleet, 2, timeout=30)
+
+        deployments = fleet.rest.request("GET", resource_path(*DEPLOYMENT_GVR, "default"))["items"]
+        # no duplicate: the ten Foos' Deployments and the foreign one, nothing more
+        assert sorted(d["metadata"]["name"] for d in deployments) == sorted([*fleet.uids, "taken"])
+        taken = next(d for d in deployments if d["metadata"]["name"] == "taken")
+        assert taken["metadata"]["labels"] == {"owner": "someone-else"}
+        assert taken["spec"]["replicas"] == 2
+        blocked = fleet.rest.request("GET", resource_path(*FOO_GVR, "default", "blocked"))
+        ready = [c for c in blocked["status"]["conditions"] if c["type"] == "Ready"]
+        assert ready[0]["status"] == "False" and ready[0]["reason"] == "ErrResourceExists"
+
+        sharded = [
+            r
+            for r in sim.request_log
+            if r.time >= switched_at and r.user_agent.startswith(f"{USER_AGENT} (replica-")
+        ]
+        patched = {r.name for r in sharded if r.resource == "deployments" and r.verb == "patch"}
+        assert patched == set(fleet.uids)
+        created = [
+            r
+            for r in sharded
+            if r.resource == "deployments" and r.verb == "create" and r.code < 300
+        ]
+        assert created == []
+    finally:
+        for p in procs:
+            p.close()
+
+
+def test_members_that_disagree_on_the_bucket_count_stay_not_ready(kubesim_factory, tmp_path):
+    sim = kubesim_factory(crds=[CRD])
+    procs = []
+    try:
+        a = ControllerProcess.against(sim, tmp_path, *SHARDED, "--identity", "a", name="a")
+        procs.append(a)
+        wait_for(lambda: a.get("health-probes", "/readyz")[0] == 200, timeout=20)
+        other = [f if f != str(BUCKETS) else str(2 * BUCKETS) for f in SHARDED]
+        b = ControllerProcess.against(sim, tmp_path, *other, "--identity", "b", name="b")
+        procs.append(b)
+        b.wait_log("ring members disagree on the bucket count; not taking any bucket", timeout=20)
+        code, body = b.get("health-probes", "/readyz?verbose")
+        assert code != 200 and "ring members disagree on the bucket count" in body, body
+        a.wait_log("ring members disagree on the bucket count; not taking any bucket", timeout=20)
+    finally:
+        for p in procs:
+            p.close()
