@@ -297,7 +297,8 @@ def measure(n: int, replicas: int, gate: bool, buckets: int, lease: float, stop:
         own_deps = [sum(1 for f, b in by_foo.items() if b in h and f in deps) for h in held]
         dropped = [x.metric("sharding_objects_dropped_total") for x in started]
         result = Result(
-            label=f"{count} sharded" if sharding else "1 unsharded",
+            label=(f"{count} sharded" if sharding else "1 unsharded")
+            + (" (2)" if stop == "kill" else ""),
             replicas=count,
             converge_s=converge,
             cpu_s=cpu,
@@ -331,9 +332,9 @@ def report(n: int, gate: bool, results: list[Result]) -> None:
     base = results[0]
     print(f"\n== {n} Foos, ShardedListAndWatch {'on' if gate else 'off'} (kubesim)")
     head = (
-        f"{'replicas':<12} {'converge s':>11} {'Foos/s':>8} {'CPU s/replica':>22} "
-        f"{'RSS MiB/replica':>22} {'peak MiB':>18} {'Foos cached':>18} {'deps cached':>18} "
-        f"{'dropped':>14}"
+        f"{'replicas':<16} {'converge s':>11} {'Foos/s':>8} {'CPU total':>14} "
+        f"{'CPU s/replica':>22} {'RSS MiB/replica':>22} {'peak MiB':>18} "
+        f"{'Foos cached':>18} {'deps cached':>18} {'dropped':>14}"
     )
     print(head)
 
@@ -344,8 +345,9 @@ def report(n: int, gate: bool, results: list[Result]) -> None:
         rate = n / res.converge_s
         slower = fmt_ratio(res.converge_s, base.converge_s)
         line = (
-            f"{res.label:<12} {res.converge_s:>6.2f} {slower:>5}"
+            f"{res.label:<16} {res.converge_s:>6.2f} {slower:>5}"
             f" {rate:>8.0f}"
+            f" {sum(res.cpu_s):>6.2f} {fmt_ratio(sum(res.cpu_s), base.cpu_s[0]):>7}"
             f" {each(res.cpu_s, '.2f'):>14} {fmt_ratio(max(res.cpu_s), base.cpu_s[0]):>7}"
             f" {each(res.rss_mib, '.0f'):>14} {fmt_ratio(max(res.rss_mib), base.rss_mib[0]):>7}"
             f" {each(res.peak_mib, '.0f'):>18}"
@@ -361,8 +363,9 @@ def report(n: int, gate: bool, results: list[Result]) -> None:
                 f"{res.handover_s:.2f} s"
             )
     print(
-        "ratios: to the unsharded replica of the same run (CPU and RSS: the busiest replica's);"
-        " cached: the Foos and Deployments of the buckets each replica claims"
+        "ratios: to the unsharded replica of the same run (CPU s/replica and RSS: the busiest"
+        " replica's); cached: the Foos and Deployments of the buckets each replica claims;"
+        " (2): the same size again, for the SIGKILL handover"
     )
 
 
