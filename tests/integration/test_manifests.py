@@ -275,10 +275,22 @@ def test_sharded_overlay_is_the_base_with_leases_for_sharding(rendered, sharded)
     for obj in sharded:
         if obj["kind"] in ("ServiceAccount", "Role", "RoleBinding", "Deployment", "Service"):
             assert obj["metadata"]["namespace"] == ns, obj["metadata"]
-    # everything but the Deployment and the Lease RBAC is the base's, unchanged
-    same = base - election - {("Deployment", "sample-controller")}
-    for kind, name in same:
+    # everything but the Deployment, the controller's ClusterRole and the Lease RBAC is the
+    # base's, unchanged
+    changed = {("Deployment", "sample-controller"), ("ClusterRole", "sample-controller")}
+    for kind, name in base - election - changed:
         assert by_name(sharded, kind)[name] == by_name(rendered, kind)[name], (kind, name)
+    # the ClusterRole: the base's rules, and get + patch on Deployments, with which a replica
+    # labels a Deployment made before sharding (its create met 409 AlreadyExists)
+    role, base_role = (
+        by_name(objs, "ClusterRole")["sample-controller"] for objs in (sharded, rendered)
+    )
+    assert role["rules"] == base_role["rules"] + [
+        {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "patch"]}
+    ]
+    assert {k: v for k, v in role.items() if k != "rules"} == {
+        k: v for k, v in base_role.items() if k != "rules"
+    }
 
 
 def test_sharded_deployment_runs_three_working_replicas(rendered, sharded):
@@ -318,10 +330,8 @@ def test_sharded_role_grants_the_leases_and_no_more(sharded):
     [rule] = role["rules"]
     assert rule["apiGroups"] == ["coordination.k8s.io"] and rule["resources"] == ["leases"]
     # the ring's informer (list, watch), the replica's own Lease (get, create, renew and claim
-    # with update or patch, delete on a graceful shutdown); never a whole collection deleted
-    assert sorted(rule["verbs"]) == sorted(
-        ["get", "list", "watch", "create", "update", "patch", "delete"]
-    )
+    # with an update, delete on a graceful shutdown); no patch, no collection deleted
+    assert sorted(rule["verbs"]) == sorted(["get", "list", "watch", "create", "update", "delete"])
     # no names: create cannot be limited by one, and the others are the pods' own names
     assert "resourceNames" not in rule
     # a Role in the controller's namespace, not a ClusterRole: no Lease of any other namespace
