@@ -25,7 +25,8 @@ __all__ = ["EVERY_FOO", "ActingGate", "FooGate"]
 
 
 class FooGate(Protocol):
-    """What the controller asks: may this Foo be synced now (held while it is)?"""
+    """What the controller asks: may this Foo be synced now (held while it is)? No client-go
+    twin: upstream controllers own every object they watch."""
 
     def acting_on(self, foo: Mapping[str, Any]) -> AbstractContextManager[bool]: ...
 
@@ -49,7 +50,8 @@ EVERY_FOO: FooGate = _EveryFoo()
 
 
 class ActingGate:
-    """The buckets acted on, and the syncs in flight per bucket (thread-safe)."""
+    """The buckets acted on, and the syncs in flight per bucket (thread-safe; no client-go
+    twin, see the module docstring)."""
 
     def __init__(self, bucket_count: int) -> None:
         self.bucket_count = bucket_count

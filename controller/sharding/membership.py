@@ -39,6 +39,7 @@ __all__ = [
     "Member",
     "MemberTracker",
     "OwnLease",
+    "seen_at_or_after",
 ]
 
 log = logging.getLogger("controller.sharding")
@@ -58,7 +59,8 @@ LEASE_GVR = ("coordination.k8s.io", "v1", "leases")
 
 @dataclass(frozen=True)
 class Member:
-    """One member Lease as read: who holds it, what it claims, the bucket count it assumes."""
+    """One member Lease as read: who holds it, what it claims, the bucket count it assumes
+    (no client-go twin; leader election's ``LeaderElectionRecord`` is the nearest)."""
 
     name: str
     claims: frozenset[int]
@@ -91,7 +93,8 @@ class Member:
 
 
 class MemberTracker:
-    """The live members, from the Leases the watch shows, judged on the local clock.
+    """The live members, from the Leases the watch shows, judged on the local clock (no
+    client-go twin: leader election judges its one Lease's expiry the same way).
 
     ``observe`` is given every member Lease in the cache (each time the sharder looks); a
     member's lease duration runs from when its record was last seen to change, so a Lease left
@@ -127,7 +130,8 @@ class MemberTracker:
 
 class OwnLease:
     """This replica's Lease: created (or taken back) at start, renewed with the claim, deleted
-    on a graceful stop. Every write is a PUT guarded by the resourceVersion last written."""
+    on a graceful stop. Every write is a PUT guarded by the resourceVersion last written (no
+    client-go twin; ``resourcelock.LeaseLock`` is the nearest, for one shared Lease)."""
 
     def __init__(
         self,
@@ -153,8 +157,11 @@ class OwnLease:
         self._lease: Object | None = None
         # what the Lease on the server says we claim
         self.claims: frozenset[int] = frozenset()
-        # monotonic time of the last successful write (0: none yet)
+        # monotonic time the last successful write was *sent* (0: none yet): the server may
+        # have applied it at any moment after, so the renew deadline runs from here
         self.last_write = 0.0
+        # the resourceVersion of the Lease as last written ("" before the first write)
+        self.resource_version = ""
         # writes come from the sharder's loop and from the shutdown; one at a time
         self._lock = threading.Lock()
 
@@ -193,6 +200,7 @@ class OwnLease:
         """Create the Lease, or take back the one a previous run of this identity left (its
         claims are dropped: that run is gone). Raises APIError / TransportError."""
         with self._lock:
+            sent = self._clock()
             try:
                 self._lease = self.rest.request(
                     "GET", self._path(self.identity), timeout=self.timeout
@@ -215,13 +223,15 @@ class OwnLease:
             else:
                 self._lease = self._put(body)
             self.claims = frozenset()
-            self.last_write = self._clock()
+            self.last_write = sent
+            self.resource_version = _rv(self._lease)
 
     def write(self, claims: Iterable[int]) -> None:
         """Renew, recording ``claims``; raises APIError / TransportError (nothing changed then,
         as far as we know: the claim held is still ``self.claims``)."""
         wanted = frozenset(claims)
         with self._lock:
+            sent = self._clock()
             body = self._body(wanted, acquire=False)
             try:
                 self._lease = self._put(body)
@@ -234,7 +244,8 @@ class OwnLease:
                 )
                 self._lease = self._put(self._body(wanted, acquire=False))
             self.claims = wanted
-            self.last_write = self._clock()
+            self.last_write = sent
+            self.resource_version = _rv(self._lease)
 
     def _put(self, body: dict[str, Any]) -> Object:
         return self.rest.request(
@@ -265,3 +276,19 @@ class OwnLease:
                 return False
             self.claims = frozenset()
             return True
+
+
+def _rv(obj: Mapping[str, Any] | None) -> str:
+    return str(((obj or {}).get("metadata") or {}).get("resourceVersion") or "")
+
+
+def seen_at_or_after(cached_rv: str, written_rv: str) -> bool:
+    """The cached copy of our Lease is the one we wrote, or a later one. resourceVersions are
+    opaque, but within one server they are etcd revisions, which a watch delivers in order; one
+    that is not a number is compared for equality only."""
+    if not cached_rv or not written_rv:
+        return False
+    try:
+        return int(cached_rv) >= int(written_rv)
+    except ValueError:
+        return cached_rv == written_rv

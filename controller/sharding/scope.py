@@ -39,7 +39,8 @@ NO_BUCKET = "none"
 
 
 class Scope:
-    """The buckets one informer reads; thread-safe (the sharder sets, the reflector reads)."""
+    """The buckets one informer reads; thread-safe (the sharder sets, the reflector reads).
+    No client-go twin: a selector is fixed there."""
 
     def __init__(self, bucket_count: int) -> None:
         self.bucket_count = bucket_count
@@ -81,7 +82,8 @@ class _FilteredWatch:
 
 
 class ScopedListWatch:
-    """A ``ListerWatcher`` whose lists and watches are narrowed to a ``Scope``.
+    """A ``ListerWatcher`` whose lists and watches are narrowed to a ``Scope`` (no client-go
+    twin; client-go's ``ListWatch`` with a ``TweakListOptionsFunc`` is the static kind).
 
     ``kind`` is ``"foos"`` (a ``shardSelector``, and the client-side filter) or
     ``"deployments"`` (the bucket label selector). ``listed`` is the scope of the last list

@@ -12,7 +12,8 @@ changes, it:
 4. hands over the buckets it lost: it stops starting their syncs at once (``gate.ActingGate``),
    and once none is in flight it removes them from its Lease's claim;
 5. takes the buckets it won once no other live Lease claims them and both informers have listed
-   them: it writes the claim first, then acts, and enqueues every Foo of them.
+   them: it writes the claim first, acts once its Lease watch shows that claim and no other
+   one committed before it, and enqueues every Foo of them.
 
 So a bucket is acted on by at most one replica at any time: a replica acts on a bucket only
 while its own Lease claims it, claims only what no other live Lease claims, and releases only
@@ -33,7 +34,14 @@ from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge
 from client.rest import Interface
 from controller.sharding.assignment import assign, encode_buckets
 from controller.sharding.gate import ActingGate
-from controller.sharding.membership import LEASE_GVR, RING_LABEL, Member, MemberTracker, OwnLease
+from controller.sharding.membership import (
+    LEASE_GVR,
+    RING_LABEL,
+    Member,
+    MemberTracker,
+    OwnLease,
+    seen_at_or_after,
+)
 from controller.sharding.scope import Scope, ScopedListWatch
 from controller.trace import TRACE_LOGGER
 from informer.factory import SharedInformerFactory
@@ -51,7 +59,8 @@ trace = logging.getLogger(TRACE_LOGGER)
 
 
 class ShardingMetrics:
-    """The sharding metrics (no upstream twin), registered once per registry."""
+    """The sharding metrics, registered once per registry (no client-go twin; the names are
+    those of the design shared with docs/sharding.md)."""
 
     def __init__(self, ring: str, registry: CollectorRegistry | None) -> None:
         registry = REGISTRY if registry is None else registry
@@ -89,7 +98,8 @@ class ShardingMetrics:
 
 
 class Sharder:
-    """The replica's membership, assignment, handovers and informer scopes (module docstring).
+    """The replica's membership, assignment, handovers and informer scopes (no client-go twin:
+    see the module docstring).
 
     Wiring (``controller.manager.run``): build it, give the Foo and Deployment informers its
     ``wrap_foos`` / ``wrap_deployments``, give the controller its ``gate``, ``attach`` the
@@ -164,6 +174,10 @@ class Sharder:
         self._mine: frozenset[int] = frozenset()
         # bucket count mismatch already logged for these members
         self._mismatch_logged: frozenset[str] = frozenset()
+        # buckets claimed on our Lease, not acted on until our watch shows that claim
+        self._pending: frozenset[int] = frozenset()
+        # the resourceVersion of the Lease write that claimed them
+        self._pending_rv = ""
 
     # -- wiring -------------------------------------------------------------------------------
 
@@ -280,6 +294,12 @@ class Sharder:
             acting = self.gate.acting()
             if acting:
                 self.gate.stop(acting)
+            # Our claims may be judged expired by now, and taken: the next renewal keeps only
+            # those with a sync still in flight, and the rest are claimed anew through the
+            # watch, as at start.
+            self.own.claims = self.gate.busy(self.own.claims)
+            self._pending = frozenset()
+            if acting:
                 log.error(
                     "could not renew the member lease within the renew deadline; "
                     "acting on no bucket until it is renewed",
@@ -291,8 +311,18 @@ class Sharder:
         if stopping:
             # draining: keep the Lease (and its claims) alive, take nothing new
             return
-        members = self.tracker.observe(self.leases.get_store().list())
+        # one snapshot for the whole step: our claim is judged against what was seen with it
+        leases = self.leases.get_store().list()
+        members = self.tracker.observe(leases)
         members.pop(self.identity, None)
+        own_rv = next(
+            (
+                str(lease["metadata"].get("resourceVersion") or "")
+                for lease in leases
+                if lease.get("metadata", {}).get("name") == self.identity
+            ),
+            "",
+        )
         mismatched = {name for name, m in members.items() if m.bucket_count != self.bucket_count}
         if mismatched:
             if mismatched != self._mismatch_logged:
@@ -326,7 +356,7 @@ class Sharder:
             )
         mine = self._mine
         self._hand_over(mine)
-        self._take_over(mine, members)
+        self._take_over(mine, members, own_rv)
         self._rescope(mine | self.gate.acting())
         self._publish()
         self._problem = ""
@@ -341,26 +371,56 @@ class Sharder:
             trace.info("bucket handover", extra={"buckets": encode_buckets(lost), "to": "others"})
             # most syncs take milliseconds: wait a little, so one step releases them
             self.gate.wait_idle(lost, min(1.0, self.retry_period / 2))
-        releasing = self.own.claims - self.gate.acting()
+        releasing = self.own.claims - self.gate.acting() - self._pending
         idle = releasing - self.gate.busy(releasing)
         if idle and self._renew(self.own.claims - idle):
             self._moved(idle, "out", "handed over")
 
-    def _take_over(self, mine: frozenset[int], members: dict[str, Member]) -> None:
-        """Act on the owned buckets no other live Lease claims, once both informers list them."""
-        claimed_by_others: frozenset[int] = frozenset().union(*(m.claims for m in members.values()))
+    def _take_over(self, mine: frozenset[int], members: dict[str, Member], own_rv: str) -> None:
+        """Claim the owned buckets no other live Lease claims, once both informers list them;
+        act on them once the Lease watch shows our claim and still no other.
+
+        Two replicas may briefly disagree on the members (one has seen a newcomer, the other
+        not yet) and both claim a bucket the old owner released. The watch delivers every Lease
+        write in the order the server committed them, so when a replica sees its own claim it
+        has seen every claim committed before it: the first claimer finds none and acts, the
+        later one finds the first's and withdraws without ever acting.
+        """
+        others: frozenset[int] = frozenset().union(*(m.claims for m in members.values()))
+        if self._pending:
+            # the Lease watch has not shown our last claim yet (own_rv: our Lease as cached)
+            if not seen_at_or_after(own_rv, self._pending_rv):
+                return
+            pending, self._pending = self._pending, frozenset()
+            won = (pending & mine) - others
+            withdrawn = pending - won
+            if withdrawn and self._renew(self.own.claims - withdrawn):
+                log.info(
+                    "claim withdrawn: another replica claimed first, or the owner changed",
+                    extra={"buckets": encode_buckets(withdrawn)},
+                )
+            if won:
+                self._act(won)
         listed = frozenset(range(self.bucket_count))
         for scoped in self._scoped:
             listed &= scoped.listed()
-        gained = (mine - self.gate.acting() - claimed_by_others) & listed
+        gained = (mine - self.gate.acting() - others) & listed
         if not gained:
             return
-        wanted = self.own.claims | gained
-        if wanted != self.own.claims and not self._renew(wanted):
+        if gained <= self.own.claims:
+            # claimed already, and ours all along (we had stopped acting, say on a failed
+            # renewal): no other claim can have come in meanwhile
+            self._act(gained)
             return
-        self.gate.start(gained)
-        self._moved(gained, "in", "taken over")
-        self._enqueue(gained)
+        if self._renew(self.own.claims | gained):
+            self._pending = gained
+            self._pending_rv = self.own.resource_version
+
+    def _act(self, buckets: frozenset[int]) -> None:
+        # acting first, then enqueue: a Foo cached meanwhile is enqueued by its own event
+        self.gate.start(buckets)
+        self._moved(buckets, "in", "taken over")
+        self._enqueue(buckets)
 
     def _rescope(self, buckets: frozenset[int]) -> None:
         changed = [

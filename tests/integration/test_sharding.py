@@ -21,7 +21,9 @@ import time
 from dataclasses import dataclass
 
 import pytest
+from prometheus_client import CollectorRegistry
 
+from client.errors import TransportError
 from client.rest import RESTClient, resource_path
 from controller.foo_controller import DEPLOYMENT_GVR, FOO_GVR
 from controller.sharding.assignment import bucket_of_uid, decode_buckets
@@ -30,6 +32,7 @@ from controller.sharding.membership import (
     BUCKETS_ANNOTATION,
     RING_LABEL,
 )
+from controller.sharding.sharder import Sharder
 from tests.conftest import CRD
 from tests.helpers import foreign_deployment, wait_for
 from tests.integration.controller_harness import foo
@@ -229,15 +232,15 @@ def test_sharded_replicas_never_overlap_and_take_over(kubesim_factory, tmp_path,
     fleet = Fleet(sim)
     procs: dict[str, ControllerProcess] = {}
 
-    def start(identity: str) -> ControllerProcess:
+    def start(identity: str, *flags: str) -> ControllerProcess:
         p = ControllerProcess.against(
-            sim, tmp_path, *SHARDED, "--identity", identity, name=identity
+            sim, tmp_path, *SHARDED, "--identity", identity, *flags, name=identity
         )
         procs[identity] = p
         return p
 
     try:
-        a = start("replica-a")
+        a = start("replica-a", "--trace")
         a.wait_log("sharding on", timeout=20)
         fleet.create(FOOS)
         wait_claims(history, {"replica-a"}, timeout=20)
@@ -309,6 +312,12 @@ def test_sharded_replicas_never_overlap_and_take_over(kubesim_factory, tmp_path,
         assert procs["replica-a"].metric("sharding_handovers_total", {"direction": "out"}) > 0
         assert procs["replica-a"].metric("sharding_handovers_total", {"direction": "in"}) >= BUCKETS
         assert procs["replica-a"].get("health-probes", "/readyz")[0] == 200
+        # the logs and --trace say when buckets move
+        assert a.has_log("buckets handed over") and a.has_log("buckets taken over")
+        assert a.has_log("bucket moved", direction="out") and a.has_log(
+            "bucket moved", direction="in"
+        )
+        assert procs["replica-b"].has_log("member lease released")
     finally:
         for p in procs.values():
             p.close()
@@ -392,3 +401,88 @@ def test_members_that_disagree_on_the_bucket_count_stay_not_ready(kubesim_factor
     finally:
         for p in procs:
             p.close()
+
+
+class Breakable:
+    """A RESTClient whose Lease writes can be made to fail (a replica cut off from the server)."""
+
+    def __init__(self, rest: RESTClient) -> None:
+        self.rest = rest
+        self.broken = threading.Event()
+
+    def request(self, method: str, path: str, **kwargs):
+        if self.broken.is_set() and "/leases" in path and method != "GET":
+            raise TransportError("injected: the server cannot be reached")
+        return self.rest.request(method, path, **kwargs)
+
+    def stream(self, path: str, **kwargs):
+        return self.rest.stream(path, **kwargs)
+
+
+def test_a_replica_that_cannot_renew_stops_acting_before_another_takes_over(kubesim_factory):
+    """Two sharders in one process (no informers): sampled every few milliseconds, their
+    acting sets never overlap, through the split, a replica cut off from its Lease (it stops
+    acting within the renew deadline; the other takes over only once the Lease has expired)
+    and its return."""
+    sim = kubesim_factory(crds=[CRD])
+    rests = {n: Breakable(RESTClient(sim.new_api_client(), user_agent=n)) for n in "ab"}
+    sharders = {
+        n: Sharder(
+            rests[n],
+            "default",
+            n,
+            "ring",
+            BUCKETS,
+            lease_duration=LEASE_DURATION,
+            renew_deadline=1.5,
+            retry_period=0.3,
+            registry=CollectorRegistry(),
+        )
+        for n in "ab"
+    }
+    a, b = sharders["a"], sharders["b"]
+    every = frozenset(range(BUCKETS))
+    overlaps: list[tuple[float, frozenset[int]]] = []
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.005):
+            both = a.gate.acting() & b.gate.acting()
+            if both:
+                overlaps.append((time.monotonic(), both))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    stop = threading.Event()
+    try:
+        for s in sharders.values():
+            s.start(stop)
+        assert all(s.wait_ready(stop) for s in sharders.values())
+
+        def split() -> bool:
+            return bool(a.gate.acting()) and (a.gate.acting() | b.gate.acting()) == every
+
+        wait_for(split, timeout=15, message="the buckets split between a and b")
+
+        rests["a"].broken.set()
+        cut_at = time.monotonic()
+        wait_for(lambda: not a.gate.acting(), timeout=5, message="a stops acting")
+        stopped = time.monotonic() - cut_at
+        # within the renew deadline (after its last renewal, at most a retry period before)
+        assert stopped <= 1.5 + 0.3 + 0.5, stopped
+        assert a.readiness() == "the member lease could not be renewed"
+        wait_for(lambda: b.gate.acting() == every, timeout=10, message="b takes over")
+        took = time.monotonic() - cut_at
+        # not before a's Lease expired: its last renewal was at most a retry period before
+        assert took >= LEASE_DURATION - 0.3, took
+
+        rests["a"].broken.clear()
+        wait_for(split, timeout=15, message="a rejoins and the buckets split again")
+        assert a.readiness() is None
+    finally:
+        stop.set()
+        for s in sharders.values():
+            s.release(timeout=2)
+        done.set()
+        sampler.join(2)
+    assert overlaps == [], overlaps[:5]

@@ -31,6 +31,7 @@ from controller.sharding.membership import (
     BUCKET_LABEL,
     BUCKETS_ANNOTATION,
     MemberTracker,
+    seen_at_or_after,
 )
 from controller.sharding.scope import Scope, ScopedListWatch, deployment_selector
 from informer.shared_informer import SharedIndexInformer
@@ -271,3 +272,24 @@ def test_a_rescope_relists_and_the_cache_follows_the_scope():
     finally:
         stop.set()
         t.join(5)
+
+
+def test_our_claim_counts_as_seen_once_the_cache_holds_that_write_or_a_later_one():
+    assert seen_at_or_after("12", "12") and seen_at_or_after("13", "12")
+    assert not seen_at_or_after("11", "12")
+    assert not seen_at_or_after("", "12") and not seen_at_or_after("12", "")
+    # an opaque (non-numeric) resourceVersion: only the very write counts
+    assert seen_at_or_after("abc", "abc") and not seen_at_or_after("abd", "abc")
+
+
+def test_every_request_names_the_replica_in_its_user_agent(monkeypatch):
+    import socket
+
+    from controller.manager import USER_AGENT, identity_of, user_agent
+    from controller.options import Options
+
+    assert user_agent(Options(identity="pod-1")) == f"{USER_AGENT} (pod-1)"
+    # without --identity: the hostname (a pod's name), lowercased so that it names a Lease
+    monkeypatch.setattr(socket, "gethostname", lambda: "Worker-7.Example")
+    assert identity_of(Options()) == "worker-7.example"
+    assert user_agent(Options()) == f"{USER_AGENT} (worker-7.example)"
