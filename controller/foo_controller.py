@@ -396,6 +396,8 @@ class Controller:
         # touch it.
         if deployment is not None and not is_controlled_by(deployment, foo):
             self._blocked(foo)
+        if deployment is None and self._blocked_outside_cache(foo):
+            self._blocked(foo)
 
         if deployment is None:
             # Status first: the write is guarded by the Foo's resourceVersion, so it succeeds
@@ -429,6 +431,25 @@ class Controller:
         self._update_foo_status(foo, desired_status(foo, None, blocked, blocked=True))
         self._event(foo, EVENT_TYPE_WARNING, ERR_RESOURCE_EXISTS, message)
         raise ResourceExistsError(message)
+
+    def _blocked_outside_cache(self, foo: Foo) -> bool:
+        """Sharded, a Foo already blocked: someone else's Deployment carries no bucket label,
+        so it is in no replica's cache. Ask the API whether it is still there, rather than let
+        the status flap through "not available" (and a create's 409) at every retry."""
+        if not self.gate.deployment_labels(foo):
+            return False
+        conditions = (foo.get("status") or {}).get("conditions") or []
+        if not any(
+            c.get("type") == READY and c.get("reason") == ERR_RESOURCE_EXISTS for c in conditions
+        ):
+            return False
+        existing = self._uncached_deployment(foo)
+        return existing is not None and not is_controlled_by(existing, foo)
+
+    def _uncached_deployment(self, foo: Foo) -> Deployment | None:
+        """The Foo's Deployment as the API has it (sharded: one outside every cache)."""
+        path = resource_path(*DEPLOYMENT_GVR, foo["metadata"]["namespace"])
+        return cast(Deployment | None, self.writes.lookup(path, foo["spec"]["deploymentName"]))
 
     def _cache_behind_our_writes(
         self, key: str, foo: Foo, has_deployment_name: bool, deployment: Deployment | None
@@ -488,16 +509,23 @@ class Controller:
         sharding (no bucket label) or under another bucket count. Ours (controlled by this
         Foo): give it the label, so it enters our cache, whose event syncs the Foo again.
         Someone else's: blocked, as ever. Nothing is duplicated, nothing not ours is touched."""
-        meta = foo["metadata"]
-        path = resource_path(*DEPLOYMENT_GVR, meta["namespace"], foo["spec"]["deploymentName"])
-        existing = cast(Deployment, self.writes.get(path))
+        existing = self._uncached_deployment(foo)
+        if existing is None:
+            # deleted since the 409: the next sync creates it
+            raise DeploymentGoneError(
+                f"{foo['metadata']['namespace']}/{foo['spec']['deploymentName']}"
+            )
         if not is_controlled_by(existing, foo):
             self._blocked(foo)
-        have = (existing.get("metadata") or {}).get("labels") or {}
+        meta = existing["metadata"]
+        have = meta.get("labels") or {}
         if any(have.get(k) != v for k, v in labels.items()):
             extra = {"key": name_of(foo), "deployment": name_of(existing), "labels": labels}
             self._announce(log, "labelling existing deployment", extra)
-            self.writes.patch_labels(path, labels)
+            # an update as read (resourceVersion kept): a concurrent change gets us a 409
+            labelled = {**existing, "metadata": {**meta, "labels": {**have, **labels}}}
+            path = resource_path(*DEPLOYMENT_GVR, meta["namespace"], meta["name"])
+            self.writes.update("deployments", name_of(existing), path, labelled)
 
     def _update_deployment_replicas(
         self, key: str, deployment: Deployment, replicas: int

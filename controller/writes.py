@@ -20,7 +20,6 @@ and not at all past it (``controller.worker.Workers.time_for_write``, AbandonedE
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from typing import Any
 
 from client.rest import RESTClient
@@ -89,27 +88,26 @@ class TrackedWrites:
                 trace.info("enqueue", extra={"key": enqueue})
                 self.queue.add(enqueue)
 
-    def get(self, path: str) -> Any:
-        """GET one object from the API (not the cache): what a create that met 409 found."""
-        return self.rest.request(
-            "GET", path, timeout=self.workers.time_for_write(path, REQUEST_TIMEOUT)
+    def lookup(self, path: str, name: str) -> Any | None:
+        """The object ``name`` of the collection at ``path`` as the API has it (not the
+        cache), or None: what a sharded create that met 409 found. A LIST narrowed to the name
+        rather than a GET, so that sharding needs no verb the controller's ClusterRole lacks
+        (manifests/rbac.yaml grants list, watch, create and update on Deployments)."""
+        found = self.rest.request(
+            "GET",
+            path,
+            params={"fieldSelector": f"metadata.name={name}"},
+            timeout=self.workers.time_for_write(path, REQUEST_TIMEOUT),
         )
+        items = list(found.get("items") or [])
+        return items[0] if items else None
 
-    def patch_labels(self, path: str, labels: Mapping[str, str]) -> Any:
-        """Merge-patch ``labels`` onto the object (sharding's bucket label on a Deployment made
-        before sharding); its event then brings it into the cache, so no expectation is kept."""
-        body = {"metadata": {"labels": dict(labels)}}
-        return self._write("PATCH", path, body, content_type="application/merge-patch+json")
-
-    def _write(
-        self, method: str, path: str, body: Any, content_type: str = "application/json"
-    ) -> Any:
+    def _write(self, method: str, path: str, body: Any) -> Any:
         return self.rest.request(
             method,
             path,
             params={"fieldManager": self.field_manager},
             body=body,
-            content_type=content_type,
             timeout=self.workers.time_for_write(path, REQUEST_TIMEOUT),
         )
 

@@ -299,6 +299,7 @@ class Sharder:
             # watch, as at start.
             self.own.claims = self.gate.busy(self.own.claims)
             self._pending = frozenset()
+            self._problem = "the member lease could not be renewed"
             if acting:
                 log.error(
                     "could not renew the member lease within the renew deadline; "
@@ -306,7 +307,6 @@ class Sharder:
                     extra={"lease": self.own.describe(), "buckets": encode_buckets(acting)},
                 )
                 self._publish()
-            self._problem = "the member lease could not be renewed"
             return
         if stopping:
             # draining: keep the Lease (and its claims) alive, take nothing new
@@ -325,6 +325,8 @@ class Sharder:
         )
         mismatched = {name for name, m in members.items() if m.bucket_count != self.bucket_count}
         if mismatched:
+            # (before the log line: whoever reads it finds /readyz saying so)
+            self._problem = f"ring members disagree on the bucket count: {sorted(mismatched)}"
             if mismatched != self._mismatch_logged:
                 log.error(
                     "ring members disagree on the bucket count; not taking any bucket",
@@ -335,7 +337,6 @@ class Sharder:
                     },
                 )
             self._mismatch_logged = frozenset(mismatched)
-            self._problem = f"ring members disagree on the bucket count: {sorted(mismatched)}"
             return
         self._mismatch_logged = frozenset()
         names = [self.identity, *members]

@@ -353,6 +353,7 @@ def test_switching_an_installation_to_sharding_labels_its_deployments_and_duplic
                 )
             )
         wait_converged(fleet, 1, timeout=30)
+        scaled_at = time.time()
         fleet.scale(2)
         wait_converged(fleet, 2, timeout=30)
 
@@ -371,8 +372,23 @@ def test_switching_an_installation_to_sharding_labels_its_deployments_and_duplic
             for r in sim.request_log
             if r.time >= switched_at and r.user_agent.startswith(f"{USER_AGENT} (replica-")
         ]
-        patched = {r.name for r in sharded if r.resource == "deployments" and r.verb == "patch"}
-        assert patched == set(fleet.uids)
+        # the blocked Foo's status stays as it was: no flapping through "not available"
+        flaps = [r for r in sharded if r.resource == "foos/status" and r.name == "blocked"]
+        assert flaps == [], flaps
+        # it is looked up by a list narrowed to its name, and never written
+        lookups = [r for r in sharded if r.resource == "deployments" and "taken" in r.query]
+        assert lookups and all(r.verb == "list" for r in lookups), lookups
+        assert not [r for r in sharded if r.resource == "deployments" and r.name == "taken"]
+        # each Deployment of ours got its label, by an update as read, before the scale-up
+        labelled = {
+            r.name
+            for r in sharded
+            if r.resource == "deployments" and r.verb == "update" and r.time < scaled_at
+        }
+        assert labelled == set(fleet.uids)
+        # no verb the controller's ClusterRole lacks (manifests/rbac.yaml)
+        verbs = {r.verb for r in sharded if r.resource == "deployments"}
+        assert verbs <= {"list", "watch", "create", "update"}, verbs
         created = [
             r
             for r in sharded
@@ -397,6 +413,11 @@ def test_members_that_disagree_on_the_bucket_count_stay_not_ready(kubesim_factor
         b.wait_log("ring members disagree on the bucket count; not taking any bucket", timeout=20)
         code, body = b.get("health-probes", "/readyz?verbose")
         assert code != 200 and "ring members disagree on the bucket count" in body, body
+        # and a, ready before, is not ready any more either
+        wait_for(
+            lambda: "ring members disagree" in a.get("health-probes", "/readyz?verbose")[1],
+            timeout=10,
+        )
         a.wait_log("ring members disagree on the bucket count; not taking any bucket", timeout=20)
     finally:
         for p in procs:
