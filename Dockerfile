@@ -55,7 +55,7 @@ RUN --mount=type=secret,id=pip_cert --mount=type=secret,id=pip_conf \
     /opt/venv/bin/python -c "import controller.__main__"
 
 FROM ${PYTHON_IMAGE}
-# 65532: the conventional "nonroot" uid; manifests/deployment.yaml runs the pod as the same.
+# 65532: the conventional "nonroot" uid; manifests/base/deployment.yaml runs the pod as the same.
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1

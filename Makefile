@@ -84,8 +84,8 @@ image:
 		$(if $(PIP_CONFIG_FILE),--secret id=pip_conf$(COMMA)src=$(PIP_CONFIG_FILE)) \
 		$(DOCKER_BUILD_FLAGS) -t $(IMAGE) .
 
-## image-smoke: run the built image as manifests/deployment.yaml runs it (non-root, read-only root
-## filesystem, no capabilities, in-cluster config and token) against kubesim on the host network,
+## image-smoke: run the built image as manifests/base/deployment.yaml runs it (non-root, read-only
+## root filesystem, no capabilities, in-cluster config and token) against kubesim on the host network,
 ## and check probes, a reconciled Foo and a clean exit on SIGTERM. Needs a docker engine.
 image-smoke: venv
 	@$(PY) hack/image_smoke.py --image $(IMAGE) --docker $(DOCKER)

@@ -1,4 +1,6 @@
-"""Smoke-test the controller's image the way manifests/deployment.yaml runs it (`make image-smoke`).
+"""Smoke-test the controller's image the way manifests/base/deployment.yaml runs it.
+
+It is what `make image-smoke` runs:
 
     python hack/image_smoke.py [--image sample-controller-py:0.1.0] [--docker docker]
 
@@ -46,7 +48,7 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-MANIFEST = ROOT / "manifests" / "deployment.yaml"
+MANIFEST = ROOT / "manifests" / "base" / "deployment.yaml"
 EXAMPLE_FOO = ROOT / "manifests" / "example-foo.yaml"
 CRD = ROOT / "crds" / "foo-crd.yaml"
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"  # where the kubelet mounts the token

@@ -22,7 +22,7 @@ scenarios make the strongest assertions that allows.
 On every target the controller never uses the admin's credentials: it gets a token for the
 ``sample-controller`` ServiceAccount from the TokenRequest API
 (``POST .../serviceaccounts/sample-controller/token``) and a kubeconfig built from it, so a
-permission missing from manifests/rbac.yaml fails the scenarios.
+permission missing from manifests/base/rbac.yaml fails the scenarios.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-MANIFESTS = helpers.ROOT / "manifests"
+MANIFESTS = helpers.ROOT / "manifests" / "base"
 # the objects that give the controller its identity and permissions, in apply order
 RBAC_FILES = ("namespace.yaml", "service-account.yaml", "rbac.yaml")
 
@@ -120,7 +120,7 @@ class SuiteClient(RESTClient):
 
 
 def load_manifests(*names: str) -> list[dict]:
-    """The YAML documents of manifests/<name>, in order."""
+    """The YAML documents of manifests/base/<name>, in order."""
     docs: list[dict] = []
     for name in names:
         with open(MANIFESTS / name) as f:

@@ -257,7 +257,7 @@ class ControllerCredentials:
     kubeconfig: str  # path; on a real API server it holds the ServiceAccount's token
     identity: str  # who that is, for messages
     lease_namespace: str  # where the leader-election Role lets it hold its Lease
-    service_account: str  # "<namespace>/<name>" from manifests/service-account.yaml
+    service_account: str  # "<namespace>/<name>" from manifests/base/service-account.yaml
     token: str  # the bearer token in that kubeconfig (a minted, signed JWT on a real server)
 
 

@@ -8,7 +8,7 @@ apiserver.go), with the flags it passes, plus what this suite needs on top:
   mint ServiceAccount tokens);
 - a static token file with one admin user in ``system:masters`` (the kubeconfig's credential);
 - ``--authorization-mode=RBAC``, so the controller's ServiceAccount has exactly the rights
-  manifests/rbac.yaml gives it;
+  manifests/base/rbac.yaml gives it;
 - ``--endpoint-reconciler-type=none``: on loopback the advertise address is 127.0.0.1, which
   the apiserver's own ``kubernetes`` Endpoints would fail validation with.
 

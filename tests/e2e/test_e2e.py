@@ -358,7 +358,7 @@ def test_rbac_least_privilege(
             "SelfSubjectAccessReviews below show the server authenticates the token",
         )
 
-    # every rule of manifests/rbac.yaml is in force for the ServiceAccount
+    # every rule of manifests/base/rbac.yaml is in force for the ServiceAccount
     for doc in load_manifests("rbac.yaml"):
         if doc["kind"] not in ("ClusterRole", "Role"):
             continue

@@ -1,9 +1,10 @@
 """The study docs stay true: names import, commands run, log lines appear, the diagrams match.
 
 There are two doc sets, the English one in docs/ (architecture.md, walkthrough.md,
-client-go-map.md, exercises.md) and the Japanese one in docs/ja/ (README.md, architecture.md,
-walkthrough.md, exercises.md, concepts.md, glossary.md). Every check below runs on both, so a
-rename, a changed flag or a reworded log line that leaves either language behind fails the suite.
+client-go-map.md, exercises.md, sharding.md) and the Japanese one in docs/ja/ (README.md,
+architecture.md, walkthrough.md, exercises.md, concepts.md, glossary.md, sharding.md). Every
+check below runs on both, so a rename, a changed flag or a reworded log line that leaves either
+language behind fails the suite.
 They quote six kinds of things, each checked against the code or against a real run:
 
 - inline code that names something of ours (`informer.reflector.Reflector`,
@@ -78,7 +79,10 @@ DOCS = ROOT / "docs"
 # Each language's directory and documents. The Japanese edition follows the English one section
 # by section and adds a README, a bridge from the concepts (concepts.md) and a glossary.
 DOC_SETS: dict[str, tuple[Path, list[str]]] = {
-    "en": (DOCS, ["architecture.md", "walkthrough.md", "client-go-map.md", "exercises.md"]),
+    "en": (
+        DOCS,
+        ["architecture.md", "walkthrough.md", "client-go-map.md", "exercises.md", "sharding.md"],
+    ),
     "ja": (
         DOCS / "ja",
         [
@@ -88,6 +92,7 @@ DOC_SETS: dict[str, tuple[Path, list[str]]] = {
             "exercises.md",
             "concepts.md",
             "glossary.md",
+            "sharding.md",
         ],
     ),
 }
@@ -248,7 +253,7 @@ def test_exercises_point_at_real_tests(lang):
 
 
 # The Japanese documents that follow an English one section by section.
-FOLLOWED = ["architecture.md", "walkthrough.md", "exercises.md"]
+FOLLOWED = ["architecture.md", "walkthrough.md", "exercises.md", "sharding.md"]
 
 
 def quoted_code(lang: str, name: str) -> set[str]:

@@ -10,6 +10,7 @@ apply on an empty server, which needs kubectl's usual second pass for the exampl
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import shutil
@@ -142,7 +143,7 @@ def test_deployment_is_hardened_and_wired_to_the_cli(rendered):
     user = re.search(r"^USER\s+(\d+)", (ROOT / "Dockerfile").read_text(), re.M)
     assert user and int(user.group(1)) == psc["runAsUser"] != 0
     # The image name is the one kustomize's `images:` retags.
-    kustomization = yaml.safe_load((ROOT / "manifests" / "kustomization.yaml").read_text())
+    kustomization = yaml.safe_load((ROOT / "manifests/base/kustomization.yaml").read_text())
     [image] = kustomization["images"]
     assert c["image"] == f"{image['name']}:{image['newTag']}"
     sa = one(rendered, "ServiceAccount")["metadata"]["name"]
@@ -245,6 +246,103 @@ def test_bindings_point_at_the_service_account(rendered):
     default_lease = parse_options([]).leader_elect_lease_name
     named = [r for r in role["rules"] if r.get("resourceNames")]
     assert named and all(r["resourceNames"] == [default_lease] for r in named)
+
+
+@pytest.fixture(scope="module")
+def sharded() -> list[dict]:
+    """`kubectl kustomize manifests/sharded/`: the overlay of the base for --sharding."""
+    out = kubectl("kustomize", "manifests/sharded/").stdout
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
+def kinds_and_names(objs: list[dict]) -> set[tuple[str, str]]:
+    return {(o["kind"], o["metadata"]["name"]) for o in objs}
+
+
+def test_sharded_overlay_is_the_base_with_leases_for_sharding(rendered, sharded):
+    # the base, without the example Foo, with the sharding Role in place of leader election's
+    base = kinds_and_names(rendered) - {("Foo", "example-foo")}
+    election = {
+        ("Role", "sample-controller-leader-election"),
+        ("RoleBinding", "sample-controller-leader-election"),
+    }
+    assert election <= base
+    assert kinds_and_names(sharded) == (base - election) | {
+        ("Role", "sample-controller-sharding"),
+        ("RoleBinding", "sample-controller-sharding"),
+    }
+    ns = one(sharded, "Namespace")["metadata"]["name"]
+    for obj in sharded:
+        if obj["kind"] in ("ServiceAccount", "Role", "RoleBinding", "Deployment", "Service"):
+            assert obj["metadata"]["namespace"] == ns, obj["metadata"]
+    # everything but the Deployment and the Lease RBAC is the base's, unchanged: the
+    # controller's ClusterRole too (a Deployment made before sharding is found with a list and
+    # labelled with an update, verbs it already grants)
+    for kind, name in base - election - {("Deployment", "sample-controller")}:
+        assert by_name(sharded, kind)[name] == by_name(rendered, kind)[name], (kind, name)
+
+
+def test_sharded_deployment_runs_three_working_replicas(rendered, sharded):
+    dep, base_dep = one(sharded, "Deployment"), one(rendered, "Deployment")
+    assert dep["spec"]["replicas"] == 3
+    [c] = dep["spec"]["template"]["spec"]["containers"]
+    [base_c] = base_dep["spec"]["template"]["spec"]["containers"]
+    # parsed by the CLI's own parser: sharding on, leader election off (the two are exclusive)
+    options = parse_options(c["args"])
+    assert options.sharding and not options.leader_elect
+    assert "--leader-elect" not in c["args"]
+    # the ring and the bucket count are the defaults, the same for every replica
+    defaults = parse_options(["--sharding"])
+    assert options.sharding_ring == defaults.sharding_ring == "sample-controller"
+    assert options.sharding_buckets == defaults.sharding_buckets
+    # the rest of the command line is the base's: only the mode changed
+    assert [a for a in c["args"] if a != "--sharding"] == [
+        a for a in base_c["args"] if a != "--leader-elect"
+    ]
+    # the Leases go to the pod's namespace (the downward API), as leader election's Lease
+    assert c["env"] == base_c["env"] and not options.leader_elect_namespace
+
+    # and nothing else of the Deployment changed: the hardening, the probes, the image
+    def without_mode(d: dict) -> dict:
+        d = copy.deepcopy(d)
+        del d["spec"]["replicas"]
+        del d["spec"]["template"]["spec"]["containers"][0]["args"]
+        return d
+
+    assert without_mode(dep) == without_mode(base_dep)
+
+
+def test_sharded_role_grants_the_leases_and_no_more(sharded):
+    role = one(sharded, "Role")
+    sa = one(sharded, "ServiceAccount")["metadata"]
+    assert role["metadata"]["namespace"] == sa["namespace"]
+    [rule] = role["rules"]
+    assert rule["apiGroups"] == ["coordination.k8s.io"] and rule["resources"] == ["leases"]
+    # the ring's informer (list, watch), the replica's own Lease (get, create, renew and claim
+    # with an update, delete on a graceful shutdown); no patch, no collection deleted
+    assert sorted(rule["verbs"]) == sorted(["get", "list", "watch", "create", "update", "delete"])
+    # no names: create cannot be limited by one, and the others are the pods' own names
+    assert "resourceNames" not in rule
+    # a Role in the controller's namespace, not a ClusterRole: no Lease of any other namespace
+    leases = [
+        r
+        for c in (o for o in sharded if o["kind"] == "ClusterRole")
+        for r in c["rules"]
+        if "leases" in r.get("resources", [])
+    ]
+    assert leases == []
+    [binding] = [b for b in sharded if b["kind"] == "RoleBinding"]
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "Role",
+        "name": role["metadata"]["name"],
+    }
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": sa["name"], "namespace": sa["namespace"]}
+    ]
+    # the Role's comment says why create is not limited by name
+    text = (ROOT / "manifests/sharded/sharding-rbac.yaml").read_text()
+    assert "not be known at authorization time" in text
 
 
 @pytest.fixture

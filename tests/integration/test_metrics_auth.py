@@ -59,7 +59,8 @@ def test_the_process_serves_metrics_over_https_and_the_probes_plain(sim, tmp_pat
 
 
 def metrics_rbac() -> list[dict]:
-    return [d for d in yaml.safe_load_all((ROOT / "manifests/metrics-rbac.yaml").read_text()) if d]
+    text = (ROOT / "manifests/base/metrics-rbac.yaml").read_text()
+    return [d for d in yaml.safe_load_all(text) if d]
 
 
 def service_account_token(sim: KubeSim, api: RESTClient, namespace: str, name: str) -> str:

