@@ -48,6 +48,7 @@ from demo.narration import (
     Narrator,
     RequestTap,
     elapsed,
+    foreign_deployment,
     headline,
     print_lines,
     print_tables,
@@ -196,19 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         api.request(
             "POST",
             resource_path(*DEPLOYMENTS, "default"),
-            body={
-                "apiVersion": "apps/v1",
-                "kind": "Deployment",
-                "metadata": {"name": "not-ours"},
-                "spec": {
-                    "replicas": 1,
-                    "selector": {"matchLabels": {"app": "other"}},
-                    "template": {
-                        "metadata": {"labels": {"app": "other"}},
-                        "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
-                    },
-                },
-            },
+            body=foreign_deployment(),
         )
         say("setup", "created Deployment not-ours (no owner)")
         api.request(

@@ -48,6 +48,26 @@ __all__ = [
 FOOS = ("samplecontroller.k8s.io", "v1alpha1", "foos")
 DEPLOYMENTS = ("apps", "v1", "deployments")
 
+
+def foreign_deployment(name: str = "not-ours") -> dict[str, Any]:
+    """A Deployment nobody owns: a Foo naming it is blocked (ErrResourceExists), as on a cluster
+    where someone else made a Deployment of that name first (the demo's step 4, demo-ui's
+    "collide" control)."""
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "other"}},
+            "template": {
+                "metadata": {"labels": {"app": "other"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
+            },
+        },
+    }
+
+
 _start = time.monotonic()
 _print_lock = threading.Lock()  # lines from several threads must not interleave mid-line
 # the request log's reader, flushed before a sync or event line (set by RequestTap.start)

@@ -28,7 +28,7 @@ from client.rest import RESTClient, resource_path
 from controller.cli import parse_options
 from controller.manager import USER_AGENT, Components, check_api, run
 from controller.trace import TRACE_LOGGER
-from demo.narration import DEPLOYMENTS, FOOS
+from demo.narration import DEPLOYMENTS, FOOS, foreign_deployment
 from demo.ui.recorder import Recorder
 
 __all__ = ["ACTIONS", "Cluster"]
@@ -226,19 +226,7 @@ class Cluster:
     def collide(self, args: dict[str, Any]) -> str:
         """A Deployment nobody owns, then a Foo that wants its name (ErrResourceExists)."""
         api = self._api()
-        body = {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "not-ours"},
-            "spec": {
-                "replicas": 1,
-                "selector": {"matchLabels": {"app": "other"}},
-                "template": {
-                    "metadata": {"labels": {"app": "other"}},
-                    "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
-                },
-            },
-        }
+        body = foreign_deployment()
         try:
             api.request("POST", resource_path(*DEPLOYMENTS, "default"), body=body)
         except APIError as err:
