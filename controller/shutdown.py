@@ -15,7 +15,7 @@ SIGTERM (or whenever a part of the process first sees its stop event) and is sha
 
 The process then exits within T plus ``EXIT_MARGIN`` (stopping the endpoints and the
 interpreter), which is what ``terminationGracePeriodSeconds`` must cover: 45 s in
-``manifests/deployment.yaml`` against 30 s + 1 s.
+``manifests/base/deployment.yaml`` against 30 s + 1 s.
 """
 
 from __future__ import annotations

@@ -92,7 +92,7 @@ class TrackedWrites:
         """The object ``name`` of the collection at ``path`` as the API has it (not the
         cache), or None: what a sharded create that met 409 found. A LIST narrowed to the name
         rather than a GET, so that sharding needs no verb the controller's ClusterRole lacks
-        (manifests/rbac.yaml grants list, watch, create and update on Deployments)."""
+        (manifests/base/rbac.yaml grants list, watch, create and update on Deployments)."""
         found = self.rest.request(
             "GET",
             path,

@@ -386,7 +386,7 @@ def test_switching_an_installation_to_sharding_labels_its_deployments_and_duplic
             if r.resource == "deployments" and r.verb == "update" and r.time < scaled_at
         }
         assert labelled == set(fleet.uids)
-        # no verb the controller's ClusterRole lacks (manifests/rbac.yaml)
+        # no verb the controller's ClusterRole lacks (manifests/base/rbac.yaml)
         verbs = {r.verb for r in sharded if r.resource == "deployments"}
         assert verbs <= {"list", "watch", "create", "update"}, verbs
         created = [
