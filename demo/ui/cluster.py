@@ -5,7 +5,7 @@ No client-go twin: part of the demo. The controller runs exactly as ``sample-con
 listens to it (``demo.ui.recorder``) and, for the pause, holds its workers from outside (see
 ``Cluster.hold_workers``). Each control is what a learner would do with kubectl, or a fault
 kubesim injects (``kubesim.faults``), and returns a short text the page shows beside the
-machinery's answer.
+machinery's answer, in English and Japanese (``demo.ui.words.ANSWERS``).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from controller.manager import USER_AGENT, Components, check_api, run
 from controller.trace import TRACE_LOGGER
 from demo.narration import DEPLOYMENTS, FOOS, foreign_deployment
 from demo.ui.recorder import Recorder
+from demo.ui.words import Answer, answer
 
 __all__ = ["ACTIONS", "Cluster"]
 
@@ -162,8 +163,8 @@ class Cluster:
 
     # -- the controls ----------------------------------------------------------------------------
 
-    def act(self, name: str, args: dict[str, Any]) -> str:
-        """Run the control ``name``; a short text of what was done (APIError: its message)."""
+    def act(self, name: str, args: dict[str, Any]) -> Answer:
+        """Run the control ``name``; what was done, in both languages (APIError: its message)."""
         action = ACTIONS.get(name)
         if action is None:
             raise KeyError(name)
@@ -171,13 +172,13 @@ class Cluster:
         try:
             return action(self, args)
         except APIError as err:
-            return f"{err.code}: {err}"
+            return answer("error", code=err.code, message=err)
 
     def _api(self) -> RESTClient:
         assert self.api is not None
         return self.api
 
-    def create_foo(self, args: dict[str, Any]) -> str:
+    def create_foo(self, args: dict[str, Any]) -> Answer:
         name = _name(args)
         body = {
             "apiVersion": "samplecontroller.k8s.io/v1alpha1",
@@ -189,14 +190,14 @@ class Cluster:
             },
         }
         self._api().request("POST", resource_path(*FOOS, "default"), body=body)
-        return f"kubectl apply: Foo {name}"
+        return answer("create", name=name)
 
-    def scale_foo(self, args: dict[str, Any]) -> str:
+    def scale_foo(self, args: dict[str, Any]) -> Answer:
         name = _name(args)
         foo = self._api().request("GET", resource_path(*FOOS, "default", name))
         replicas = int(args.get("replicas") or (foo["spec"].get("replicas", 1) + 1))
         self._patch_foo(name, {"spec": {"replicas": replicas}})
-        return f"kubectl patch foo {name}: replicas {replicas}"
+        return answer("scale", name=name, replicas=replicas)
 
     def _patch_foo(self, name: str, patch: dict[str, Any]) -> None:
         self._api().request(
@@ -206,15 +207,15 @@ class Cluster:
             content_type="application/merge-patch+json",
         )
 
-    def delete_foo(self, args: dict[str, Any]) -> str:
+    def delete_foo(self, args: dict[str, Any]) -> Answer:
         name = _name(args)
         self._api().request("DELETE", resource_path(*FOOS, "default", name))
-        return f"kubectl delete foo {name} (the garbage collector removes its Deployment)"
+        return answer("delete", name=name)
 
-    def delete_deployment(self, args: dict[str, Any]) -> str:
+    def delete_deployment(self, args: dict[str, Any]) -> Answer:
         name = self._deployment_of(_name(args))
         self._api().request("DELETE", resource_path(*DEPLOYMENTS, "default", name))
-        return f"kubectl delete deployment {name}"
+        return answer("deleteDeployment", name=name)
 
     def _deployment_of(self, foo: str) -> str:
         try:
@@ -223,7 +224,7 @@ class Cluster:
             return foo
         return str(obj["spec"].get("deploymentName") or foo)
 
-    def collide(self, args: dict[str, Any]) -> str:
+    def collide(self, args: dict[str, Any]) -> Answer:
         """A Deployment nobody owns, then a Foo that wants its name (ErrResourceExists)."""
         api = self._api()
         body = foreign_deployment()
@@ -233,33 +234,33 @@ class Cluster:
             if err.code != 409:
                 raise
         self.create_foo({"name": "collider", "deploymentName": "not-ours", "replicas": 2})
-        return "Deployment not-ours (no owner), then Foo collider wanting it"
+        return answer("collide")
 
-    def burst(self, args: dict[str, Any]) -> str:
+    def burst(self, args: dict[str, Any]) -> Answer:
         """Five changes to one Foo in a row: five events, one key in the queue."""
         name = _name(args)
         for i in range(5):
             self._patch_foo(name, {"metadata": {"annotations": {"demo-ui/burst": str(i)}}})
-        return f"5 changes to Foo {name}"
+        return answer("burst", name=name)
 
-    def drop_watches(self, args: dict[str, Any]) -> str:
+    def drop_watches(self, args: dict[str, Any]) -> Answer:
         closed = self.sim.faults.close_watches()
-        return f"closed {closed} watches: each resumes from its resourceVersion"
+        return answer("dropWatches", closed=closed)
 
-    def bookmarks(self, args: dict[str, Any]) -> str:
+    def bookmarks(self, args: dict[str, Any]) -> Answer:
         """Every watch that asked for bookmarks gets a BOOKMARK now, as the server sends one
         a minute: no object, only the resourceVersion the watch has reached (kubesim sends
         one only when that moved since the last)."""
         self.sim.send_bookmarks()
-        return "bookmarks asked of every watch"
+        return answer("bookmarks")
 
-    def compact(self, args: dict[str, Any]) -> str:
+    def compact(self, args: dict[str, Any]) -> Answer:
         """Move history past every watcher's resourceVersion, then end the watches: each
         watch again from its RV meets 410 Gone, and its reflector relists."""
         self._advance_resource_version()
         self.sim.faults.compact()
         closed = self.sim.faults.close_watches()
-        return f"compacted at rv {self.sim.resource_version}, closed {closed} watches"
+        return answer("compact", rv=self.sim.resource_version, closed=closed)
 
     def _advance_resource_version(self) -> None:
         # A write neither informer watches: the global resourceVersion passes theirs, so the
@@ -267,7 +268,7 @@ class Cluster:
         body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"generateName": "demo-ui-"}}
         self._api().request("POST", resource_path("", "v1", "configmaps", "default"), body=body)
 
-    def tombstone(self, args: dict[str, Any]) -> str:
+    def tombstone(self, args: dict[str, Any]) -> Answer:
         """Delete a Deployment while the Deployment watch is down, and compact: the relist
         finds it gone, and the informer hands the handlers a DeletedFinalStateUnknown."""
         name = self._deployment_of(_name(args))
@@ -282,18 +283,18 @@ class Cluster:
             time.sleep(0.5)
         finally:
             faults.remove(rule)
-        return f"deleted Deployment {name} while the watch was down, then compacted"
+        return answer("tombstone", name=name)
 
-    def inject_500(self, args: dict[str, Any]) -> str:
+    def inject_500(self, args: dict[str, Any]) -> Answer:
         """The next Deployment writes fail with 500, and the Foo needs one: each failure adds
         the key back with the rate limiter's backoff, which doubles."""
         name = _name(args)
         count = int(args.get("count", 8))
         self.sim.faults.fail_next(count, 500, verbs=["create", "update"], resources=["deployments"])
         self.scale_foo({"name": name})
-        return f"the next {count} Deployment writes answer 500; scaled Foo {name}"
+        return answer("inject500", count=count, name=name)
 
-    def inject_409(self, args: dict[str, Any]) -> str:
+    def inject_409(self, args: dict[str, Any]) -> Answer:
         """Real 409 Conflicts: hold the controller's status write for a moment, and write the
         Foo meanwhile, so the write carries a resourceVersion that is no longer current."""
         name = _name(args)
@@ -319,19 +320,19 @@ class Cluster:
         finally:
             faults.remove(rule)
             self.recorder.off_record(listen)
-        return f"wrote Foo {name} during {conflicts} of the controller's status writes"
+        return answer("inject409", name=name, conflicts=conflicts)
 
-    def restart(self, args: dict[str, Any]) -> str:
+    def restart(self, args: dict[str, Any]) -> Answer:
         threading.Thread(target=self.sim.restart, name="demo-ui-restart", daemon=True).start()
-        return "kubesim restarting on the same port (state kept)"
+        return answer("restart")
 
-    def pause(self, args: dict[str, Any]) -> str:
+    def pause(self, args: dict[str, Any]) -> Answer:
         self.resumed.clear()
-        return "workers paused (held before they take a key)"
+        return answer("pause")
 
-    def resume(self, args: dict[str, Any]) -> str:
+    def resume(self, args: dict[str, Any]) -> Answer:
         self.resumed.set()
-        return "workers resumed"
+        return answer("resume")
 
     # -- what the page shows besides the machinery --------------------------------------------
 
@@ -364,7 +365,7 @@ def _args_text(args: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in sorted(args.items()) if v not in ("", None))
 
 
-ACTIONS: dict[str, Callable[[Cluster, dict[str, Any]], str]] = {
+ACTIONS: dict[str, Callable[[Cluster, dict[str, Any]], Answer]] = {
     "create": Cluster.create_foo,
     "scale": Cluster.scale_foo,
     "delete": Cluster.delete_foo,

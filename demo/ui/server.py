@@ -7,7 +7,8 @@ No client-go twin: part of the demo. ``ThreadingHTTPServer`` on 127.0.0.1 serves
 - ``GET /api/state?since=<seq>``: the entries after ``seq`` (``demo.ui.recorder``), the
   machinery's state now, and the cluster's objects; the page polls it every 250 ms;
 - ``POST /api/action/<name>`` with a JSON object of arguments: one control
-  (``demo.ui.cluster.ACTIONS``); answers ``{"done": text}``.
+  (``demo.ui.cluster.ACTIONS``); answers ``{"done": English, "done_ja": Japanese}``, the
+  page shows the one of its current language (``done`` stays English for ``curl`` and scripts).
 
 Polling rather than Server-Sent Events: each answer is complete on its own (a page reloaded,
 or a second tab, or ``curl``, gets the same picture), no connection stays open for the
@@ -82,7 +83,8 @@ def make_server(cluster: Cluster, port: int = 0) -> ThreadingHTTPServer:
                     raise ValueError("arguments must be a JSON object")
             except ValueError as err:
                 return self._send(HTTPStatus.BAD_REQUEST, {"error": str(err)})
-            self._send(HTTPStatus.OK, {"done": cluster.act(name, args)})
+            done = cluster.act(name, args)
+            self._send(HTTPStatus.OK, {"done": done.en, "done_ja": done.ja})
 
         def _file(self, path: Path) -> None:
             body = path.read_bytes()

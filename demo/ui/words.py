@@ -4,15 +4,18 @@ No client-go twin: part of the demo. Every label the page shows comes from ``WOR
 ``/api/words``; the page switches language without a reload). Where a label names a concept of
 the glossary (docs/ja/glossary.md), ``TERMS`` says which row, and the Japanese label must carry
 that row's Japanese term word for word: ``tests/integration/test_demo_ui.py`` checks it with
-``glossary()``, so a term renamed in the glossary cannot drift from the page.
+``glossary()``, so a term renamed in the glossary cannot drift from the page. The controls'
+answers (``ANSWERS``, filled in by ``demo.ui.cluster``) are here too, in both languages, so the
+page can show them in its current language; ``ANSWER_TERMS`` checks their terms the same way.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import NamedTuple
 
-__all__ = ["GLOSSARY", "TERMS", "WORDS", "glossary"]
+__all__ = ["ANSWERS", "ANSWER_TERMS", "GLOSSARY", "TERMS", "WORDS", "Answer", "answer", "glossary"]
 
 GLOSSARY = Path(__file__).resolve().parents[2] / "docs" / "ja" / "glossary.md"
 
@@ -162,6 +165,90 @@ TERMS: dict[str, str] = {
     "help.bookmarks": "resourceVersion",
     "help.delete": "garbage collection",
 }
+
+
+class Answer(NamedTuple):
+    """A control's answer in both languages (the server sends both; the page picks one)."""
+
+    en: str
+    ja: str
+
+
+# control -> (English, Japanese) format strings, with the same fields; "error" is the answer
+# when the API server refused a control's request (its message is the server's, in English).
+ANSWERS: dict[str, tuple[str, str]] = {
+    "create": ("kubectl apply: Foo {name}", "kubectl apply: Foo {name} を作りました"),
+    "scale": (
+        "kubectl patch foo {name}: replicas {replicas}",
+        "kubectl patch foo {name}: レプリカ数を {replicas} に",
+    ),
+    "delete": (
+        "kubectl delete foo {name} (the garbage collector removes its Deployment)",
+        "kubectl delete foo {name}（その Deployment はガベージコレクションで消えます）",
+    ),
+    "deleteDeployment": (
+        "kubectl delete deployment {name}",
+        "kubectl delete deployment {name} を実行しました",
+    ),
+    "collide": (
+        "Deployment not-ours (no owner), then Foo collider wanting it",
+        "オーナーのいない Deployment not-ours を作り、次にその名前を求める Foo collider を"
+        "作りました",
+    ),
+    "burst": ("5 changes to Foo {name}", "Foo {name} を5回続けて変更しました"),
+    "dropWatches": (
+        "closed {closed} watches: each resumes from its resourceVersion",
+        "ウォッチを {closed} 本切りました。それぞれ自分の resourceVersion から再開します",
+    ),
+    "bookmarks": (
+        "bookmarks asked of every watch",
+        "すべてのウォッチにブックマークを送るよう頼みました",
+    ),
+    "compact": (
+        "compacted at rv {rv}, closed {closed} watches",
+        "rv {rv} で履歴をコンパクションし、ウォッチを {closed} 本切りました",
+    ),
+    "tombstone": (
+        "deleted Deployment {name} while the watch was down, then compacted",
+        "ウォッチが切れている間に Deployment {name} を消し、履歴をコンパクションしました",
+    ),
+    "inject500": (
+        "the next {count} Deployment writes answer 500; scaled Foo {name}",
+        "次の {count} 回の Deployment への書き込みは 500 を返します。"
+        "Foo {name} のレプリカ数を増やしました",
+    ),
+    "inject409": (
+        "wrote Foo {name} during {conflicts} of the controller's status writes",
+        "コントローラーの status の書き込みのうち {conflicts} 回の最中に Foo {name} を"
+        "書き換えました",
+    ),
+    "restart": (
+        "kubesim restarting on the same port (state kept)",
+        "kubesim を同じポートで再起動しています（状態はそのまま）",
+    ),
+    "pause": (
+        "workers paused (held before they take a key)",
+        "ワーカーを止めました（キーを取る前で待たせています）",
+    ),
+    "resume": ("workers resumed", "ワーカーを再開しました"),
+    "error": ("{code}: {message}", "APIサーバーがエラー {code} を返しました: {message}"),
+}
+
+# control -> the English of its glossary row; the Japanese answer contains that row's term.
+ANSWER_TERMS: dict[str, str] = {
+    "scale": "replicas",
+    "delete": "garbage collection",
+    "bookmarks": "bookmark",
+    "pause": "worker",
+    "resume": "worker",
+}
+
+
+def answer(control: str, **fields: object) -> Answer:
+    """The answer of ``control`` in both languages, its fields filled in."""
+    en, ja = ANSWERS[control]
+    return Answer(en.format(**fields), ja.format(**fields))
+
 
 _ROW = re.compile(r"^\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|")
 

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import signal
+import string
 import subprocess
 import sys
 import threading
@@ -27,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from demo.ui.cluster import ACTIONS
-from demo.ui.words import TERMS, WORDS, glossary
+from demo.ui.words import ANSWER_TERMS, ANSWERS, TERMS, WORDS, answer, glossary
 from tests.helpers import ROOT
 from tests.integration.browser import Browser, chromium_path
 
@@ -51,6 +52,28 @@ def test_every_label_has_both_languages_and_the_glossary_terms():
     for name in re.findall(r'"(\w+)"', controls.group(1)):
         assert name in ACTIONS, name
         assert (name if name != "tombstone" else "tombstone.control") in WORDS, name
+
+
+def test_every_control_answers_in_both_languages():
+    # every control, and the refused request, has an English and a Japanese answer ...
+    assert set(ANSWERS) == set(ACTIONS) | {"error"}
+    formatter = string.Formatter()
+    for key, (en, ja) in ANSWERS.items():
+        assert en and ja, key
+        assert not re.search(r"[\u3040-\u30ff]", en), f"{key}: Japanese in {en!r}"
+        assert re.search(r"[\u3040-\u30ff]", ja), f"{key}: {ja!r} is not Japanese"
+        # ... with the same fields, so one call fills in both
+        fields = [{f for _, f, _, _ in formatter.parse(text) if f} for text in (en, ja)]
+        assert fields[0] == fields[1], key
+    done = answer("burst", name="example-foo")
+    assert done.en == "5 changes to Foo example-foo"
+    assert done.ja == "Foo example-foo を5回続けて変更しました"
+    with pytest.raises(KeyError):
+        answer("no-such-control")
+    pairs = glossary()
+    for key, term in ANSWER_TERMS.items():
+        assert term in pairs, f"{key}: {term!r} is not a row of docs/ja/glossary.md"
+        assert pairs[term] in ANSWERS[key][1], f"{key}: {ANSWERS[key][1]!r} lacks {pairs[term]!r}"
 
 
 @pytest.fixture
@@ -205,13 +228,23 @@ def test_the_page_shows_what_the_cluster_did(
     assert glossary()["relist"] in text(browser, "#state-reflector")
 
     # pause, then a burst of changes (in Japanese now): the queue holds one key, the workers none
+    # and so are the controls' answers: the server's, in the page's language
     browser.click("#btn-pause")
     browser.wait("document.querySelector('#workers-paused')", "the workers paused")
+    paused_ja = json.dumps(f"{WORDS['pause'][1]}: {ANSWERS['pause'][1]}")
+    browser.wait(
+        f"document.querySelector('#result').textContent === {paused_ja}",
+        "the pause, answered in Japanese",
+    )
     browser.wait(
         "!document.querySelector('#state-queue .chip.processing')", "the syncs in flight to end"
     )
     browser.click("#btn-burst")
-    browser.wait("document.querySelector('#result').textContent.includes('5 changes')", "the burst")
+    burst = answer("burst", name="example-foo")
+    browser.wait(
+        f"document.querySelector('#result').textContent.includes({json.dumps(burst.ja)})",
+        "the burst, answered in Japanese",
+    )
     queued = browser.wait(
         "(() => { const q = [...document.querySelectorAll('#state-queue .chip.queued')]"
         ".map(e => e.textContent); return q.length ? q : null; })()",

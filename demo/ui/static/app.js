@@ -20,6 +20,8 @@ const backoffs = {};
 // per resource, how its reflector last got the whole state: "WatchList" or "list"
 const reflectorMode = {};
 let writesByCode = {};
+// the last control's name and the server's answer (both languages): redrawn on a switch
+let lastAnswer = null;
 
 function w(key) {
   const entry = words[key];
@@ -31,6 +33,17 @@ function applyWords() {
   for (const el of document.querySelectorAll("[data-w]")) el.textContent = w(el.dataset.w);
   const pause = document.getElementById("btn-pause");
   if (pause) pause.textContent = w(paused ? "resume" : "pause");
+  showAnswer();
+}
+
+// the control's name and the server's answer, both in the page's language
+function showAnswer() {
+  if (!lastAnswer) return;
+  const { name, body } = lastAnswer;
+  const done = lang === "ja" && body.done_ja ? body.done_ja : body.done;
+  const result = document.getElementById("result");
+  result.textContent = `${w(name === "tombstone" ? "tombstone.control" : name)}: ${done || body.error}`;
+  result.dataset.control = name;
 }
 
 function el(tag, attrs = {}, text = "") {
@@ -103,15 +116,14 @@ function drawControls() {
 
 async function act(name) {
   const result = document.getElementById("result");
+  lastAnswer = null;
   result.textContent = "…";
   const args = { name: document.getElementById("foo-name").value };
   if (name === "create") args.replicas = Number(document.getElementById("foo-replicas").value);
   const response = await fetch(`/api/action/${name}`, { method: "POST",
     headers: { "Content-Type": "application/json" }, body: JSON.stringify(args) });
-  const body = await response.json();
-  // the control's name in the page's language, then the server's answer
-  result.textContent = `${w(name === "tombstone" ? "tombstone.control" : name)}: ${body.done || body.error}`;
-  result.dataset.control = name;
+  lastAnswer = { name, body: await response.json() };
+  showAnswer();
 }
 
 // -- tokens: a dot moving along the stages an entry passed --------------------------------
