@@ -1073,8 +1073,16 @@ def _validate_watch_options_v1_24(rv_text: str, match: str, cont: str) -> None:
     causes = [
         errors.field_forbidden(
             "resourceVersionMatch", "resourceVersionMatch is forbidden for watch"
-        )
+        ),
+        *_rv_match_needs(rv_text, cont),
     ]
+    raise errors.invalid("meta.k8s.io", "ListOptions", "", causes)
+
+
+def _rv_match_needs(rv_text: str, cont: str) -> list:
+    """The causes ValidateListOptions gives a resourceVersionMatch without a resourceVersion,
+    or beside a continue token (shared by the list check and v1.24's watch check)."""
+    causes = []
     if not rv_text:
         causes.append(
             errors.field_forbidden(
@@ -1089,27 +1097,14 @@ def _validate_watch_options_v1_24(rv_text: str, match: str, cont: str) -> None:
                 "resourceVersionMatch is forbidden when continue is provided",
             )
         )
-    raise errors.invalid("meta.k8s.io", "ListOptions", "", causes)
+    return causes
 
 
 def _validate_list_options(rv_text: str, match: str, cont: str, query: dict) -> None:
     """ValidateListOptions (meta/internalversion/validation): every problem, one 422."""
     causes = []
     if match:
-        if not rv_text:
-            causes.append(
-                errors.field_forbidden(
-                    "resourceVersionMatch",
-                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
-                )
-            )
-        if cont:
-            causes.append(
-                errors.field_forbidden(
-                    "resourceVersionMatch",
-                    "resourceVersionMatch is forbidden when continue is provided",
-                )
-            )
+        causes += _rv_match_needs(rv_text, cont)
         if match not in ("Exact", "NotOlderThan"):
             causes.append(
                 errors.field_not_supported(
