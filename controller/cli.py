@@ -35,7 +35,6 @@ from client.features import parse_bool
 from client.labels import SelectorParseError, parse_selector
 from controller.durations import format_duration, parse_duration
 from controller.health import parse_bind_address
-from controller.metricsserver import certificate_error
 from controller.options import BindAddress, Options
 from tools.leaderelection.leaderelection import JITTER_FACTOR
 
@@ -447,6 +446,9 @@ def combination_errors(options: Options) -> list[str]:
                 "certificate would not be used"
             )
         else:
+            # the metrics server's module only when a certificate is to be checked
+            from controller.metricsserver import certificate_error
+
             problem = certificate_error(
                 o.metrics_cert_path, o.metrics_cert_name, o.metrics_cert_key
             )

@@ -24,9 +24,11 @@ import socket
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
 
 __all__ = ["Checks", "EndpointServer", "parse_bind_address"]
 
@@ -132,7 +134,15 @@ class EndpointServer:
         host, port = self._server.server_address[:2]
         return str(host), int(port)
 
-    def add_metrics(self, path: str = "/metrics", registry: CollectorRegistry = REGISTRY) -> None:
+    def add_metrics(
+        self, path: str = "/metrics", registry: CollectorRegistry | None = None
+    ) -> None:
+        """Serve ``registry`` (None: prometheus_client's global one) in the text format."""
+        # imported here: a process with no /metrics never loads prometheus_client
+        from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+
+        registry = REGISTRY if registry is None else registry
+
         def metrics(_query: str) -> tuple[int, str, bytes]:
             return 200, CONTENT_TYPE_LATEST, generate_latest(registry)
 

@@ -33,9 +33,7 @@ import threading
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
-
-from prometheus_client import REGISTRY, CollectorRegistry
+from typing import TYPE_CHECKING, Any
 
 from client import headers
 from client.config import ConfigError, load_client_configuration
@@ -45,25 +43,37 @@ from client.rest import RESTClient
 from controller.foo_controller import CONTROLLER_AGENT_NAME, DEPLOYMENT_GVR, FOO_GVR, Controller
 from controller.health import Checks, EndpointServer
 from controller.logs import configure_logging
-from controller.metrics import ReconcileMetrics
 from controller.metricsserver import CertificateError, MetricsServer, new_metrics_server
 from controller.options import Options
 from controller.sharding.assignment import bucket_of
 from controller.sharding.gate import EVERY_FOO
-from controller.sharding.sharder import Sharder
 from controller.shutdown import EXIT_MARGIN, ShutdownBudget
 from controller.trace import install_trace
 from informer.factory import SharedInformerFactory
-from informer.metrics import InformerMetricsProvider, default_metrics_provider
 from informer.shared_informer import SharedIndexInformer, wait_for_cache_sync
 from informer.transforms import (
     chain_transforms,
     transform_intern_strings,
     transform_strip_managed_fields,
 )
-from tools.leaderelection import LeaderElectionConfig, LeaderElector, LeaseLock
 from tools.record import EventRecorder
-from workqueue import PrometheusMetricsProvider, RateLimitingQueue, sample_controller_rate_limiter
+from workqueue import (
+    MetricsProvider,
+    NoopMetricsProvider,
+    RateLimitingQueue,
+    sample_controller_rate_limiter,
+)
+
+if TYPE_CHECKING:
+    # Imported where they are used, not here: what a mode or an endpoint needs is loaded only
+    # when it is turned on (``python -m bench.import_bench``: prometheus_client alone is about
+    # 1.9 MiB of a process that serves no /metrics).
+    from prometheus_client import CollectorRegistry
+
+    from controller.metrics import ReconcileMetrics
+    from controller.sharding.sharder import Sharder
+    from informer.metrics import InformerMetricsProvider
+    from tools.leaderelection import LeaderElector
 
 __all__ = [
     "POD_NAMESPACE_FILE",
@@ -223,6 +233,54 @@ class Components:
     sharder: Sharder | None = None
 
 
+@dataclass(frozen=True)
+class Metrics:
+    """What one run of the controller counts into: the informers', the workqueue's and the
+    reconciles' metrics, all in one registry, or nowhere.
+
+    client-go's default is the nowhere: its workqueue and informer metrics are no-ops until a
+    provider is registered, and sample-controller registers none. Here they are collected when
+    something serves them (a registry is given: /metrics is on, or a test reads them), and
+    otherwise not even imported: no counter is updated on the hot path, no thread reports
+    unfinished work, and prometheus_client stays out of the process.
+    """
+
+    informers: InformerMetricsProvider | None = None
+    queue: MetricsProvider = NoopMetricsProvider()
+    reconcile: ReconcileMetrics | None = None
+
+    @classmethod
+    def into(cls, registry: CollectorRegistry | None) -> Metrics:
+        """The metrics registered in ``registry``; None: none at all."""
+        if registry is None:
+            return cls()
+        from prometheus_client import REGISTRY
+
+        from controller.metrics import ReconcileMetrics
+        from informer.metrics import InformerMetricsProvider, default_metrics_provider
+        from workqueue import PrometheusMetricsProvider
+
+        return cls(
+            # the global registry's families are made once per process (a new leadership term
+            # makes a new controller, whose informers must not register them twice)
+            default_metrics_provider()
+            if registry is REGISTRY
+            else InformerMetricsProvider(registry),
+            PrometheusMetricsProvider(registry),
+            ReconcileMetrics("foo", registry),
+        )
+
+
+def _default_registry(options: Options) -> CollectorRegistry | None:
+    """prometheus_client's global registry when ``--metrics-bind-address`` serves it, else
+    None: nothing is collected that nobody reads."""
+    if options.metrics_bind_address is None:
+        return None
+    from prometheus_client import REGISTRY
+
+    return REGISTRY
+
+
 def run(
     options: Options,
     rest: RESTClient,
@@ -235,18 +293,16 @@ def run(
     """Run the controller until ``stop`` is set; return the exit status.
 
     Kept apart from the manager so tests can run a whole controller in a thread with their own
-    stop event and metrics registry. ``ready`` is set once the caches have synced; ``on_start``
-    receives the shared informers and the controller before anything starts (the manager's
-    probes look at them; the demo taps them to narrate what happens). ``budget`` bounds the
+    stop event and metrics registry (None: no metrics are collected, ``Metrics``). ``ready`` is
+    set once the caches have synced; ``on_start`` receives the shared informers and the
+    controller before anything starts (the manager's probes look at them; the demo taps them
+    to narrate what happens). ``budget`` bounds the
     shutdown (default: ``--graceful-shutdown-timeout`` from when the stop is noticed): the
     drain ends by its drain deadline and the Event flush by its flush deadline.
     """
     if budget is None:
         budget = ShutdownBudget(options.graceful_shutdown_timeout)
-    registry = REGISTRY if registry is None else registry
-    informer_metrics = (
-        default_metrics_provider() if registry is REGISTRY else InformerMetricsProvider(registry)
-    )
+    metrics = Metrics.into(registry)
     namespace = options.namespace or None
     foo_selector = options.foo_selector
     sharder = new_sharder(options, rest, registry) if options.sharding else None
@@ -273,7 +329,7 @@ def run(
         namespace=namespace,
         fifo=options.fifo,
         name="kube",
-        metrics=informer_metrics,
+        metrics=metrics.informers,
         transform=transform,
         use_watch_list=watch_list,
     )
@@ -284,7 +340,7 @@ def run(
         tweak_list_options=only_selected_foos,
         fifo=options.fifo,
         name="samplecontroller",
-        metrics=informer_metrics,
+        metrics=metrics.informers,
         transform=transform,
         use_watch_list=watch_list,
     )
@@ -305,7 +361,7 @@ def run(
     queue = RateLimitingQueue(
         sample_controller_rate_limiter(),
         name="foo",
-        metrics_provider=PrometheusMetricsProvider(registry),
+        metrics_provider=metrics.queue,
     )
     controller = Controller(
         rest,
@@ -313,7 +369,7 @@ def run(
         deployment_informer,
         recorder,
         queue=queue,
-        metrics=ReconcileMetrics("foo", registry),
+        metrics=metrics.reconcile,
         gate=sharder.gate if sharder is not None else EVERY_FOO,
     )
 
@@ -350,9 +406,11 @@ def run(
     return 0
 
 
-def new_sharder(options: Options, rest: RESTClient, registry: CollectorRegistry) -> Sharder:
+def new_sharder(options: Options, rest: RESTClient, registry: CollectorRegistry | None) -> Sharder:
     """The sharder of ``--sharding``: its Lease in the leader election namespace, on leader
-    election's timings."""
+    election's timings. Its metrics go to ``registry`` (None: prometheus_client's global one)."""
+    from controller.sharding.sharder import Sharder
+
     return Sharder(
         rest,
         options.leader_elect_namespace or pod_namespace(),
@@ -414,8 +472,9 @@ class Manager:
         self.options = options
         # the controller's client (its QPS, its user agent)
         self.rest = rest
-        # where /metrics reads
-        self.registry = REGISTRY if registry is None else registry
+        # Where /metrics reads and what the controller counts into: by default the global
+        # registry when /metrics is served, and none when it is not (``Metrics``).
+        self.registry = registry if registry is not None else _default_registry(options)
         # the current term's; set by run()
         self.components: Components | None = None
         # with --leader-elect, once start() built it
@@ -502,8 +561,13 @@ class Manager:
         servers: list[EndpointServer | MetricsServer] = []
         try:
             # HTTPS behind a TokenReview and a SubjectAccessReview made with the controller's
-            # own client, unless --metrics-secure=false (controller.metricsserver)
-            metrics = new_metrics_server(self.options, self.rest, self.registry)
+            # own client, unless --metrics-secure=false (controller.metricsserver). There is a
+            # registry whenever --metrics-bind-address asks for one.
+            metrics = (
+                new_metrics_server(self.options, self.rest, self.registry)
+                if self.registry is not None
+                else None
+            )
             if metrics is not None:
                 servers.append(metrics.start())
             if self.options.health_probe_bind_address is not None:
@@ -583,6 +647,8 @@ class Manager:
                 log.error("the controller stopped on its own; shutting down")
                 result["code"] = result.get("code") or 1
                 stop.set()
+
+        from tools.leaderelection import LeaderElectionConfig, LeaderElector, LeaseLock
 
         self.elector = LeaderElector(
             LeaderElectionConfig(

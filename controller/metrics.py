@@ -8,7 +8,12 @@ workqueue's ``workqueue_*`` series come from ``workqueue.metrics``.
 
 from __future__ import annotations
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    # imported when the metrics are built: only a process that serves /metrics builds them
+    # (controller.manager.run), so one that does not never loads prometheus_client
+    from prometheus_client import CollectorRegistry
 
 __all__ = ["ReconcileMetrics"]
 
@@ -61,28 +66,31 @@ class ReconcileMetrics:
     """Counters and a histogram for one controller, labelled ``controller=<name>``
     (controller-runtime's reconcile metrics; sample-controller has none)."""
 
-    def __init__(self, controller: str, registry: CollectorRegistry | None = REGISTRY) -> None:
+    def __init__(self, controller: str, registry: CollectorRegistry | None) -> None:
+        """``registry``: where the metrics are registered (None: nowhere, for a test that reads
+        them off this object)."""
+        from prometheus_client import Counter, Histogram
+
         # the label value, e.g. "foo"
         self.controller = controller
-        kwargs = {"registry": registry} if registry is not None else {"registry": None}
         self.total = Counter(
             "controller_runtime_reconcile_total",
             "Total number of reconciliations per controller",
             ["controller", "result"],
-            **kwargs,
+            registry=registry,
         )
         self.errors = Counter(
             "controller_runtime_reconcile_errors_total",
             "Total number of reconciliation errors per controller",
             ["controller"],
-            **kwargs,
+            registry=registry,
         )
         self.duration = Histogram(
             "controller_runtime_reconcile_time_seconds",
             "Length of time per reconciliation per controller",
             ["controller"],
             buckets=_BUCKETS,
-            **kwargs,
+            registry=registry,
         )
         # create the series at zero so a scrape shows them before the first reconcile
         for result in ("success", "error", "requeue"):

@@ -69,14 +69,15 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 from urllib.parse import urlsplit
-
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from client.errors import APIError, TransportError
 from client.rest import Interface
 from controller.options import Options
+
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
 
 __all__ = [
     "DEFAULT_CERT_NAME",
@@ -603,6 +604,9 @@ class MetricsServer:
         name: str = "metrics",
         closers: tuple[Callable[[], None], ...] = (),
     ) -> None:
+        # here, not with the module: the CLI imports it to check certificate flags
+        from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
         self.name = name
         self.secure = certificates is not None
         self._closers = closers  # run by stop(): the certificate watcher

@@ -36,11 +36,14 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from controller.metrics import ReconcileMetrics
 from controller.shutdown import ShutdownBudget
 from controller.trace import TRACE_LOGGER
 from workqueue import RateLimitingQueue
+
+if TYPE_CHECKING:
+    from controller.metrics import ReconcileMetrics
 
 __all__ = ["AbandonedError", "Reconciler", "Result", "Workers"]
 

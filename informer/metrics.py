@@ -21,9 +21,11 @@ tests and libraries create nothing in the global registry unless asked.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+if TYPE_CHECKING:
+    # imported when a provider is built: informers with NOOP_METRICS never load prometheus_client
+    from prometheus_client import CollectorRegistry
 
 __all__ = [
     "NOOP_METRICS",
@@ -110,7 +112,10 @@ class InformerMetricsProvider:
     its own); opt-in, so tests create nothing in the global registry.
     """
 
-    def __init__(self, registry: CollectorRegistry | None = REGISTRY) -> None:
+    def __init__(self, registry: CollectorRegistry | None) -> None:
+        """``registry``: where the families are registered (None: nowhere)."""
+        from prometheus_client import Counter, Gauge, Histogram
+
         kw: dict[str, Any] = {"labelnames": LABELS, "registry": registry}
         self.queued_items = Gauge(
             "informer_queued_items", "Number of items currently queued in the FIFO.", **kw
@@ -146,6 +151,8 @@ _default_lock = threading.Lock()
 
 def default_metrics_provider() -> InformerMetricsProvider:
     """The provider on prometheus-client's global registry, created on first use."""
+    from prometheus_client import REGISTRY
+
     global _default_provider
     with _default_lock:
         if _default_provider is None:

@@ -26,18 +26,16 @@ import threading
 import weakref
 from bisect import bisect_left
 from collections.abc import Hashable
-from typing import Any, Protocol, TypeVar
-
-from prometheus_client import REGISTRY, CollectorRegistry
-from prometheus_client.metrics_core import (
-    CounterMetricFamily,
-    GaugeMetricFamily,
-    HistogramMetricFamily,
-    Metric,
-)
-from prometheus_client.utils import floatToGoString
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from workqueue.clock import Clock
+
+if TYPE_CHECKING:
+    # prometheus_client is imported when a PrometheusMetricsProvider is built, not with this
+    # module: a process that serves no /metrics (client-go's default, the noop provider) never
+    # loads it (about 1.9 MiB; `python -m bench.import_bench`).
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.metrics_core import Metric
 
 __all__ = [
     "DURATION_BUCKETS",
@@ -221,9 +219,6 @@ class _Histogram:
         self.sum += value
 
 
-_BUCKET_LABELS = [floatToGoString(b) for b in DURATION_BUCKETS] + ["+Inf"]
-
-
 _Value = TypeVar("_Value", _Gauge, _Counter, _LockedCounter, _Histogram)
 
 
@@ -273,6 +268,14 @@ class _WorkqueueCollector:
 
     @staticmethod
     def _families(series: dict[str, dict[str, list[Any]]]) -> list[Metric]:
+        from prometheus_client.metrics_core import (
+            CounterMetricFamily,
+            GaugeMetricFamily,
+            HistogramMetricFamily,
+        )
+        from prometheus_client.utils import floatToGoString
+
+        bucket_labels = [floatToGoString(b) for b in DURATION_BUCKETS] + ["+Inf"]
         labels = ["name"]
         depth = GaugeMetricFamily("workqueue_depth", _DOC_DEPTH, labels=labels)
         adds = CounterMetricFamily("workqueue_adds_total", _DOC_ADDS, labels=labels)
@@ -306,7 +309,7 @@ class _WorkqueueCollector:
                 cumulative = list(itertools.accumulate(counts))
                 histogram.add_metric(
                     [name],
-                    buckets=list(zip(_BUCKET_LABELS, cumulative, strict=True)),
+                    buckets=list(zip(bucket_labels, cumulative, strict=True)),
                     sum_value=sum(o.sum for o in objs),
                 )
         return [depth, adds, latency, work, unfinished, longest, retries]
@@ -331,6 +334,8 @@ class PrometheusMetricsProvider:
     """
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        from prometheus_client import REGISTRY
+
         registry = REGISTRY if registry is None else registry
         with _collectors_lock:
             collector = _collectors_by_registry.get(registry)

@@ -93,3 +93,40 @@ def test_watch_list_is_left_to_the_gate_unless_the_flag_says(monkeypatch):
     assert {k["use_watch_list"] for k in run_with(monkeypatch)} == {None}
     assert {k["use_watch_list"] for k in run_with(monkeypatch, "--watch-list=false")} == {False}
     assert {k["use_watch_list"] for k in run_with(monkeypatch, "--watch-list")} == {True}
+
+
+def test_no_registry_no_metrics(monkeypatch):
+    """Nothing serves /metrics: the informers, the queue and the reconciles count nothing
+    (client-go's no-op providers), so no metric is updated on the hot path."""
+    from workqueue import NoopMetricsProvider
+
+    metrics = manager.Metrics.into(None)
+    assert metrics.informers is None
+    assert isinstance(metrics.queue, NoopMetricsProvider)
+    assert metrics.reconcile is None
+    stop = threading.Event()
+    stop.set()
+    RecordingFactory.made = []
+    monkeypatch.setattr(manager, "SharedInformerFactory", RecordingFactory)
+    assert manager.run(parse_options([]), rest=None, stop=stop) == 0
+    assert [f.kwargs["metrics"] for f in RecordingFactory.made] == [None, None]
+
+
+def test_a_registry_gets_every_metric():
+    from prometheus_client import CollectorRegistry
+
+    registry = CollectorRegistry()
+    metrics = manager.Metrics.into(registry)
+    assert metrics.informers is not None and metrics.reconcile is not None
+    queue = manager.RateLimitingQueue(
+        manager.sample_controller_rate_limiter(), name="foo", metrics_provider=metrics.queue
+    )
+    queue.add("default/a")
+    queue.shut_down()
+    assert registry.get_sample_value("workqueue_adds_total", {"name": "foo"}) == 1.0
+    assert (
+        registry.get_sample_value(
+            "controller_runtime_reconcile_total", {"controller": "foo", "result": "success"}
+        )
+        == 0.0
+    )

@@ -29,11 +29,14 @@ import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-
-from prometheus_client import REGISTRY, CollectorRegistry, Gauge
+from typing import TYPE_CHECKING
 
 from client.errors import APIError, TransportError, is_not_found
 from tools.leaderelection.resourcelock import LeaderElectionRecord, LeaseLock, micro_time
+
+if TYPE_CHECKING:
+    # imported with the first gauge: no registry, no prometheus_client (controller.manager)
+    from prometheus_client import CollectorRegistry, Gauge
 
 __all__ = ["LeaderElectionConfig", "LeaderElector"]
 
@@ -77,6 +80,8 @@ _LEADER_GAUGES_LOCK = threading.Lock()
 def _leader_gauge(registry: CollectorRegistry | None) -> Gauge | None:
     if registry is None:
         return None
+    from prometheus_client import Gauge
+
     with _LEADER_GAUGES_LOCK:
         if registry not in _LEADER_GAUGES:
             _LEADER_GAUGES[registry] = Gauge(
@@ -99,7 +104,7 @@ class LeaderElector:
     def __init__(
         self,
         config: LeaderElectionConfig,
-        registry: CollectorRegistry | None = REGISTRY,
+        registry: CollectorRegistry | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
