@@ -29,6 +29,20 @@ runs one). The stand-ins are then taken out of ``kubernetes.client`` and ``sys.m
 kube_config's own globals keep them, and every later import gets the real modules.
 ``kubernetes.client``'s own ``__init__`` resolves its exports lazily and runs as usual.
 
+Two standard modules are kept out the same way, each for one name that is read at import and
+called never or once (``import_light``, which ``python -m controller`` runs before anything
+else):
+
+- ``urllib3.http2`` (imported by urllib3 2.x's ``connection``) does ``from importlib.metadata
+  import version``, for ``inject_into_urllib3``, the opt-in HTTP/2 that nothing here calls.
+  ``importlib.metadata`` brings zipfile, csv, pathlib and email's parser: 2.1 MiB of RSS.
+- ``kubernetes.client.configuration`` imports ``multiprocessing`` (and with it pickle) for
+  ``multiprocessing.cpu_count()``, the default pool size: 0.5 MiB. The stand-in's
+  ``cpu_count`` is that function's three lines over ``os.cpu_count``.
+
+Both stand-ins load the real module on any other attribute, and leave ``sys.modules`` once the
+import is done, so every later ``import importlib.metadata`` or ``multiprocessing`` is the real one.
+
 Robust by construction: whatever is already imported (a test or a tool imported the official
 client first) is used as it is, and when the light import fails (a future kube_config using
 one of those names at import), the half-imported loaders are dropped and the plain import
@@ -40,6 +54,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import logging
+import os
 import sys
 import threading
 import types
@@ -47,7 +62,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["LightApiClient", "import_loaders"]
+__all__ = ["LightApiClient", "import_light", "import_loaders", "import_urllib3"]
 
 log = logging.getLogger(__name__)
 
@@ -105,15 +120,69 @@ def _deferred_callable(module: str, name: str) -> Callable[..., Any]:
 
 class _DeferredModule(types.ModuleType):
     """Stands in for a module in an importer's globals: reading an attribute imports ``load``
-    (the submodule the importer asked for) and reads it from the real module."""
+    (the submodule the importer asked for) and reads it from the real module. ``names`` are
+    set on the stand-in itself: what the importer reads while it is being imported."""
 
-    def __init__(self, name: str, load: str) -> None:
+    def __init__(self, name: str, load: str, **names: Any) -> None:
         super().__init__(name)
         self._load = load
+        vars(self).update(names)
 
     def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            # what the import system asks of a module (``__path__`` for ``from x import y``)
+            raise AttributeError(attr)
         importlib.import_module(self._load)
         return getattr(sys.modules[self.__name__], attr)
+
+
+def _cpu_count() -> int:
+    """``multiprocessing.cpu_count()``, without importing multiprocessing."""
+    count = os.cpu_count()
+    if count is None:
+        raise NotImplementedError("cannot determine number of cpus")
+    return count
+
+
+@contextmanager
+def _standard_stand_ins(modules: dict[str, types.ModuleType]) -> Iterator[None]:
+    """``modules`` in ``sys.modules`` for as long as the block runs, each unless the real one is
+    imported already; removed afterwards (the importers keep them in their globals)."""
+    added = {name: module for name, module in modules.items() if name not in sys.modules}
+    sys.modules.update(added)
+    try:
+        yield
+    finally:
+        for name, module in added.items():
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
+
+
+def import_urllib3() -> None:
+    """Import urllib3 without ``importlib.metadata`` (the module docstring); idempotent."""
+    if "urllib3" in sys.modules:
+        return
+    metadata = _DeferredModule(
+        "importlib.metadata",
+        "importlib.metadata",
+        version=_deferred_callable("importlib.metadata", "version"),
+    )
+    try:
+        with _standard_stand_ins({"importlib.metadata": metadata}):
+            importlib.import_module("urllib3")
+    # Any surprise (a urllib3 that reads more of it at import): the plain import.
+    except Exception as err:
+        log.warning("light import of urllib3 failed", extra={"error": str(err)})
+        for name in [m for m in sys.modules if m == "urllib3" or m.startswith("urllib3.")]:
+            del sys.modules[name]
+        importlib.import_module("urllib3")
+
+
+def import_light() -> None:
+    """What ``python -m controller`` imports first, so that nothing imports these whole:
+    urllib3 (``import_urllib3``), then the official client's loaders (``import_loaders``)."""
+    import_urllib3()
+    import_loaders()
 
 
 @contextmanager
@@ -137,6 +206,10 @@ def _stand_ins() -> Iterator[None]:
     if "oauthlib" not in sys.modules:
         modules["oauthlib"] = _DeferredModule("oauthlib", "oauthlib.oauth2")
         modules["oauthlib.oauth2"] = _DeferredModule("oauthlib.oauth2", "oauthlib.oauth2")
+    if "multiprocessing" not in sys.modules:
+        modules["multiprocessing"] = _DeferredModule(
+            "multiprocessing", "multiprocessing", cpu_count=_cpu_count
+        )
     sys.modules.update(modules)
     try:
         yield

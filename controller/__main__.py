@@ -13,13 +13,18 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from controller.cli import parse_options
-from controller.manager import run_process
-
 __all__ = ["main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # First, before anything else imports them: urllib3 and the official client, each without
+    # the modules this process never uses (client.official, about 2.6 MiB of RSS).
+    from client.official import import_light
+
+    import_light()
+    from controller.cli import parse_options
+    from controller.manager import run_process
+
     return run_process(parse_options(argv))
 
 

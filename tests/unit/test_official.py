@@ -84,21 +84,76 @@ def test_the_plain_import_loads_the_heavy_modules():
     assert {"pydantic", "kubernetes.client.api_client", "requests"} <= set(json.loads(heavy))
 
 
+# What ``python -m controller`` keeps out besides, with no /metrics served: two standard modules
+# that urllib3 and the official client import for a name they never use here (client/official.py)
+# and prometheus_client (controller.manager.Metrics).
+UNUSED_AT_START = ("importlib.metadata", "multiprocessing", "pickle", "prometheus_client")
+
+
 def test_the_controllers_start_up_path_imports_none_of_the_heavy_modules(tmp_path):
-    """Everything ``python -m controller`` imports, then the client ``run`` connects with."""
+    """Everything ``python -m controller`` imports (``import_light`` first, as ``main`` does),
+    then the client and the manager ``run_process`` builds."""
     kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", {"token": "t"})
-    [host, heavy] = run_fresh(
+    [host, registry, heavy, unused] = run_fresh(
         f"""
         import controller.__main__
+        from client.official import import_light
+        import_light()
         from controller.cli import parse_options
-        from controller.manager import connect
-        rest, host = connect(parse_options(["--kubeconfig", {kubeconfig!r}]))
+        from controller.manager import Manager, connect
+        options = parse_options(["--kubeconfig", {kubeconfig!r}])
+        rest, host = connect(options)
         print(host)
+        print(Manager(options, rest).registry)
         {PRINT_HEAVY}
+        print(json.dumps([m for m in {UNUSED_AT_START!r} if m in sys.modules]))
         """
     )
     assert host == "http://127.0.0.1:1"
+    assert registry == "None"
     assert json.loads(heavy) == []
+    assert json.loads(unused) == []
+
+
+def test_the_stand_ins_answer_as_the_modules_they_stand_in_for():
+    """The one name each importer reads works (urllib3's HTTP/2 check of a version, the pool
+    size from the CPU count), and every later import gets the real module."""
+    [version, cpus, real] = run_fresh(
+        """
+        import os
+        from client.official import import_light
+        import_light()
+        import kubernetes.client.configuration as configuration
+        import urllib3.http2
+        print(urllib3.http2.version("urllib3"))
+        print(configuration.Configuration().connection_pool_maxsize == 5 * os.cpu_count())
+        import importlib.metadata, multiprocessing
+        print(json.dumps([importlib.metadata.__file__ is not None,
+                          multiprocessing.cpu_count() == os.cpu_count(),
+                          hasattr(multiprocessing, "Process")]))
+        """
+    )
+    import urllib3
+
+    assert version == urllib3.__version__
+    assert cpus == "True"
+    assert json.loads(real) == [True, True, True]
+
+
+def test_metrics_served_are_collected_into_the_global_registry(tmp_path):
+    """With --metrics-bind-address the manager's registry is prometheus_client's global one."""
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", {"token": "t"})
+    [same] = run_fresh(
+        f"""
+        from prometheus_client import REGISTRY
+        from controller.cli import parse_options
+        from controller.manager import Manager, connect
+        options = parse_options(["--kubeconfig", {kubeconfig!r},
+                                 "--metrics-bind-address", "127.0.0.1:0"])
+        print(Manager(options, connect(options)[0]).registry is REGISTRY)
+        """
+    )
+    assert same == "True"
 
 
 def test_an_exec_plugin_and_in_cluster_config_load_without_the_heavy_modules(tmp_path):
