@@ -33,9 +33,9 @@ from typing import NoReturn, TypeVar
 
 from client.features import parse_bool
 from client.labels import SelectorParseError, parse_selector
+from controller.certificates import certificate_error
 from controller.durations import format_duration, parse_duration
-from controller.health import parse_bind_address
-from controller.options import BindAddress, Options
+from controller.options import BindAddress, Options, parse_bind_address
 from tools.leaderelection.leaderelection import JITTER_FACTOR
 
 __all__ = ["build_parser", "options_from_args", "parse_options"]
@@ -446,9 +446,6 @@ def combination_errors(options: Options) -> list[str]:
                 "certificate would not be used"
             )
         else:
-            # the metrics server's module only when a certificate is to be checked
-            from controller.metricsserver import certificate_error
-
             problem = certificate_error(
                 o.metrics_cert_path, o.metrics_cert_name, o.metrics_cert_key
             )

@@ -27,6 +27,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from controller.options import parse_bind_address
+
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
@@ -36,19 +38,6 @@ log = logging.getLogger(__name__)
 
 # returns None when healthy, else the reason it is not
 Check = Callable[[], str | None]
-
-
-def parse_bind_address(value: str) -> tuple[str, int] | None:
-    """``":8080"`` -> ("", 8080) (all interfaces), ``"127.0.0.1:0"`` -> any free port,
-    ``"0"`` -> None (off). ValueError when it is none of these, or the port is above 65535."""
-    if value in ("0", ""):
-        return None
-    host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit():
-        raise ValueError(f"bind address {value!r} is not host:port, :port or 0")
-    if int(port) > 65535:  # else the bind fails later, with an OverflowError
-        raise ValueError(f"bind address {value!r}: the port must be 0-65535")
-    return host.strip("[]"), int(port)
 
 
 class _IPv6Server(ThreadingHTTPServer):

@@ -40,10 +40,9 @@ from client.config import ConfigError, load_client_configuration
 from client.errors import APIError, TransportError
 from client.official import LightApiClient
 from client.rest import RESTClient
+from controller.certificates import CertificateError
 from controller.foo_controller import CONTROLLER_AGENT_NAME, DEPLOYMENT_GVR, FOO_GVR, Controller
-from controller.health import Checks, EndpointServer
 from controller.logs import configure_logging
-from controller.metricsserver import CertificateError, MetricsServer, new_metrics_server
 from controller.options import Options
 from controller.sharding.assignment import bucket_of
 from controller.sharding.gate import EVERY_FOO
@@ -70,7 +69,9 @@ if TYPE_CHECKING:
     # 1.9 MiB of a process that serves no /metrics).
     from prometheus_client import CollectorRegistry
 
+    from controller.health import Checks, EndpointServer
     from controller.metrics import ReconcileMetrics
+    from controller.metricsserver import MetricsServer
     from controller.sharding.sharder import Sharder
     from informer.metrics import InformerMetricsProvider
     from tools.leaderelection import LeaderElector
@@ -504,12 +505,16 @@ class Manager:
         return self.shutting_down.is_set() or (self.stop is not None and self.stop.is_set())
 
     def healthz_checks(self) -> Checks:
+        from controller.health import Checks
+
         checks = Checks()
         checks.add("ping", lambda: None)
         checks.add("workers", self._workers_check)
         return checks
 
     def readyz_checks(self) -> Checks:
+        from controller.health import Checks
+
         checks = Checks()
         checks.add("ping", lambda: None)
         checks.add("shutdown", lambda: "shutting down" if self.stopping() else None)
@@ -563,14 +568,15 @@ class Manager:
             # HTTPS behind a TokenReview and a SubjectAccessReview made with the controller's
             # own client, unless --metrics-secure=false (controller.metricsserver). There is a
             # registry whenever --metrics-bind-address asks for one.
-            metrics = (
-                new_metrics_server(self.options, self.rest, self.registry)
-                if self.registry is not None
-                else None
-            )
-            if metrics is not None:
-                servers.append(metrics.start())
+            if self.registry is not None and self.options.metrics_bind_address is not None:
+                from controller.metricsserver import new_metrics_server
+
+                metrics = new_metrics_server(self.options, self.rest, self.registry)
+                if metrics is not None:
+                    servers.append(metrics.start())
             if self.options.health_probe_bind_address is not None:
+                from controller.health import EndpointServer
+
                 server = EndpointServer(self.options.health_probe_bind_address, "health-probes")
                 server.add_checks("/healthz", self.healthz_checks())
                 server.add_checks("/readyz", self.readyz_checks())

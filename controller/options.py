@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["BindAddress", "FifoKind", "LogFormat", "Options"]
+__all__ = ["BindAddress", "FifoKind", "LogFormat", "Options", "parse_bind_address"]
 
 BindAddress = tuple[str, int]
 """``(host, port)`` to listen on; host ``""`` is every interface, port 0 any free port."""
@@ -24,6 +24,19 @@ FifoKind = Literal["real", "delta"]
 
 LogFormat = Literal["text", "json"]
 """klog-style text lines, or one JSON object per line (``controller.logs``)."""
+
+
+def parse_bind_address(value: str) -> BindAddress | None:
+    """``":8080"`` -> ("", 8080) (all interfaces), ``"127.0.0.1:0"`` -> any free port,
+    ``"0"`` -> None (off). ValueError when it is none of these, or the port is above 65535."""
+    if value in ("0", ""):
+        return None
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"bind address {value!r} is not host:port, :port or 0")
+    if int(port) > 65535:  # else the bind fails later, with an OverflowError
+        raise ValueError(f"bind address {value!r}: the port must be 0-65535")
+    return host.strip("[]"), int(port)
 
 
 @dataclass(frozen=True)
