@@ -68,12 +68,14 @@ IMPORTS: dict[str, str] = {
         "import kubernetes.config\n"
         "from kubernetes import client\n"
         "client.ApiClient(client.Configuration())\n"
-        "import controller.__main__, controller.manager"
+        "import controller.cli, controller.manager"
     ),
+    # as ``controller.__main__.main`` does it: ``import_light`` first
     "controller start-up imports, now": (
-        "import controller.__main__, controller.manager\n"
+        "from client.official import LightApiClient, import_light\n"
+        "import_light()\n"
+        "import controller.cli, controller.manager\n"
         "from kubernetes.client.configuration import Configuration\n"
-        "from client.official import LightApiClient\n"
         "LightApiClient(Configuration())"
     ),
 }
