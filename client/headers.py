@@ -24,7 +24,7 @@ from __future__ import annotations
 import email.parser
 import http.client
 import re
-from typing import IO
+from typing import IO, Any
 
 __all__ = ["install", "parse_headers"]
 
@@ -50,11 +50,53 @@ def parse_headers(
     text = b"".join(lines[:-1]).decode("iso-8859-1")
     if _BLOCK.fullmatch(text) is None:
         return _email_parse(lines, _class)
-    msg = _class()
-    for name, value in _FIELD.findall(text):
+    fields = _FIELD.findall(text)
+    msg = _Indexed(fields) if _class is http.client.HTTPMessage else _class()
+    for name, value in fields:
         msg.set_raw(name, value)
     msg.set_payload("")  # what the email parser leaves after a header-only block
     return msg
+
+
+class _Indexed(http.client.HTTPMessage):
+    """An ``HTTPMessage`` whose ``get`` is one dict lookup, for a block the fast path parsed.
+
+    ``Message.get`` walks every header and lowercases each name on every call, and
+    ``HTTPResponse.begin`` alone makes three or four calls per response (Transfer-Encoding,
+    Content-Length, Connection...). The index answers as that walk does (the first header of
+    the name, its value as stored: the fast path's values need no sanitising), and is dropped
+    by any change to the headers, after which ``get`` is the standard one again.
+    """
+
+    def __init__(self, fields: list[tuple[str, str]]) -> None:
+        super().__init__()
+        first: dict[str, str] = {}
+        for name, value in fields:
+            first.setdefault(name.lower(), value)
+        # lowercased name -> the first value of that name; None once the headers change
+        self._index: dict[str, str] | None = first
+
+    def get(self, name: str, failobj: Any = None) -> Any:
+        index = self._index
+        if index is None:
+            return super().get(name, failobj)
+        return index.get(name.lower(), failobj)
+
+    def __setitem__(self, name: str, val: Any) -> None:
+        self._index = None
+        super().__setitem__(name, val)
+
+    def __delitem__(self, name: str) -> None:
+        self._index = None
+        super().__delitem__(name)
+
+    def add_header(self, *args: Any, **kwargs: Any) -> None:
+        self._index = None
+        super().add_header(*args, **kwargs)
+
+    def replace_header(self, *args: Any, **kwargs: Any) -> None:
+        self._index = None
+        super().replace_header(*args, **kwargs)
 
 
 def install() -> None:

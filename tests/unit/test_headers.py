@@ -55,12 +55,30 @@ def test_the_same_message_as_the_standard_library(name):
     block = BLOCKS[name]
     ours = parse_headers(io.BytesIO(block + b"BODY"))
     theirs = stdlib_parse_headers(block + b"BODY")
-    assert vars(ours).keys() == vars(theirs).keys()
-    assert {k: v for k, v in vars(ours).items() if k != "defects"} == {
+    # the same state, but the fast path's index of names (client.headers._Indexed)
+    state = {k: v for k, v in vars(ours).items() if k != "_index"}
+    assert state.keys() == vars(theirs).keys()
+    assert {k: v for k, v in state.items() if k != "defects"} == {
         k: v for k, v in vars(theirs).items() if k != "defects"
     }
     assert [type(d) for d in ours.defects] == [type(d) for d in theirs.defects]
     assert ours.items() == theirs.items()
+    # every lookup answers as the standard walk does: each name, any case, and a missing one
+    for name in [k for k, _ in theirs.items()] + ["content-length", "X-Missing"]:
+        for asked in (name, name.lower(), name.upper()):
+            assert ours.get(asked) == theirs.get(asked)
+            assert ours.get(asked, "dflt") == theirs.get(asked, "dflt")
+            assert ours.get_all(asked) == theirs.get_all(asked)
+
+
+def test_a_changed_message_answers_from_its_headers_not_the_index():
+    ours = parse_headers(io.BytesIO(BLOCKS["kube-apiserver"]))
+    assert ours.get("content-length") == "1234"
+    del ours["Content-Length"]
+    assert ours.get("content-length") is None
+    ours["Content-Length"] = "5"
+    ours.replace_header("Content-Length", "6")
+    assert ours.get("CONTENT-LENGTH") == "6"
 
 
 def test_the_body_is_left_unread():
