@@ -450,3 +450,29 @@ def test_stream_skips_blank_lines_between_events(server):
     _Handler.routes["/blank"] = route
     with RESTClient(api).stream("/blank") as stream:
         assert list(stream) == events
+
+
+def test_stream_holds_nothing_of_a_chunk_while_it_waits_for_the_next():
+    """A backlog in one chunk (WatchList's initial events, tens of MB at 10,000 objects) is
+    released as soon as its last line is decoded, not kept until the next event arrives."""
+    import sys
+
+    from client.rest import WatchStream
+
+    held: list[int] = []
+
+    class Stream(WatchStream):
+        def _chunks(self):
+            backlog = b"".join(
+                json.dumps({"type": "ADDED", "object": {"n": i}}).encode() + b"\n"
+                for i in range(100)
+            )
+            yield backlog
+            # every line decoded, the next read is waiting: who still holds the backlog?
+            held.append(sys.getrefcount(backlog) - 1)  # (the call's own reference)
+            yield b'{"type": "ADDED", "object": {"n": 100}}\n'
+
+    stream = Stream(response=None, path="/w")  # type: ignore[arg-type]
+    stream.close = lambda: None  # no response to close
+    assert [ev["object"]["n"] for ev in stream] == list(range(101))
+    assert held == [1]  # this generator's variable alone
