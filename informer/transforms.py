@@ -74,7 +74,8 @@ def _intern_in_metadata(meta: dict[str, Any], intern: Callable[[str], str] = sys
     for key, value in meta.items():
         kind = type(value)
         if kind is str:
-            if len(value) <= INTERN_MAX_LENGTH and key != UNSHARED_METADATA:
+            # (the literal, not UNSHARED_METADATA: a constant is cheaper than a global here)
+            if len(value) <= INTERN_MAX_LENGTH and key != "resourceVersion":
                 meta[key] = intern(value)
         elif kind is dict:
             _intern_in_dict(value)
