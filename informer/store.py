@@ -133,6 +133,13 @@ def _describe(obj: Any) -> str:
     return text if len(text) <= 200 else text[:200] + "..."
 
 
+Index = dict[str, tuple[str] | set[str]]
+"""An index: indexed value -> the keys whose object yields it (client-go ``Index``, a map of
+``sets.String``). A value of one key holds a 1-tuple (48 bytes) rather than a set (216): in the
+Foo controller's deployment-name index every value names one Foo (docs/benchmarks.md, Memory
+of a burst). Readers only iterate, so either serves them."""
+
+
 class ThreadSafeStore:
     """Items by key plus inverted indices, all behind one lock (client-go ``threadSafeMap``).
 
@@ -145,8 +152,9 @@ class ThreadSafeStore:
         self._items: dict[str, Any] = {}  # key -> object, the objects exactly as given
         self._indexers: dict[str, IndexFunc] = dict(indexers or {})  # index name -> function
         # index name -> indexed value -> keys whose object yields that value; an index has an entry
-        # for every registered indexer, and empty key sets are removed, never left behind.
-        self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
+        # for every registered indexer, and empty key sets are removed, never left behind. One
+        # key is held as a 1-tuple, more as a set (``_index_add``): most values name one object.
+        self._indices: dict[str, Index] = {name: {} for name in self._indexers}
 
     # -- writes ----------------------------------------------------------------------------------
     # Every write runs the index functions before it changes anything: one that raises leaves
@@ -215,7 +223,7 @@ class ThreadSafeStore:
             index = self._indices[index_name]
             keys: set[str] = set()
             for value in index_func(obj):
-                keys |= index.get(value, set())
+                keys.update(index.get(value, ()))
             return [self._items[k] for k in keys]
 
     def by_index(self, index_name: str, indexed_value: str) -> builtins.list[Any]:
@@ -267,15 +275,15 @@ class ThreadSafeStore:
     @staticmethod
     def _build_indices(
         indexers: Mapping[str, IndexFunc], items: Mapping[str, Any]
-    ) -> dict[str, dict[str, set[str]]]:
+    ) -> dict[str, Index]:
         """Fresh indices of ``items`` under ``indexers``, built aside so a raising function
         leaves the live ones untouched."""
-        indices: dict[str, dict[str, set[str]]] = {}
+        indices: dict[str, Index] = {}
         for name, func in indexers.items():
-            index: dict[str, set[str]] = {}
+            index: Index = {}
             for key, obj in items.items():
                 for value in func(obj):
-                    index.setdefault(value, set()).add(key)
+                    _index_add(index, value, key)
             indices[name] = index
         return indices
 
@@ -294,17 +302,35 @@ class ThreadSafeStore:
                 changes.append((self._indices[name], old_values, new_values))
         for index, old_values, new_values in changes:
             for value in old_values:
-                keys = index.get(value)
-                if keys is not None:
-                    keys.discard(key)
-                    if not keys:  # keep no empty sets: list_index_func_values must not report them
-                        del index[value]
+                _index_discard(index, value, key)
             for value in new_values:
-                keys = index.get(value)
-                if keys is None:
-                    index[value] = {key}
-                else:
-                    keys.add(key)
+                _index_add(index, value, key)
+
+
+def _index_add(index: Index, value: str, key: str) -> None:
+    keys = index.get(value)
+    if keys is None:
+        index[value] = (key,)
+    elif isinstance(keys, tuple):
+        if keys[0] != key:
+            index[value] = {keys[0], key}
+    else:
+        keys.add(key)
+
+
+def _index_discard(index: Index, value: str, key: str) -> None:
+    """Take ``key`` out; a value left with no key is removed (list_index_func_values must not
+    report it)."""
+    keys = index.get(value)
+    if keys is None:
+        return
+    if isinstance(keys, tuple):
+        if keys[0] == key:
+            del index[value]
+        return
+    keys.discard(key)
+    if not keys:
+        del index[value]
 
 
 class Indexer:

@@ -13,7 +13,12 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["chain_transforms", "transform_intern_strings", "transform_strip_managed_fields"]
+__all__ = [
+    "UNSHARED_METADATA",
+    "chain_transforms",
+    "transform_intern_strings",
+    "transform_strip_managed_fields",
+]
 
 INTERN_MAX_LENGTH = 64  # longer strings are rarely shared (messages, annotations' JSON)
 
@@ -43,20 +48,54 @@ def transform_intern_strings(obj: Any) -> Any:
     ``INTERN_MAX_LENGTH`` characters; dict keys are already shared by the decoder (msgspec keeps
     a cache of them). It edits in place, like ``transform_strip_managed_fields``, and is
     idempotent.
+
+    The object's own ``metadata.resourceVersion`` is left alone (``UNSHARED_METADATA``): no two
+    objects, nor two versions of one, have the same one, so interning it shares nothing and
+    costs an entry in the interpreter's table of interned strings for as long as the version
+    is cached. Each watch event brings a new one, and in a burst of 500 Foos they were more
+    than half of all the strings interned: enough to make that table grow by a step of about
+    0.5 MB (docs/benchmarks.md, Memory of a burst).
     """
     if isinstance(obj, dict):
-        _intern_in_dict(obj)
+        meta = obj.get("metadata")
+        if type(meta) is dict:
+            _intern_in_metadata(meta)
+            _intern_in_dict(obj, skip=meta)
+        else:
+            _intern_in_dict(obj)
     return obj
 
 
-def _intern_in_dict(d: dict[str, Any], intern: Callable[[str], str] = sys.intern) -> None:
+UNSHARED_METADATA = "resourceVersion"
+"""The key of the object's metadata whose value is unique to one version of one object."""
+
+
+def _intern_in_metadata(meta: dict[str, Any], intern: Callable[[str], str] = sys.intern) -> None:
+    for key, value in meta.items():
+        kind = type(value)
+        if kind is str:
+            # (the literal, not UNSHARED_METADATA: a constant is cheaper than a global here)
+            if len(value) <= INTERN_MAX_LENGTH and key != "resourceVersion":
+                meta[key] = intern(value)
+        elif kind is dict:
+            _intern_in_dict(value)
+        elif kind is list:
+            _intern_in_list(value)
+
+
+def _intern_in_dict(
+    d: dict[str, Any], intern: Callable[[str], str] = sys.intern, skip: object = None
+) -> None:
+    """Intern the short strings of ``d``, at any depth, except inside the dict ``skip`` (the
+    object's metadata, which ``_intern_in_metadata`` handles)."""
     for key, value in d.items():
         kind = type(value)
         if kind is str:
             if len(value) <= INTERN_MAX_LENGTH:
                 d[key] = intern(value)  # a value, not a key: safe while iterating
         elif kind is dict:
-            _intern_in_dict(value)
+            if value is not skip:
+                _intern_in_dict(value)
         elif kind is list:
             _intern_in_list(value)
 
