@@ -29,9 +29,8 @@ runs one). The stand-ins are then taken out of ``kubernetes.client`` and ``sys.m
 kube_config's own globals keep them, and every later import gets the real modules.
 ``kubernetes.client``'s own ``__init__`` resolves its exports lazily and runs as usual.
 
-Two standard modules are kept out the same way, each for one name that is read at import and
-called never or once (``import_light``, which ``python -m controller`` runs before anything
-else):
+Three standard modules are kept out the same way, each used for a name that is called never or
+rarely (``import_light``, which ``python -m controller`` runs before anything else):
 
 - ``urllib3.http2`` (imported by urllib3 2.x's ``connection``) does ``from importlib.metadata
   import version``, for ``inject_into_urllib3``, the opt-in HTTP/2 that nothing here calls.
@@ -39,9 +38,14 @@ else):
 - ``kubernetes.client.configuration`` imports ``multiprocessing`` (and with it pickle) for
   ``multiprocessing.cpu_count()``, the default pool size: 0.5 MiB. The stand-in's
   ``cpu_count`` is that function's three lines over ``os.cpu_count``.
+- ``kube_config`` and ``exec_provider`` import ``subprocess`` (with selectors and signal),
+  called only to run an exec or cmd credential plugin: 0.3 MiB for a process whose credential
+  is a token or a certificate, as in-cluster. The stand-in imports it on the first ``Popen``.
+  (``tempfile`` cannot be kept out the same way: ``urllib.request``, which the configuration
+  imports for ``getproxies``, subclasses one of its classes at import.)
 
-Both stand-ins load the real module on any other attribute, and leave ``sys.modules`` once the
-import is done, so every later ``import importlib.metadata`` or ``multiprocessing`` is the real one.
+The stand-ins load the real module on any other attribute, and leave ``sys.modules`` once the
+import is done, so every later import of one of them is the real module.
 
 Robust by construction: whatever is already imported (a test or a tool imported the official
 client first) is used as it is, and when the light import fails (a future kube_config using
@@ -210,6 +214,9 @@ def _stand_ins() -> Iterator[None]:
         modules["multiprocessing"] = _DeferredModule(
             "multiprocessing", "multiprocessing", cpu_count=_cpu_count
         )
+    # kube_config and exec_provider call it only to run an exec or cmd credential plugin
+    if "subprocess" not in sys.modules:
+        modules["subprocess"] = _DeferredModule("subprocess", "subprocess")
     sys.modules.update(modules)
     try:
         yield

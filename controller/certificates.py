@@ -21,9 +21,7 @@ import json
 import logging
 import os
 import ssl
-import subprocess
 import sys
-import tempfile
 import threading
 from typing import Protocol
 
@@ -61,6 +59,9 @@ def server_context(cert_pem: bytes, key_pem: bytes) -> ssl.SSLContext:
     ``ssl`` loads certificates from files only, so the PEM goes through a private temporary
     directory that is gone again when this returns.
     """
+    # here: a process that serves no TLS never imports tempfile (with shutil, bz2, lzma)
+    import tempfile
+
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     ctx.set_alpn_protocols(["http/1.1"])
@@ -128,6 +129,8 @@ def self_signed_certificate() -> tuple[bytes, bytes]:
     ``controller.selfsigned`` in a child process: importing ``cryptography`` and making the key
     costs 12 MB of resident memory that the controller would otherwise carry for its whole
     life, for a few milliseconds of work at start-up. Raises ``CertificateError``."""
+    import subprocess
+
     try:
         child = subprocess.run(
             [sys.executable, "-m", "controller.selfsigned"],

@@ -84,8 +84,8 @@ def test_the_plain_import_loads_the_heavy_modules():
     assert {"pydantic", "kubernetes.client.api_client", "requests"} <= set(json.loads(heavy))
 
 
-# What ``python -m controller`` keeps out besides: two standard modules that urllib3 and the
-# official client import for a name they never use here (client/official.py), prometheus_client
+# What ``python -m controller`` keeps out besides: standard modules that urllib3 and the
+# official client import for names they never or rarely use (client/official.py), prometheus_client
 # while no /metrics is served (controller.manager.Metrics), and http.server until an endpoint is.
 UNUSED_AT_START = (
     "importlib.metadata",
@@ -93,6 +93,7 @@ UNUSED_AT_START = (
     "pickle",
     "prometheus_client",
     "http.server",
+    "subprocess",
 )
 
 
