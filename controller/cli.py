@@ -33,7 +33,6 @@ from typing import NoReturn, TypeVar
 
 from client.features import parse_bool
 from client.labels import SelectorParseError, parse_selector
-from controller.certificates import certificate_error
 from controller.durations import format_duration, parse_duration
 from controller.options import BindAddress, Options, parse_bind_address
 from tools.leaderelection.leaderelection import JITTER_FACTOR
@@ -446,6 +445,9 @@ def combination_errors(options: Options) -> list[str]:
                 "certificate would not be used"
             )
         else:
+            # imported only when there is a certificate to check
+            from controller.certificates import certificate_error
+
             problem = certificate_error(
                 o.metrics_cert_path, o.metrics_cert_name, o.metrics_cert_key
             )

@@ -21,6 +21,8 @@ from typing import Any
 from client.shard import HASH_SPACE_END, ShardRange, bucket_range, fnv1a64
 
 __all__ = [
+    "BUCKET_LABEL",
+    "PREFIX",
     "bucket_of",
     "bucket_of_uid",
     "decode_buckets",
@@ -29,6 +31,12 @@ __all__ = [
     "assign",
     "ranges_of",
 ]
+
+# the sharding labels' and annotations' prefix (controller.sharding.membership has the others)
+PREFIX = "sharding.samplecontroller.k8s.io/"
+# On each Deployment the controller makes: its owner Foo's bucket, in decimal. Here, with the
+# buckets, so that the gate of an unsharded process imports nothing of the membership.
+BUCKET_LABEL = PREFIX + "bucket"
 
 
 def bucket_of_uid(uid: str, count: int) -> int:

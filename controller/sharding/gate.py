@@ -18,8 +18,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol
 
-from controller.sharding.assignment import bucket_of
-from controller.sharding.membership import BUCKET_LABEL
+from controller.sharding.assignment import BUCKET_LABEL, bucket_of
 
 __all__ = ["EVERY_FOO", "ActingGate", "FooGate"]
 

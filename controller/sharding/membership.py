@@ -26,7 +26,7 @@ from typing import Any
 from client.errors import APIError, is_conflict, is_not_found
 from client.objects import Object
 from client.rest import Interface, resource_path
-from controller.sharding.assignment import decode_buckets, encode_buckets
+from controller.sharding.assignment import BUCKET_LABEL, PREFIX, decode_buckets, encode_buckets
 from tools.leaderelection.resourcelock import micro_time
 
 __all__ = [
@@ -44,15 +44,12 @@ __all__ = [
 
 log = logging.getLogger("controller.sharding")
 
-PREFIX = "sharding.samplecontroller.k8s.io/"
 # on each member Lease: the ring it belongs to (the Lease watch selects on it)
 RING_LABEL = PREFIX + "ring"
 # on each member Lease: the buckets its holder acts on, "0-3,7,9"
 BUCKETS_ANNOTATION = PREFIX + "buckets"
 # on each member Lease: the bucket count its holder assumes; every member must agree
 BUCKET_COUNT_ANNOTATION = PREFIX + "bucket-count"
-# on each Deployment the controller makes: its owner Foo's bucket, in decimal
-BUCKET_LABEL = PREFIX + "bucket"
 
 LEASE_GVR = ("coordination.k8s.io", "v1", "leases")
 

@@ -26,8 +26,7 @@ from typing import Any
 from client.objects import Object
 from client.shard import format_selector
 from client.watch import Watch, WatchEvent
-from controller.sharding.assignment import bucket_of, ranges_of
-from controller.sharding.membership import BUCKET_LABEL
+from controller.sharding.assignment import BUCKET_LABEL, bucket_of, ranges_of
 from informer.listwatch import ListerWatcher
 
 __all__ = ["NO_BUCKET", "Scope", "ScopedListWatch", "deployment_selector"]
