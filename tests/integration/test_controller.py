@@ -153,6 +153,13 @@ def test_a_blocked_foo_says_so_once_and_recovers_as_soon_as_the_blocker_goes(sim
         h.client.request(
             "POST", resource_path(*DEPLOYMENT_GVR, "default"), body=foreign_deployment("taken")
         )
+        # The blocker in the controller's cache first: the two watches are separate streams, and
+        # a Foo seen before its blocker is (rightly) written a status and tried once more.
+        deployments = h.parts.deployment_informer.get_indexer()
+        wait_for(
+            lambda: deployments.get_by_key("default/taken") is not None,
+            message="the blocker in the controller's cache",
+        )
         created = h.create_foo(foo("collider", deployment_name="taken", replicas=2))
         ready = wait_for(
             lambda: [
