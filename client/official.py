@@ -149,7 +149,7 @@ def _cpu_count() -> int:
 
 
 @contextmanager
-def _standard_stand_ins(modules: dict[str, types.ModuleType]) -> Iterator[None]:
+def _in_sys_modules(modules: dict[str, types.ModuleType]) -> Iterator[None]:
     """``modules`` in ``sys.modules`` for as long as the block runs, each unless the real one is
     imported already; removed afterwards (the importers keep them in their globals)."""
     added = {name: module for name, module in modules.items() if name not in sys.modules}
@@ -172,7 +172,7 @@ def import_urllib3() -> None:
         version=_deferred_callable("importlib.metadata", "version"),
     )
     try:
-        with _standard_stand_ins({"importlib.metadata": metadata}):
+        with _in_sys_modules({"importlib.metadata": metadata}):
             importlib.import_module("urllib3")
     # Any surprise (a urllib3 that reads more of it at import): the plain import.
     except Exception as err:
@@ -217,13 +217,10 @@ def _stand_ins() -> Iterator[None]:
     # kube_config and exec_provider call it only to run an exec or cmd credential plugin
     if "subprocess" not in sys.modules:
         modules["subprocess"] = _DeferredModule("subprocess", "subprocess")
-    sys.modules.update(modules)
     try:
-        yield
+        with _in_sys_modules(modules):
+            yield
     finally:
-        for name, module in modules.items():
-            if sys.modules.get(name) is module:
-                del sys.modules[name]
         if api_client is not None and namespace.get("ApiClient") is api_client:
             del namespace["ApiClient"]
 
