@@ -51,7 +51,9 @@ def parse_headers(
     if _BLOCK.fullmatch(text) is None:
         return _email_parse(lines, _class)
     fields = _FIELD.findall(text)
-    msg = _Indexed(fields) if _class is http.client.HTTPMessage else _class()
+    if _class is http.client.HTTPMessage:
+        return _Indexed(fields)
+    msg = _class()
     for name, value in fields:
         msg.set_raw(name, value)
     msg.set_payload("")  # what the email parser leaves after a header-only block
@@ -72,7 +74,9 @@ class _Indexed(http.client.HTTPMessage):
         super().__init__()
         first: dict[str, str] = {}
         for name, value in fields:
+            http.client.HTTPMessage.set_raw(self, name, value)
             first.setdefault(name.lower(), value)
+        self.set_payload("")  # what the email parser leaves after a header-only block
         # lowercased name -> the first value of that name; None once the headers change
         self._index: dict[str, str] | None = first
 
@@ -97,6 +101,14 @@ class _Indexed(http.client.HTTPMessage):
     def replace_header(self, *args: Any, **kwargs: Any) -> None:
         self._index = None
         super().replace_header(*args, **kwargs)
+
+    def set_raw(self, name: str, value: Any) -> None:
+        self._index = None
+        super().set_raw(name, value)
+
+    def set_boundary(self, boundary: str) -> None:
+        self._index = None
+        super().set_boundary(boundary)
 
 
 def install() -> None:

@@ -30,7 +30,9 @@ kube_config's own globals keep them, and every later import gets the real module
 ``kubernetes.client``'s own ``__init__`` resolves its exports lazily and runs as usual.
 
 Three standard modules are kept out the same way, each used for a name that is called never or
-rarely (``import_light``, which ``python -m controller`` runs before anything else):
+rarely. The first needs ``import_light``, which ``python -m controller`` runs before anything
+else (urllib3 is imported by the client layer before the loaders); the other two are kept out
+by ``import_loaders`` on every path:
 
 - ``urllib3.http2`` (imported by urllib3 2.x's ``connection``) does ``from importlib.metadata
   import version``, for ``inject_into_urllib3``, the opt-in HTTP/2 that nothing here calls.

@@ -65,8 +65,8 @@ from workqueue import (
 
 if TYPE_CHECKING:
     # Imported where they are used, not here: what a mode or an endpoint needs is loaded only
-    # when it is turned on (``python -m bench.import_bench``: prometheus_client alone is about
-    # 1.9 MiB of a process that serves no /metrics).
+    # when it is turned on (prometheus_client, with the http.server it brings, is about 1.3 MiB
+    # after the controller's other imports: docs/benchmarks.md).
     from prometheus_client import CollectorRegistry
 
     from controller.health import Checks, EndpointServer
@@ -243,7 +243,8 @@ class Metrics:
     provider is registered, and sample-controller registers none. Here they are collected when
     something serves them (a registry is given: /metrics is on, or a test reads them), and
     otherwise not even imported: no counter is updated on the hot path, no thread reports
-    unfinished work, and prometheus_client stays out of the process.
+    unfinished work, and prometheus_client stays out of the process. (``--sharding`` is the
+    exception: its sharder keeps its metrics in the global registry either way, ``new_sharder``.)
     """
 
     informers: InformerMetricsProvider | None = None
@@ -474,7 +475,8 @@ class Manager:
         # the controller's client (its QPS, its user agent)
         self.rest = rest
         # Where /metrics reads and what the controller counts into: by default the global
-        # registry when /metrics is served, and none when it is not (``Metrics``).
+        # registry when /metrics is served, and none when it is not (``Metrics``); code that
+        # embeds the manager and serves a registry itself passes it here.
         self.registry = registry if registry is not None else _default_registry(options)
         # the current term's; set by run()
         self.components: Components | None = None

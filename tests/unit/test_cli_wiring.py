@@ -130,3 +130,7 @@ def test_a_registry_gets_every_metric():
         )
         == 0.0
     )
+    informer = metrics.informers.for_informer("kube", "apps", "v1", "deployments")
+    informer.inc_watches()
+    labels = {"name": "kube", "group": "apps", "version": "v1", "resource": "deployments"}
+    assert registry.get_sample_value("informer_watches_total", labels) == 1.0

@@ -79,6 +79,9 @@ def test_a_changed_message_answers_from_its_headers_not_the_index():
     ours["Content-Length"] = "5"
     ours.replace_header("Content-Length", "6")
     assert ours.get("CONTENT-LENGTH") == "6"
+    fresh = parse_headers(io.BytesIO(BLOCKS["kube-apiserver"]))
+    fresh.set_raw("X-New", "1")
+    assert fresh.get("x-new") == "1"
 
 
 def test_the_body_is_left_unread():
