@@ -152,15 +152,7 @@ class Reviews:
         """SubjectAccessReview: may spec.user (with spec.groups) do what the spec says?"""
         out = _answer(body, "SubjectAccessReview", AUTHZ)
         spec = out.get("spec") or {}
-        causes = _attribute_causes(spec)
-        if not spec.get("user") and not spec.get("groups"):
-            causes.append(
-                errors.field_invalid(
-                    "spec.user",
-                    spec.get("user") or "",
-                    "at least one of user or group must be specified",
-                )
-            )
+        causes = _subject_causes(spec)
         causes += _empty_metadata_causes(body, allow_namespace=False)
         if causes:
             raise errors.invalid(AUTHZ, "SubjectAccessReview", "", causes)
@@ -178,15 +170,7 @@ class Reviews:
         out = _answer(body, "LocalSubjectAccessReview", AUTHZ)
         out["metadata"].setdefault("namespace", namespace)
         spec = out.get("spec") or {}
-        causes = _attribute_causes(spec)
-        if not spec.get("user") and not spec.get("groups"):
-            causes.append(
-                errors.field_invalid(
-                    "spec.user",
-                    spec.get("user") or "",
-                    "at least one of user or group must be specified",
-                )
-            )
+        causes = _subject_causes(spec)
         causes += _empty_metadata_causes(body, allow_namespace=True)
         attrs = spec.get("resourceAttributes")
         if attrs is not None and (attrs.get("namespace") or "") != namespace:
@@ -302,6 +286,21 @@ def _attribute_causes(spec: dict) -> list[dict]:
             )
         ]
     return []
+
+
+def _subject_causes(spec: dict) -> list[dict]:
+    """ValidateSubjectAccessReviewSpec, as the two reviews that name a subject share it: the
+    attribute rules, then a user or a group."""
+    causes = _attribute_causes(spec)
+    if not spec.get("user") and not spec.get("groups"):
+        causes.append(
+            errors.field_invalid(
+                "spec.user",
+                spec.get("user") or "",
+                "at least one of user or group must be specified",
+            )
+        )
+    return causes
 
 
 def _empty_metadata_causes(body: dict, allow_namespace: bool) -> list[dict]:
