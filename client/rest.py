@@ -334,7 +334,7 @@ class WatchStream:
                 # thousands of events in one chunk (WatchList's initial events: 30 MB for 10,000
                 # Deployments), which a split into a list of lines would hold twice over.
                 del chunk
-                line, start, end = b"", 0, data.find(b"\n")
+                start, end = 0, data.find(b"\n")
                 while end >= 0:
                     line = data[start:end]
                     # not blank (``strip()`` would copy every event's line to find out)
@@ -343,9 +343,9 @@ class WatchStream:
                     start = end + 1
                     end = data.find(b"\n", start)
                 pending = data[start:]
-                # Nothing of this chunk stays referenced while the next read waits: after the
-                # initial events a watch may be quiet for minutes.
-                del data, line
+                # Nothing of this chunk stays referenced while the next read waits (``line`` is a
+                # copy of one line): after the initial events a watch may be quiet for minutes.
+                del data
             if pending and not pending.isspace() and not self.closed:
                 yield loads(pending)
         except (urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError) as exc:

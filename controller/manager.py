@@ -298,9 +298,9 @@ def run(
     stop event and metrics registry (None: no metrics are collected, ``Metrics``). ``ready`` is
     set once the caches have synced; ``on_start`` receives the shared informers and the
     controller before anything starts (the manager's probes look at them; the demo taps them
-    to narrate what happens). ``budget`` bounds the
-    shutdown (default: ``--graceful-shutdown-timeout`` from when the stop is noticed): the
-    drain ends by its drain deadline and the Event flush by its flush deadline.
+    to narrate what happens). ``budget`` bounds the shutdown (default:
+    ``--graceful-shutdown-timeout`` from when the stop is noticed): the drain ends by its drain
+    deadline and the Event flush by its flush deadline.
     """
     if budget is None:
         budget = ShutdownBudget(options.graceful_shutdown_timeout)

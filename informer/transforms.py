@@ -70,12 +70,16 @@ UNSHARED_METADATA = "resourceVersion"
 """The key of the object's metadata whose value is unique to one version of one object."""
 
 
-def _intern_in_metadata(meta: dict[str, Any], intern: Callable[[str], str] = sys.intern) -> None:
+def _intern_in_metadata(
+    meta: dict[str, Any],
+    intern: Callable[[str], str] = sys.intern,
+    unshared: str = UNSHARED_METADATA,
+) -> None:
     for key, value in meta.items():
         kind = type(value)
         if kind is str:
-            # (the literal, not UNSHARED_METADATA: a constant is cheaper than a global here)
-            if len(value) <= INTERN_MAX_LENGTH and key != "resourceVersion":
+            # (``unshared`` bound as a default: a local, as cheap as a literal, unlike a global)
+            if len(value) <= INTERN_MAX_LENGTH and key != unshared:
                 meta[key] = intern(value)
         elif kind is dict:
             _intern_in_dict(value)
