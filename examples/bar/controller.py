@@ -20,9 +20,6 @@ from kubernetes import client as k8s
 from client.config import load_client_configuration
 from client.errors import APIError, is_already_exists, is_conflict, is_not_found
 from client.rest import RESTClient, resource_path
-from controller.logs import configure_logging
-from controller.shutdown import ShutdownBudget
-from controller.worker import Result, Workers
 from informer.factory import SharedInformerFactory
 from informer.lister import NotFoundError
 from informer.shared_informer import ResourceEventHandlerFuncs, wait_for_cache_sync
@@ -31,6 +28,9 @@ from informer.store import (
     meta_namespace_key_func,
     split_meta_namespace_key,
 )
+from runtime.log import configure_logging
+from runtime.shutdown import ShutdownBudget
+from runtime.worker import Result, Workers
 from workqueue import RateLimitingQueue, default_controller_rate_limiter
 
 log = logging.getLogger(__name__)

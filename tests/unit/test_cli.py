@@ -1,4 +1,4 @@
-"""controller.cli: every flag rule, one row each; a bad flag is one line and exit status 2.
+"""runtime.flags: every flag rule, one row each; a bad flag is one line and exit status 2.
 
 The table holds the flags, the flag the message must name and the rule it must state. The
 rules follow client-go where it has them (NewLeaderElector's ordering, the clientset's burst
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import build_parser, parse_options
-from controller.options import Options
+from runtime.flags import build_parser, parse_options
+from runtime.options import Options
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -279,7 +279,7 @@ def test_no_kubeconfig_anywhere_says_where_it_looked(tmp_path):
 
 @pytest.fixture(scope="module")
 def two_pairs() -> tuple[tuple[bytes, bytes], tuple[bytes, bytes]]:
-    from controller.selfsigned import generate
+    from runtime.selfsigned import generate
 
     return generate(), generate()
 

@@ -1,10 +1,10 @@
-"""controller.manager.run wires the flags into the informers (no API server needed)."""
+"""runtime.manager.run wires the flags into the informers (no API server needed)."""
 
 import sys
 import threading
 
-import controller.manager as manager
-from controller.cli import parse_options
+import controller.main as manager
+from controller.main import parse_foo_options as parse_options
 from informer.transforms import transform_strip_managed_fields
 
 

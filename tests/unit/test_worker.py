@@ -1,4 +1,4 @@
-"""controller.worker.Workers: a key is finished by the Result its reconcile returned.
+"""runtime.worker.Workers: a key is finished by the Result its reconcile returned.
 
 The Foo controller's own cases (a 409 is a requeue, an error is retried with backoff, the drain
 deadline) are in test_foo_controller.py; these cover the loop on its own, with a reconcile
@@ -13,9 +13,9 @@ import threading
 import pytest
 from prometheus_client import CollectorRegistry
 
-from controller.metrics import ReconcileMetrics
-from controller.shutdown import ShutdownBudget
-from controller.worker import AbandonedError, Result, Workers
+from runtime.metrics.reconcile import ReconcileMetrics
+from runtime.shutdown import ShutdownBudget
+from runtime.worker import AbandonedError, Result, Workers
 from tests.helpers import wait_for
 from workqueue import FakeClock, RateLimitingQueue, sample_controller_rate_limiter
 
