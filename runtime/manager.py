@@ -34,6 +34,7 @@ Deliberate differences from controller-runtime:
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
 import os
@@ -343,7 +344,6 @@ class Manager:
         # registry when /metrics is served, and none when it is not (``Metrics``); code that
         # embeds the manager and serves a registry itself passes it here.
         self.registry = registry if registry is not None else _default_registry(options)
-        self.metrics = Metrics.into(self.registry)
         # The one deadline of the graceful shutdown: drain, Event flush, Lease release.
         self.budget = (
             budget if budget is not None else ShutdownBudget(options.graceful_shutdown_timeout)
@@ -372,6 +372,12 @@ class Manager:
         self.shutting_down = threading.Event()
 
     # -- what controllers are built from ------------------------------------------------------
+
+    @functools.cached_property
+    def metrics(self) -> Metrics:
+        """What the controllers count into (``Metrics``), made when the first one is built: a
+        manager that only serves endpoints registers no families."""
+        return Metrics.into(self.registry)
 
     def new_informer_factory(
         self, name: str, tweak_list_options: TweakListOptionsFunc | None = None
