@@ -195,7 +195,7 @@ def check_api(rest: RESTClient, host: str, gvr: GVR, hint: str = "") -> None:
     except APIError as err:
         if err.code == 404:
             raise StartupError(
-                f"{resource}.{group} is not served by {host} (is its CRD installed?){install}"
+                f"the CRD {resource}.{group} is not installed on {host}{install}"
             ) from err
         if err.code in (401, 403):
             raise StartupError(
@@ -311,6 +311,13 @@ def _default_registry(options: Options) -> CollectorRegistry | None:
     from prometheus_client import REGISTRY
 
     return REGISTRY
+
+
+class _Idle:
+    """A manager with no runnable still runs until stopped (its endpoints serve)."""
+
+    def start(self, stop: threading.Event, budget: ShutdownBudget) -> None:
+        stop.wait()
 
 
 def _relay_stop(stop: threading.Event, leading_stop: threading.Event) -> None:
@@ -621,14 +628,17 @@ class Manager:
         for factory in self._factories:
             factory.start(stop)
         failed: list[Runnable] = []
+        # Every runnable on a thread of its own but the last, which runs on the caller's (with
+        # one controller, as sample-controller's Run runs on main's goroutine).
+        *others, last = self._runnables or [_Idle()]
         threads = [
             threading.Thread(
                 target=self._run_one,
                 args=(runnable, stop, failed),
-                name=f"runnable-{i}",
+                name=getattr(runnable, "name", f"runnable-{i}"),
                 daemon=True,
             )
-            for i, runnable in enumerate(self._runnables)
+            for i, runnable in enumerate(others)
         ]
         for t in threads:
             t.start()
@@ -638,9 +648,9 @@ class Manager:
                 target=self._signal_when_synced, args=(stop, ready), name="ready", daemon=True
             ).start()
         try:
-            # A runnable that ends on its own sets the stop too (_run_one): either way the
-            # budget runs from here, and each runnable drains within it.
-            stop.wait()
+            # Returns once stopped and drained, or on its own (which stops the others too).
+            self._run_one(last, stop, failed)
+            # the budget runs from the stop; each other runnable drains within it
             budget.begin()
             for t in threads:
                 t.join(budget.left())
