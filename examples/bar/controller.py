@@ -30,6 +30,7 @@ from informer.store import (
 )
 from runtime.log import configure_logging
 from runtime.shutdown import ShutdownBudget
+from runtime.context import Context
 from runtime.worker import Result, Workers
 from workqueue import RateLimitingQueue, default_controller_rate_limiter
 
@@ -107,7 +108,7 @@ class BarController:
         if wait_for_cache_sync(stop, *self._registrations):
             self.workers.run(workers, stop, ShutdownBudget(10.0))
 
-    def reconcile(self, key: str) -> Result:
+    def reconcile(self, ctx: Context, key: str) -> Result:
         namespace, name = split_meta_namespace_key(key)
         try:
             self.sync(self.bars.get(namespace, name))
