@@ -14,7 +14,7 @@ from typing import Any
 
 from kubesim.api import errors
 from kubesim.api.resources import ResourceInfo
-from kubesim.validation import kindvalidation, metavalidation
+from kubesim.validation import kindvalidation, metavalidation, webhookconfig
 
 __all__ = [
     "NAME_RULES",
@@ -75,6 +75,8 @@ def prepare_create(info: ResourceInfo, obj: dict, omit_zero_timestamp: bool = Tr
         obj["status"] = {"phase": "Active"}
     elif kind == "CustomResourceDefinition":
         default_crd(obj, on_create=True)
+    elif info.group == webhookconfig.GROUP:
+        webhookconfig.default_configuration(obj, mutating=kind.startswith("Mutating"))
 
 
 def default_deployment(obj: dict, omit_zero_timestamp: bool = True) -> None:
@@ -229,6 +231,8 @@ def prepare_update(
         )
     if info.kind == "Deployment" and not info.custom:
         default_deployment(new, omit_zero_timestamp)
+    if info.group == webhookconfig.GROUP and not info.custom:
+        webhookconfig.default_configuration(new, mutating=info.kind.startswith("Mutating"))
     if info.kind == "CustomResourceDefinition" and not info.custom:
         default_crd(new, on_create=False)
         if new.get("spec") != old.get("spec"):
@@ -259,6 +263,9 @@ def spec_changed(info: ResourceInfo, new: dict, old: dict) -> bool:
         return any(new.get(k) != old.get(k) for k in keys)
     if new.get("spec") != old.get("spec"):
         return True
+    if info.group == webhookconfig.GROUP:
+        # the admissionregistration strategies bump generation when the webhooks change
+        return new.get("webhooks") != old.get("webhooks")
     if info.generation_on_annotations:
         return (new["metadata"].get("annotations") or {}) != (
             old["metadata"].get("annotations") or {}
@@ -322,6 +329,8 @@ def validate(
         causes = metavalidation.validate_object_meta(meta, info.namespaced, name_fn, core_meta)
     if (group, kind) == ("apiextensions.k8s.io", "CustomResourceDefinition"):
         causes += _validate_crd(obj)
+    if group == webhookconfig.GROUP:
+        causes += webhookconfig.validate_configuration(obj, mutating=kind.startswith("Mutating"))
     return causes
 
 
