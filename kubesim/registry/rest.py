@@ -107,7 +107,8 @@ class Rest:
         # the release answered as (api/version.py): where its answers differ, this decides
         self.version = version or ServerVersion.parse(DEFAULT_SERVER_VERSION)
         self.registry = registry  # served resources (CRD writes change it)
-        self.validator = validator  # callable(info, obj) -> causes, pruning obj (CR schemas)
+        # callable(info, obj, old) -> causes, pruning obj (CR schemas and their CEL rules)
+        self.validator = validator
         # callable(info, obj) -> paths of the fields obj's schema does not declare, dropped from
         # it (validation/fields.py; sim.py hands it the built-in schemas); None: none checked
         self.unknown_fields = unknown_fields
@@ -175,7 +176,7 @@ class Rest:
         causes = strategy.validate(info, obj, old, sub)
         causes += corevalidation.validate(info, obj, old)
         if self.validator is not None and info.custom:
-            causes += self.validator(info, obj)
+            causes += self.validator(info, obj, old)
         if not causes and old is None:
             causes = strategy.validate_generic(info, obj)
         if causes:

@@ -14,7 +14,7 @@ from typing import Any
 
 from kubesim.api import errors
 from kubesim.api.resources import ResourceInfo
-from kubesim.validation import kindvalidation, metavalidation, webhookconfig
+from kubesim.validation import cel, kindvalidation, metavalidation, webhookconfig
 
 __all__ = [
     "NAME_RULES",
@@ -538,6 +538,11 @@ def _validate_crd(obj: dict) -> list[dict]:
                 errors.field_required(
                     f"spec.versions[{i}].schema.openAPIV3Schema", "schemas are required"
                 )
+            )
+        else:
+            # x-kubernetes-validations must compile (CEL), wherever they are in the schema
+            causes += cel.check_schema(
+                schema["openAPIV3Schema"], f"spec.versions[{i}].schema.openAPIV3Schema"
             )
     if names.get("plural") and spec.get("group"):
         want = f"{names['plural']}.{spec['group']}"

