@@ -76,11 +76,12 @@ def endpoint_of(client_config: dict, services: Mapping[str, str]) -> Endpoint:
         parts = urlsplit(url)
         host = parts.hostname or ""
         port = parts.port or 443
-        return Endpoint(url, host, (host, port), ca_pem)
+        # the rest client's base path is at least "/" (DefaultVersionedAPIPath)
+        return Endpoint(url if parts.path else url + "/", host, (host, port), ca_pem)
     svc = client_config.get("service") or {}
     ns, name, port = svc.get("namespace", ""), svc.get("name", ""), int(svc.get("port") or 443)
     server_name = f"{name}.{ns}.svc"
-    url = f"https://{server_name}:{port}{svc.get('path') or ''}"
+    url = f"https://{server_name}:{port}{svc.get('path') or '/'}"
     target = services.get(f"{ns}/{name}:{port}") or (
         services.get(f"{ns}/{name}") if port == 443 else None
     )

@@ -20,7 +20,7 @@ import copy
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 
-from kubesim.admission import client, review
+from kubesim.admission import client, conditions, review
 from kubesim.admission.matching import (
     ADMISSIONREGISTRATION,
     Hook,
@@ -81,7 +81,7 @@ class WebhookAdmission:
         for round_ in (0, 1):
             changed_any = False
             for hook in hooks:
-                invocation = should_call(hook, attrs, self._namespace_labels, self._equivalents)
+                invocation = self._should_call(hook, attrs)
                 if invocation is None or (round_ == 1 and hook.uid not in reinvoke):
                     continue
                 changed, outcome = self._call_mutating(invocation, attrs)
@@ -105,8 +105,7 @@ class WebhookAdmission:
         invocations = [
             invocation
             for hook in hooks
-            if (invocation := should_call(hook, attrs, self._namespace_labels, self._equivalents))
-            is not None
+            if (invocation := self._should_call(hook, attrs)) is not None
         ]
         if not invocations:
             return
@@ -123,6 +122,16 @@ class WebhookAdmission:
         for outcome in outcomes:
             if outcome.error is not None:
                 raise outcome.error
+
+    def _should_call(self, hook: Hook, attrs: Attributes) -> Invocation | None:
+        """ShouldCallHook: the rules and selectors, then the matchConditions on the objects
+        at the version the webhook would be called with."""
+        invocation = should_call(hook, attrs, self._namespace_labels, self._equivalents)
+        if invocation is None or not hook.spec.get("matchConditions"):
+            return invocation
+        obj = _convert(attrs.obj, attrs.info, invocation.info)
+        old = _convert(attrs.old, attrs.info, invocation.info)
+        return invocation if conditions.matches(invocation, attrs, obj, old) else None
 
     # ---- one call ----------------------------------------------------------------------------
 

@@ -7,8 +7,10 @@ subresources, scope), predicates/namespace/matcher.go (``MatchNamespaceSelector`
 rules.IsExemptAdmissionConfigurationResource and the configuration managers' ordering
 (configurations sorted by name, webhooks in the order they are listed).
 
-Deliberate differences: ``matchConditions`` are not evaluated (a webhook that has them is
-called as if they matched; kubesim/README.md says so); equivalent resources (matchPolicy:
+``matchConditions`` are evaluated apart (conditions.py), on the objects at the version the
+webhook is called with.
+
+Deliberate difference: equivalent resources (matchPolicy:
 Equivalent) are the other served versions of the same stored resource, which for kubesim is
 every version of a CRD's resource and the two Event groups.
 """

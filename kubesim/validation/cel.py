@@ -34,13 +34,24 @@ from cel_expr_python.ext import ext_optional, ext_strings
 
 from kubesim.api import errors
 
-__all__ = ["Compiled", "check_schema", "compile_rule", "has_rules", "validate"]
+__all__ = [
+    "ADMISSION_VARIABLES",
+    "Compiled",
+    "Failure",
+    "RULE_VARIABLES",
+    "check_schema",
+    "compile_rule",
+    "evaluate",
+    "has_rules",
+    "validate",
+]
 
-_ENV = cel.NewEnv(
-    variables={"self": cel.Type.DYN, "oldSelf": cel.Type.DYN},
-    extensions=[ext_strings.ExtStrings(), ext_optional.ExtOptional()],
-)
-_ENV_LOCK = threading.Lock()  # guards _CACHE (and compiles one rule at a time)
+# The variables an expression may name: a CRD rule's, and an admission matchCondition's
+# (the webhook's object, oldObject and the AdmissionRequest; no authorizer here).
+RULE_VARIABLES = ("self", "oldSelf")
+ADMISSION_VARIABLES = ("object", "oldObject", "request")
+_LOCK = threading.Lock()  # guards _ENVS and _CACHE (and compiles one expression at a time)
+_ENVS: dict[tuple[str, ...], Any] = {}
 _CACHE: dict[str, Compiled] = {}
 # string literals, removed before looking for the oldSelf identifier
 _STRINGS = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
@@ -63,16 +74,32 @@ def _cel_error(e: Exception) -> str:
     return text.removesuffix(" [INVALID_ARGUMENT]")
 
 
-def compile_rule(expression: str, want: Any = None) -> Compiled:
-    """Compile (once per text and wanted type); ``want``: the output type it must have."""
+def _env(variables: tuple[str, ...]) -> Any:
+    """The CEL environment declaring ``variables`` (dynamic), with the strings and optional
+    extensions (the caller holds _LOCK)."""
+    env = _ENVS.get(variables)
+    if env is None:
+        env = cel.NewEnv(
+            variables={name: cel.Type.DYN for name in variables},
+            extensions=[ext_strings.ExtStrings(), ext_optional.ExtOptional()],
+        )
+        _ENVS[variables] = env
+    return env
+
+
+def compile_rule(
+    expression: str, want: Any = None, variables: tuple[str, ...] = RULE_VARIABLES
+) -> Compiled:
+    """Compile (once per text, wanted type and variables); ``want``: the output type it must
+    have (bool unless given)."""
     want = want if want is not None else cel.Type.BOOL
-    key = f"{want.name()}\x00{expression}"
-    with _ENV_LOCK:
+    key = f"{want.name()}\x00{','.join(variables)}\x00{expression}"
+    with _LOCK:
         hit = _CACHE.get(key)
         if hit is not None:
             return hit
         try:
-            program = _ENV.compile(expression)
+            program = _env(variables).compile(expression)
             error = ""
             out = program.return_type()
             if out != want and out != cel.Type.DYN:
@@ -230,11 +257,11 @@ def _rules(schema: dict, obj: Any, old: Any, path: str) -> list[dict]:
         if compiled.uses_old_self and old is None:
             continue  # a transition rule needs an existing value to compare with
         data = {"self": obj, "oldSelf": old} if old is not None else {"self": obj}
-        result = _evaluate(compiled.program, data)
+        result = evaluate(compiled.program, data)
         if result is True:
             continue
         text = _rule_text(rule)
-        if isinstance(result, _Failure):
+        if isinstance(result, Failure):
             causes.append(_invalid(path, schema, obj, f"{result.message} evaluating rule: {text}"))
             continue
         detail = _message(rule, data) or (
@@ -252,7 +279,7 @@ def _rule_text(rule: dict) -> str:
     return str(rule.get("message") or rule.get("rule", "")).strip()
 
 
-class _Failure:
+class Failure:
     """An evaluation error, worded as cel-go words the common ones."""
 
     def __init__(self, message: str) -> None:
@@ -262,19 +289,20 @@ class _Failure:
 _NO_KEY = re.compile(r'Key not found in map : "(.*)"')
 
 
-def _evaluate(program: Any, data: dict) -> Any:
+def evaluate(program: Any, data: dict) -> Any:
+    """The value of a compiled program over ``data`` (plain Python), or a Failure."""
     try:
         value = program.eval(data=data)
     except Exception as e:  # cel-cpp reports an evaluation it cannot even start this way
-        return _Failure(str(e))
+        return Failure(str(e))
     if value.type() == cel.Type.ERROR:
         text = str(value.value())
         found = _NO_KEY.search(text)
         if found:
-            return _Failure(f"no such key: {found.group(1)}")
+            return Failure(f"no such key: {found.group(1)}")
         if "divide by zero" in text:
-            return _Failure("division by zero")
-        return _Failure(text.split(": ", 1)[-1])
+            return Failure("division by zero")
+        return Failure(text.split(": ", 1)[-1])
     return value.plain_value()
 
 
@@ -286,7 +314,7 @@ def _message(rule: dict, data: dict) -> str:
     compiled = compile_rule(str(source), cel.Type.STRING)
     if compiled.program is None:
         return ""
-    value = _evaluate(compiled.program, data)
+    value = evaluate(compiled.program, data)
     if not isinstance(value, str) or "\n" in value.strip():
         return ""
     return value.strip()

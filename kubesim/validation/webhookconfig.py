@@ -9,8 +9,11 @@ webhook name (a qualified name with at least three segments), unique names, exac
 ``url`` and ``service``, an https URL without query or fragment, the side-effect class,
 admissionReviewVersions, timeoutSeconds between 1 and 30, the enums, and rules.
 
-Deliberate difference: matchConditions are stored without their CEL being compiled, and the
-rules' finer checks (a resource both ``*`` and named, subresource wildcards) are left out.
+``matchConditions``: at most 64, each with a unique qualified name and an expression that
+compiles (validation/cel.py, with the variables object, oldObject and request) to a bool.
+
+Deliberate difference: the rules' finer checks (a resource both ``*`` and named, subresource
+wildcards) are left out.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from kubesim.api import errors
-from kubesim.validation import content
+from kubesim.validation import cel, content
 
 __all__ = ["GROUP", "default_configuration", "validate_configuration"]
 
@@ -31,6 +34,7 @@ _SIDE_EFFECTS = ["None", "NoneOnDryRun"]
 _SCOPES = ["*", "Cluster", "Namespaced"]
 _OPERATIONS = ["*", "CONNECT", "CREATE", "DELETE", "UPDATE"]
 _REVIEW_VERSIONS = ["v1", "v1beta1"]
+_MAX_MATCH_CONDITIONS = 64
 
 
 def default_configuration(obj: dict, mutating: bool) -> None:
@@ -102,6 +106,9 @@ def validate_configuration(obj: dict, mutating: bool) -> list[dict]:
                     'must include at least one of "v1", "v1beta1"',
                 )
             )
+        causes += _validate_match_conditions(
+            f"{path}.matchConditions", hook.get("matchConditions") or []
+        )
         timeout = hook.get("timeoutSeconds")
         if isinstance(timeout, int) and not 1 <= timeout <= 30:
             causes.append(
@@ -183,4 +190,47 @@ def _validate_rules(path: str, rules: list) -> list[dict]:
         for j, op in enumerate(rule.get("operations") or []):
             causes += _enum(f"{rpath}.operations[{j}]", op, _OPERATIONS)
         causes += _enum(f"{rpath}.scope", rule.get("scope"), _SCOPES)
+    return causes
+
+
+def _validate_match_conditions(path: str, conditions: list) -> list[dict]:
+    """validateMatchConditions: names unique and qualified, expressions that compile."""
+    causes: list[dict] = []
+    if len(conditions) > _MAX_MATCH_CONDITIONS:
+        causes.append(
+            {
+                "reason": "FieldValueTooMany",
+                "message": f"Too many: {len(conditions)}: must have at most "
+                f"{_MAX_MATCH_CONDITIONS} items",
+                "field": path,
+            }
+        )
+    names: set[str] = set()
+    for i, condition in enumerate(conditions):
+        cpath = f"{path}[{i}]"
+        if not isinstance(condition, dict):
+            causes.append(errors.field_invalid(cpath, condition, "must be an object"))
+            continue
+        name = condition.get("name") or ""
+        if not name:
+            causes.append(errors.field_required(f"{cpath}.name"))
+        elif name in names:
+            causes.append(errors.field_duplicate(f"{cpath}.name", name))
+        else:
+            causes += [
+                errors.field_invalid(f"{cpath}.name", name, m) for m in content.is_label_key(name)
+            ]
+        names.add(name)
+        expression = condition.get("expression") or ""
+        if not expression:
+            causes.append(errors.field_required(f"{cpath}.expression"))
+            continue
+        compiled = cel.compile_rule(expression, variables=cel.ADMISSION_VARIABLES)
+        if compiled.error:
+            detail = (
+                f"compilation failed: {compiled.error}"
+                if compiled.error.startswith("ERROR")
+                else f"cel expression {compiled.error}"
+            )
+            causes.append(errors.field_invalid(f"{cpath}.expression", expression, detail))
     return causes

@@ -327,7 +327,7 @@ def test_a_service_reference_resolves_through_the_option_and_checks_the_service_
     answer = call(sim, "POST", CONFIGMAPS, configmap("c2"))
     assert answer.body["message"] == (
         'Internal error occurred: failed calling webhook "other.example.com": failed to call '
-        'webhook: Post "https://other.default.svc:443?timeout=10s": tls: failed to verify '
+        'webhook: Post "https://other.default.svc:443/?timeout=10s": tls: failed to verify '
         "certificate: x509: certificate is valid for elsewhere.default.svc, not "
         "other.default.svc"
     )
@@ -360,6 +360,78 @@ def test_namespace_selector_and_object_selector_choose_the_requests(sim, ca, ser
     assert call(sim, "POST", guarded, configmap("c1")).code == 400
     assert call(sim, "POST", guarded, configmap("c2", labels={"skip": "yes"})).code == 201
     assert len(server.requests) == 1
+
+
+# ---- matchConditions ------------------------------------------------------------------------
+
+
+def test_match_conditions_choose_the_requests_with_cel(sim, ca, serve):
+    server = serve(lambda req: {"allowed": False, "status": {"message": "matched"}})
+    conditions = [
+        {
+            "name": "labelled",
+            "expression": "has(object.metadata.labels) && object.metadata.labels['guard'] == 'on'",
+        },
+        {"name": "not-admin", "expression": "request.userInfo.username != 'nobody'"},
+    ]
+    register(
+        sim,
+        "ValidatingWebhookConfiguration",
+        "cond",
+        webhook("cond.example.com", url_config(server, ca), matchConditions=conditions),
+    )
+    assert call(sim, "POST", CONFIGMAPS, configmap("free", labels={"guard": "off"})).code == 201
+    assert call(sim, "POST", CONFIGMAPS, configmap("held", labels={"guard": "on"})).code == 400
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("policy", ["Fail", "Ignore"])
+def test_a_condition_that_cannot_be_evaluated_follows_the_failure_policy(sim, ca, serve, policy):
+    server = serve(lambda req: {"allowed": True})
+    conditions = [{"name": "broken", "expression": "object.spec.missing == 1"}]
+    register(
+        sim,
+        "ValidatingWebhookConfiguration",
+        "cond",
+        webhook(
+            "cond.example.com",
+            url_config(server, ca),
+            matchConditions=conditions,
+            failurePolicy=policy,
+        ),
+    )
+    answer = call(sim, "POST", CONFIGMAPS, configmap("c1"))
+    assert server.requests == []
+    if policy == "Ignore":
+        assert answer.code == 201
+        return
+    assert answer.code == 403 and answer.body["reason"] == "Forbidden"
+    assert answer.body["message"] == (
+        "configmaps \"c1\" is forbidden: expression 'object.spec.missing == 1' resulted in "
+        "error: no such key: spec"
+    )
+
+
+def test_a_condition_that_does_not_compile_is_refused_on_the_configuration(sim, ca, serve):
+    server = serve(lambda req: {"allowed": True})
+    hook = webhook(
+        "cond.example.com",
+        url_config(server, ca),
+        matchConditions=[{"name": "bad", "expression": "object.metadata.name =="}],
+    )
+    answer = call(
+        sim,
+        "POST",
+        f"{ADMREG}/validatingwebhookconfigurations",
+        {"metadata": {"name": "bad"}, "webhooks": [hook]},
+    )
+    assert answer.code == 422
+    (cause,) = answer.body["details"]["causes"]
+    assert cause["field"] == "webhooks[0].matchConditions[0].expression"
+    assert cause["message"].startswith(
+        'Invalid value: "object.metadata.name ==": compilation failed: ERROR: <input>:1:24: '
+        "Syntax error:"
+    )
 
 
 # ---- mutating -------------------------------------------------------------------------------
