@@ -70,6 +70,8 @@ class WebhookAdmission:
     # ---- what the REST verbs call ------------------------------------------------------------
 
     def mutate(self, attrs: Attributes) -> None:
+        """The mutating webhooks, in order, each on the object the last one left in
+        ``attrs.obj``; then, if one changed it, once more those that asked (IfNeeded)."""
         if exempt(attrs):
             return
         hooks = self._hooks("mutatingwebhookconfigurations")
@@ -99,6 +101,7 @@ class WebhookAdmission:
                 return
 
     def validate(self, attrs: Attributes) -> None:
+        """The validating webhooks, all called at once; the first error in their order."""
         if exempt(attrs):
             return
         hooks = self._hooks("validatingwebhookconfigurations")

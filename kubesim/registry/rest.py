@@ -307,12 +307,15 @@ class Rest:
         return new
 
     def _admit_validate(self, attrs: Attributes | None, obj: dict | None) -> None:
-        """Validating admission on the object about to be written (None: a delete)."""
+        """Validating admission on the object about to be written (None: a delete).
+
+        The attributes keep the request's name: a generateName create is validated with the
+        generated name in the object and none in the request (AdmissionToValidateObjectFunc
+        reuses the handler's static attributes).
+        """
         if attrs is None or self.admission is None:
             return
         attrs.obj = _versioned(attrs.info, obj)
-        if obj is not None and not attrs.name:
-            attrs.name = obj["metadata"].get("name") or ""
         self.admission.validate(attrs)
 
     # ---- get / list ----------------------------------------------------------------------------

@@ -188,6 +188,31 @@ def test_the_review_carries_what_the_apiserver_fills_in(sim, ca, serve):
     assert req["options"]["propagationPolicy"] == "Background"
 
 
+def test_a_generate_name_create_names_the_object_but_not_the_request(sim, ca, serve):
+    mutating, validating = (
+        serve(lambda req: {"allowed": True}),
+        serve(lambda req: {"allowed": True}),
+    )
+    register(
+        sim, "MutatingWebhookConfiguration", "m", webhook("m.example.com", url_config(mutating, ca))
+    )
+    register(
+        sim,
+        "ValidatingWebhookConfiguration",
+        "v",
+        webhook("v.example.com", url_config(validating, ca)),
+    )
+    body = configmap("")
+    body["metadata"] = {"generateName": "gen-"}
+    created = call(sim, "POST", CONFIGMAPS, body)
+    assert created.code == 201
+    seen_first = mutating.requests[0]["request"]
+    seen_last = validating.requests[0]["request"]
+    assert "name" not in seen_first and "name" not in seen_first["object"]["metadata"]
+    assert "name" not in seen_last
+    assert seen_last["object"]["metadata"]["name"] == created.body["metadata"]["name"]
+
+
 def test_webhook_configurations_are_not_sent_to_webhooks(sim, ca, serve):
     server = serve(lambda req: {"allowed": False})
     hook = webhook("all.example.com", url_config(server, ca))
