@@ -558,7 +558,12 @@ class Rest:
         name = meta["name"]
         for f in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
             meta.pop(f, None)
-        strategy.prepare_create(info, obj, self.version.omits_zero_creation_timestamp)
+        strategy.prepare_create(
+            info,
+            obj,
+            self.version.omits_zero_creation_timestamp,
+            self.version.crd_validation_rules,
+        )
         self._validate(info, obj, name)
         existing = self.storage.get(info.storage_key, ns, name)
         if existing is not None:
@@ -713,7 +718,12 @@ class Rest:
             self._validate(info, obj, name, old.obj, sub)
         else:
             strategy.prepare_update(
-                info, obj, old.obj, sub, self.version.omits_zero_creation_timestamp
+                info,
+                obj,
+                old.obj,
+                sub,
+                self.version.omits_zero_creation_timestamp,
+                self.version.crd_validation_rules,
             )
             # System-owned metadata comes from the stored object.
             for f in (

@@ -40,10 +40,13 @@ def now_rfc3339() -> str:
 # ---- create ------------------------------------------------------------------------------------
 
 
-def prepare_create(info: ResourceInfo, obj: dict, omit_zero_timestamp: bool = True) -> None:
+def prepare_create(
+    info: ResourceInfo, obj: dict, omit_zero_timestamp: bool = True, validation_rules: bool = True
+) -> None:
     """PrepareForCreate + defaulting: the server-side changes a create makes before validation.
 
     Time fields are canonicalised first: that happens while decoding on a real server.
+    validation_rules: False drops a CRD's x-kubernetes-validations (a server without CEL).
     """
     canonical_times(info, obj)
     if info.custom:
@@ -75,6 +78,8 @@ def prepare_create(info: ResourceInfo, obj: dict, omit_zero_timestamp: bool = Tr
         obj["status"] = {"phase": "Active"}
     elif kind == "CustomResourceDefinition":
         default_crd(obj, on_create=True)
+        if not validation_rules:
+            drop_validation_rules(obj)
     elif info.group == webhookconfig.GROUP:
         webhookconfig.default_configuration(obj, mutating=kind.startswith("Mutating"))
 
@@ -152,6 +157,24 @@ def default_crd(obj: dict, on_create: bool) -> None:
     obj["status"] = crd_status(obj)
 
 
+def drop_validation_rules(crd: dict) -> None:
+    """dropDisabledFields with CustomResourceValidationExpressions off: every version's schema
+    loses its x-kubernetes-validations, at every level (in place)."""
+
+    def drop(schema: Any) -> None:
+        if not isinstance(schema, dict):
+            return
+        schema.pop("x-kubernetes-validations", None)
+        for sub in (schema.get("properties") or {}).values():
+            drop(sub)
+        drop(schema.get("additionalProperties"))
+        drop(schema.get("items"))
+
+    for version in (crd.get("spec") or {}).get("versions") or []:
+        if isinstance(version, dict):
+            drop((version.get("schema") or {}).get("openAPIV3Schema"))
+
+
 def crd_status(obj: dict) -> dict:
     spec = obj.get("spec") or {}
     now = now_rfc3339()
@@ -200,8 +223,11 @@ def prepare_update(
     old: dict,
     sub: str | None = None,
     omit_zero_timestamp: bool = True,
+    validation_rules: bool = True,
 ) -> None:
     """PrepareForUpdate of the main resource: with a status subresource, .status is kept.
+
+    validation_rules as for prepare_create.
 
     sub "finalize" is a Namespace's /finalize, the one way to change its spec.finalizers: a main
     Namespace update keeps them (namespace strategy's PrepareForUpdate).
@@ -235,6 +261,8 @@ def prepare_update(
         webhookconfig.default_configuration(new, mutating=info.kind.startswith("Mutating"))
     if info.kind == "CustomResourceDefinition" and not info.custom:
         default_crd(new, on_create=False)
+        if not validation_rules:
+            drop_validation_rules(new)
         if new.get("spec") != old.get("spec"):
             new["status"] = crd_status(new)
 

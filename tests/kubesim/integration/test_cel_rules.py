@@ -165,3 +165,16 @@ def test_kubectl_shows_the_immutable_field_error(sim, tmp_path):
         'The Foo "k" is invalid: spec.deploymentName: Invalid value: "second": '
         "deploymentName is immutable" in proc.stderr
     )
+
+
+def test_v1_24_drops_the_rules_and_enforces_none(kubesim_factory):
+    # the CustomResourceValidationExpressions gate was alpha and off in 1.24: the controller
+    # must cope with a cluster where deploymentName can change
+    sim = kubesim_factory(crds=[CRD], server_version="1.24")
+    stored = call(sim, "GET", f"{CRDS}/foos.samplecontroller.k8s.io")[1]
+    schema = stored["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    assert "x-kubernetes-validations" not in json.dumps(schema)
+    code, created = call(sim, "POST", FOOS, foo("a", "dep-a", replicas=7))
+    assert code == 201
+    created["spec"]["deploymentName"] = "dep-b"
+    assert call(sim, "PUT", f"{FOOS}/a", created)[0] == 200
