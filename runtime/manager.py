@@ -93,6 +93,7 @@ __all__ = [
     "StartupError",
     "check_api",
     "connect",
+    "default_identity",
     "identity_of",
     "install_signal_handlers",
     "pod_namespace",
@@ -156,8 +157,17 @@ class _WorkerPool(Protocol):
 
 def identity_of(options: Options) -> str:
     """This replica's name: ``--identity``, else the hostname (a pod's name), lowercased so
-    that it can name a Lease."""
-    return options.identity or socket.gethostname().lower()
+    that it can name a Lease, and a suffix random to this process (``default_identity``)."""
+    return options.identity or default_identity()
+
+
+@functools.cache
+def default_identity() -> str:
+    """``<hostname>-<8 hex digits>``, the same for the whole process. The suffix keeps two
+    replicas on one machine (or two pods given one hostname) apart, as leader election's
+    ``<hostname>_<uuid>`` does: sharing a name, they would share one member Lease and both act
+    on every bucket."""
+    return f"{socket.gethostname().lower()}-{uuid.uuid4().hex[:8]}"
 
 
 def user_agent(options: Options, agent: str = USER_AGENT) -> str:
