@@ -34,6 +34,7 @@ Deliberate differences from controller-runtime:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import logging
@@ -42,7 +43,7 @@ import signal
 import socket
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -323,6 +324,19 @@ def _default_registry(options: Options) -> CollectorRegistry | None:
     return REGISTRY
 
 
+@contextlib.contextmanager
+def _naming_the_flag(flag: str, address: tuple[str, int]) -> Iterator[None]:
+    """An address that cannot be bound names its flag and address, so that the one line the
+    user sees says what to change (``--metrics-bind-address: cannot listen on 0.0.0.0:8080:
+    Address already in use``), as kubesim's ``--listen`` does."""
+    try:
+        yield
+    except OSError as err:
+        host, port = address
+        where = f"[{host}]:{port}" if ":" in host else f"{host or '0.0.0.0'}:{port}"
+        raise OSError(f"{flag}: cannot listen on {where}: {err.strerror or err}") from err
+
+
 class _Idle:
     """A manager with no runnable still runs until stopped (its endpoints serve)."""
 
@@ -577,13 +591,17 @@ class Manager:
             if self.registry is not None and self.options.metrics_bind_address is not None:
                 from runtime.metrics.server import new_metrics_server
 
-                metrics = new_metrics_server(self.options, self.rest, self.registry)
+                address = self.options.metrics_bind_address
+                with _naming_the_flag("--metrics-bind-address", address):
+                    metrics = new_metrics_server(self.options, self.rest, self.registry)
                 if metrics is not None:
                     servers.append(metrics.start())
             if self.options.health_probe_bind_address is not None:
                 from runtime.healthz import EndpointServer
 
-                server = EndpointServer(self.options.health_probe_bind_address, "health-probes")
+                address = self.options.health_probe_bind_address
+                with _naming_the_flag("--health-probe-bind-address", address):
+                    server = EndpointServer(address, "health-probes")
                 server.add_checks("/healthz", self.healthz_checks())
                 server.add_checks("/readyz", self.readyz_checks())
                 servers.append(server.start())
