@@ -68,7 +68,7 @@ def value(found: dict, metric: str, **labels: str) -> float | None:
 
 def test_metrics_endpoint_serves_every_family(sim, proc_factory):
     # The list path, so that informer_lists_total counts something (a streamed sync makes no
-    # LIST call; tests/unit/test_informer_metrics.py counts a streamed one).
+    # LIST call; tests/informer/test_informer_metrics.py counts a streamed one).
     proc = proc_factory(
         *FAST_LEADER_ELECTION, "--leader-elect-namespace", "default", "--watch-list=false"
     )
