@@ -284,6 +284,7 @@ class SimulatedNode:
         container_id = (
             "containerd://" + hashlib.sha256(f"{uid}/{c.get('name')}".encode()).hexdigest()
         )
+        state: dict[str, dict]
         if running:
             state = {"running": {"startedAt": now}}
         else:

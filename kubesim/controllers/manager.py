@@ -167,7 +167,9 @@ class ControllerManager:
         if ev.key == DEPLOYMENTS and ev.type != DELETED and self.fakes_deployment_status:
             obj = ev.obj.obj
             if deployment_status(obj, self.pods_available) != (obj.get("status") or {}):
-                self.schedule(("deployment-status", ev.ns, ev.name), self.deployment_status_delay)
+                self.schedule(
+                    ("deployment-status", ev.ns, ev.name), self.deployment_status_delay or 0.0
+                )
         elif (
             ev.key == NAMESPACES
             and ev.type != DELETED

@@ -112,7 +112,7 @@ def pod_qos_class(spec: dict) -> str:
     limits: dict[str, Fraction] = {}
     guaranteed = True
     for c in _containers(spec):
-        resources = c.get("resources") if isinstance(c.get("resources"), dict) else {}
+        resources: dict = c["resources"] if isinstance(c.get("resources"), dict) else {}
         found: set[str] = set()
         for into, key in ((requests, "requests"), (limits, "limits")):
             for name, value in (resources.get(key) or {}).items():

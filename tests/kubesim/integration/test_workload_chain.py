@@ -1,0 +1,243 @@
+"""The workload chain of ``KubeSim(deployment_controller="pods")``, with and without the
+simulated node: Deployment -> ReplicaSets -> Pods, observed through the official client.
+
+The steps, names, labels, owner references, Events, status and conditions are upstream's
+deployment and ReplicaSet controllers'; the node binds and runs Pods as KWOK does.
+"""
+
+from __future__ import annotations
+
+import pytest
+from kubernetes import client
+
+from kubesim import KubeSim
+from kubesim.controllers.kwok import SIMULATED_NODE
+from tests.helpers import wait_for
+
+pytestmark = pytest.mark.kubesim(
+    crds=[], deployment_controller="pods", simulated_node=True, deployment_status_delay=0.02
+)
+
+
+def deployment(name: str, replicas: int, image: str = "nginx:1.25", **strategy) -> dict:
+    labels = {"app": name}
+    spec: dict = {
+        "replicas": replicas,
+        "selector": {"matchLabels": labels},
+        "template": {
+            "metadata": {"labels": labels},
+            "spec": {"containers": [{"name": "web", "image": image}]},
+        },
+    }
+    if strategy:
+        spec["strategy"] = strategy
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name}, "spec": spec}
+
+
+def plain(sim: KubeSim, obj) -> dict:
+    return sim.api_client.sanitize_for_serialization(obj)
+
+
+def apis(sim: KubeSim) -> tuple[client.AppsV1Api, client.CoreV1Api]:
+    return client.AppsV1Api(sim.api_client), client.CoreV1Api(sim.api_client)
+
+
+def available(sim: KubeSim, name: str, replicas: int) -> dict:
+    """Wait until the Deployment's rollout is complete; its status."""
+    apps, _ = apis(sim)
+
+    def done() -> dict | None:
+        status = plain(sim, apps.read_namespaced_deployment_status(name, "default"))["status"]
+        conditions = {c["type"]: c["reason"] for c in status.get("conditions") or []}
+        complete = (
+            status.get("availableReplicas") == replicas
+            and status.get("updatedReplicas") == replicas
+            and status.get("replicas") == replicas
+            and conditions.get("Progressing") == "NewReplicaSetAvailable"
+        )
+        return status if complete else None
+
+    return wait_for(done, message=f"deployment {name} available with {replicas} replicas")
+
+
+def scaling_events(core: client.CoreV1Api, name: str) -> list[str]:
+    events = core.list_namespaced_event(
+        "default", field_selector=f"involvedObject.name={name},reason=ScalingReplicaSet"
+    ).items
+    return [e.message for e in sorted(events, key=lambda e: e.metadata.resource_version)]
+
+
+def test_a_deployment_owns_a_replica_set_that_owns_running_pods(sim):
+    apps, core = apis(sim)
+    d = apps.create_namespaced_deployment("default", deployment("web", 3))
+    status = available(sim, "web", 3)
+    assert {k: v for k, v in status.items() if k != "conditions"} == {
+        "observedGeneration": 1,
+        "replicas": 3,
+        "updatedReplicas": 3,
+        "readyReplicas": 3,
+        "availableReplicas": 3,
+        "terminatingReplicas": 0,
+    }
+    assert [(c["type"], c["status"], c["reason"]) for c in status["conditions"]] == [
+        ("Available", "True", "MinimumReplicasAvailable"),
+        ("Progressing", "True", "NewReplicaSetAvailable"),
+    ]
+    [rs] = apps.list_namespaced_replica_set("default").items
+    pod_hash = rs.metadata.labels["pod-template-hash"]
+    assert rs.metadata.name == f"web-{pod_hash}"
+    assert rs.spec.selector.match_labels == {"app": "web", "pod-template-hash": pod_hash}
+    [ref] = rs.metadata.owner_references
+    assert (ref.kind, ref.name, ref.uid, ref.controller, ref.block_owner_deletion) == (
+        "Deployment",
+        "web",
+        d.metadata.uid,
+        True,
+        True,
+    )
+    assert rs.metadata.annotations == {
+        "deployment.kubernetes.io/revision": "1",
+        "deployment.kubernetes.io/desired-replicas": "3",
+        "deployment.kubernetes.io/max-replicas": "4",
+    }
+    written = apps.read_namespaced_deployment("web", "default")
+    assert written.metadata.annotations == {"deployment.kubernetes.io/revision": "1"}
+    assert written.metadata.generation == 1  # the annotation came with a status write
+    pods = core.list_namespaced_pod("default", label_selector=f"pod-template-hash={pod_hash}")
+    assert len(pods.items) == 3
+    for p in pods.items:
+        raw = plain(sim, p)
+        assert p.metadata.generate_name == f"{rs.metadata.name}-"
+        [pref] = p.metadata.owner_references
+        assert (pref.kind, pref.uid, pref.controller) == ("ReplicaSet", rs.metadata.uid, True)
+        assert p.spec.node_name == SIMULATED_NODE and p.status.phase == "Running"
+        assert [c["type"] for c in raw["status"]["conditions"]] == [
+            "PodReadyToStartContainers",
+            "Initialized",
+            "Ready",
+            "ContainersReady",
+            "PodScheduled",
+        ]
+        [cs] = raw["status"]["containerStatuses"]
+        assert cs["ready"] and cs["started"] and "startedAt" in cs["state"]["running"]
+        assert cs["image"] == "docker.io/library/nginx:1.25"
+        assert cs["containerID"].startswith("containerd://") and "@sha256:" in cs["imageID"]
+        assert raw["status"]["podIP"] and raw["status"]["hostIP"] and raw["status"]["startTime"]
+    assert scaling_events(core, "web") == [f"Scaled up replica set {rs.metadata.name} from 0 to 3"]
+
+
+def test_a_rolling_update_moves_in_max_surge_and_max_unavailable_steps(sim):
+    apps, core = apis(sim)
+    apps.create_namespaced_deployment("default", deployment("web", 4))
+    available(sim, "web", 4)
+    [old] = apps.list_namespaced_replica_set("default").items
+    apps.patch_namespaced_deployment(
+        "web",
+        "default",
+        {"spec": {"template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.26"}]}}}},
+    )
+    status = available(sim, "web", 4)
+    assert status["observedGeneration"] == 2
+    rss = {rs.metadata.name: rs for rs in apps.list_namespaced_replica_set("default").items}
+    [new] = [name for name in rss if name != old.metadata.name]
+    assert rss[old.metadata.name].spec.replicas == 0
+    assert rss[new].metadata.annotations["deployment.kubernetes.io/revision"] == "2"
+    # 25% of 4: one surge and one unavailable pod at a time, every step an Event
+    events = scaling_events(core, "web")
+    assert events[:3] == [
+        f"Scaled up replica set {old.metadata.name} from 0 to 4",
+        f"Scaled up replica set {new} from 0 to 1",
+        f"Scaled down replica set {old.metadata.name} from 4 to 3",
+    ]
+    assert events[-1] == f"Scaled down replica set {old.metadata.name} from 1 to 0"
+    ups = [e for e in events[1:] if e.startswith(f"Scaled up replica set {new}")]
+    downs = [e for e in events if e.startswith(f"Scaled down replica set {old.metadata.name}")]
+    assert len(ups) >= 2 and len(downs) >= 2  # more than one step each way
+    images = {p.spec.containers[0].image for p in core.list_namespaced_pod("default").items}
+    assert images == {"nginx:1.26"}
+
+
+def test_a_deleted_pod_is_replaced_and_a_scale_down_deletes_pods(sim):
+    apps, core = apis(sim)
+    apps.create_namespaced_deployment("default", deployment("web", 2))
+    available(sim, "web", 2)
+    first = core.list_namespaced_pod("default").items[0].metadata.name
+    core.delete_namespaced_pod(first, "default")
+
+    def replaced() -> list[str] | None:
+        names = [p.metadata.name for p in core.list_namespaced_pod("default").items]
+        return names if len(names) == 2 and first not in names else None
+
+    wait_for(replaced, message="the deleted pod replaced")
+    available(sim, "web", 2)
+    apps.patch_namespaced_deployment_scale("web", "default", {"spec": {"replicas": 1}})
+    available(sim, "web", 1)
+    assert len(core.list_namespaced_pod("default").items) == 1
+    [rs] = apps.list_namespaced_replica_set("default").items
+    assert scaling_events(core, "web")[-1] == (
+        f"Scaled down replica set {rs.metadata.name} from 2 to 1"
+    )
+    reasons = {
+        e.reason
+        for e in core.list_namespaced_event(
+            "default", field_selector=f"involvedObject.name={rs.metadata.name}"
+        ).items
+    }
+    assert reasons == {"SuccessfulCreate", "SuccessfulDelete"}
+
+
+def test_deleting_the_deployment_collects_its_replica_sets_and_pods(sim):
+    apps, core = apis(sim)
+    apps.create_namespaced_deployment("default", deployment("web", 2))
+    available(sim, "web", 2)
+    apps.delete_namespaced_deployment("web", "default")
+    wait_for(
+        lambda: (
+            not apps.list_namespaced_replica_set("default").items
+            and not core.list_namespaced_pod("default").items
+        ),
+        message="the chain garbage-collected",
+    )
+
+
+def test_the_simulated_node_is_registered_as_a_kubelet_registers_it(sim):
+    _, core = apis(sim)
+    node = plain(sim, core.read_node(SIMULATED_NODE))
+    assert node["metadata"]["labels"]["kubernetes.io/hostname"] == SIMULATED_NODE
+    status = node["status"]
+    assert {c["type"]: c["status"] for c in status["conditions"]} == {
+        "MemoryPressure": "False",
+        "DiskPressure": "False",
+        "PIDPressure": "False",
+        "Ready": "True",
+    }
+    info = status["nodeInfo"]
+    assert info["kubeletVersion"].startswith("v1.36") and info["operatingSystem"] == "linux"
+    assert status["allocatable"]["pods"] == "110"
+
+
+@pytest.mark.kubesim(crds=[], deployment_controller="pods")
+def test_without_a_node_pods_stay_pending_and_the_deployment_unavailable(sim):
+    apps, core = apis(sim)
+    assert core.list_node().items == []
+    apps.create_namespaced_deployment("default", deployment("web", 2))
+
+    def settled() -> dict | None:
+        status = plain(sim, apps.read_namespaced_deployment_status("web", "default"))["status"]
+        return status if status.get("unavailableReplicas") == 2 else None
+
+    status = wait_for(settled, message="the Deployment's status written")
+    assert sim.wait_idle(5)
+    status = plain(sim, apps.read_namespaced_deployment_status("web", "default"))["status"]
+    assert status["replicas"] == 2 and "availableReplicas" not in status
+    assert {c["type"]: (c["status"], c["reason"]) for c in status["conditions"]} == {
+        "Available": ("False", "MinimumReplicasUnavailable"),
+        "Progressing": ("True", "ReplicaSetUpdated"),
+    }
+    phases = [p.status.phase for p in core.list_namespaced_pod("default").items]
+    assert phases == ["Pending", "Pending"]
+
+
+def test_the_modes_that_make_status_up_take_no_simulated_node():
+    with pytest.raises(ValueError, match="simulated_node"):
+        KubeSim(deployment_controller="full", simulated_node=True)
