@@ -224,12 +224,12 @@ def test_without_a_node_pods_stay_pending_and_the_deployment_unavailable(sim):
 
     def settled() -> dict | None:
         status = plain(sim, apps.read_namespaced_deployment_status("web", "default"))["status"]
-        return status if status.get("unavailableReplicas") == 2 else None
+        conditions = {c["type"] for c in status.get("conditions") or []}
+        counted = status.get("replicas") == 2 and status.get("unavailableReplicas") == 2
+        return status if counted and conditions == {"Available", "Progressing"} else None
 
-    status = wait_for(settled, message="the Deployment's status written")
-    assert sim.wait_idle(5)
-    status = plain(sim, apps.read_namespaced_deployment_status("web", "default"))["status"]
-    assert status["replicas"] == 2 and "availableReplicas" not in status
+    status = wait_for(settled, message="the Deployment's status counting its two pods")
+    assert "availableReplicas" not in status and "readyReplicas" not in status
     assert {c["type"]: (c["status"], c["reason"]) for c in status["conditions"]} == {
         "Available": ("False", "MinimumReplicasUnavailable"),
         "Progressing": ("True", "ReplicaSetUpdated"),
