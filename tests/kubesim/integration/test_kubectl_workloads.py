@@ -97,3 +97,9 @@ def test_a_rollout_is_described_and_a_deleted_pod_comes_back(kubectl):
     kubectl("rollout", "status", "deploy/web", "--timeout=30s")
     history = kubectl("rollout", "history", "deploy/web")
     assert [line.split()[0] for line in history.splitlines()[2:] if line.strip()] == ["1", "2"]
+
+
+def test_explain_walks_into_pods_and_replica_sets(kubectl):
+    assert "podIP address allocated to the pod" in kubectl("explain", "pods.status.podIP")
+    assert "lastProbeTime" in kubectl("explain", "pods.status.conditions")
+    assert "number of desired pods" in kubectl("explain", "rs.spec.replicas").lower()

@@ -9,6 +9,8 @@ and message.
 from __future__ import annotations
 
 import json
+import urllib.error
+import urllib.request
 
 import pytest
 from kubernetes import client
@@ -197,3 +199,25 @@ def test_a_replica_set_is_defaulted_scaled_and_validated(sim):
     assert [c["field"] for c in status_of(err.value)["details"]["causes"]] == [
         "spec.template.metadata.labels"
     ]
+
+
+def test_a_pods_unknown_fields_are_found_by_its_schema(sim, core):
+    body = pod("web")
+    body["spec"]["bogus"] = 1
+    body["spec"]["containers"][0]["imagePolicy"] = "x"
+    # (the official client refuses unknown fields itself: the body goes over plain HTTP)
+    request = urllib.request.Request(
+        f"{sim.url}/api/v1/namespaces/default/pods?fieldValidation=Strict",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(request, timeout=10)
+    assert err.value.code == 400
+    assert json.loads(err.value.read())["message"] == (
+        'Pod in version "v1" cannot be handled as a Pod: strict decoding error: '
+        # in the body's order: the containers come before the bogus field
+        'unknown field "spec.containers[0].imagePolicy", unknown field "spec.bogus"'
+    )
+    assert core.list_namespaced_pod("default").items == []
