@@ -56,6 +56,8 @@ FOUND_NEW_RS = "FoundNewReplicaSet"
 RS_UPDATED = "ReplicaSetUpdated"
 NEW_RS_AVAILABLE = "NewReplicaSetAvailable"
 TIMED_OUT = "ProgressDeadlineExceeded"
+PAUSED = "DeploymentPaused"
+RESUMED = "DeploymentResumed"
 MIN_AVAILABLE = "MinimumReplicasAvailable"
 MIN_UNAVAILABLE = "MinimumReplicasUnavailable"
 
@@ -237,12 +239,30 @@ class DeploymentController:
                 self._sync_status(d, new_rs, olds)
                 return None
             spec = d.get("spec") or {}
+            self._check_paused_conditions(d)
             if spec.get("paused") or self._is_scaling_event(d, rss):
                 self._sync_scale(d, rss)
                 return None
             if (spec.get("strategy") or {}).get("type") == "Recreate":
                 return self._rollout_recreate(d, rss)
             return self._rollout_rolling(d, rss)
+
+    def _check_paused_conditions(self, d: dict) -> None:
+        """checkPausedConditions: Progressing is Unknown while paused (DeploymentPaused) and
+        once resumed (DeploymentResumed), unless the rollout already timed out."""
+        status = dict(d.get("status") or {})
+        current = _condition(status, "Progressing")
+        if current is not None and current.get("reason") == TIMED_OUT:
+            return
+        shown = current is not None and current.get("reason") == PAUSED
+        if (d.get("spec") or {}).get("paused") and not shown:
+            _set_condition(status, "Progressing", "Unknown", PAUSED, "Deployment is paused")
+        elif not (d.get("spec") or {}).get("paused") and shown:
+            _set_condition(status, "Progressing", "Unknown", RESUMED, "Deployment is resumed")
+        else:
+            return
+        d["status"] = status
+        self._write_status(d)
 
     def _owned(self, d: dict) -> list[dict]:
         """The ReplicaSets whose controller reference is this Deployment (fresh copies)."""

@@ -279,3 +279,63 @@ def test_pods_travel_as_protobuf_with_every_field_the_chain_writes(sim):
     assert created["metadata"]["name"] == "direct"
     assert created["status"] == {"phase": "Pending", "qosClass": "BestEffort"}
     assert created["spec"]["serviceAccountName"] == "default"
+
+
+def progressing(sim: KubeSim, name: str) -> tuple[str, str] | None:
+    apps, _ = apis(sim)
+    status = plain(sim, apps.read_namespaced_deployment_status(name, "default"))["status"]
+    for c in status.get("conditions") or []:
+        if c["type"] == "Progressing":
+            return c["status"], c["reason"]
+    return None
+
+
+def test_a_paused_deployment_scales_but_does_not_roll_out_until_resumed(sim):
+    apps, _ = apis(sim)
+    apps.create_namespaced_deployment("default", deployment("web", 2))
+    available(sim, "web", 2)
+    apps.patch_namespaced_deployment("web", "default", {"spec": {"paused": True}})
+    wait_for(
+        lambda: progressing(sim, "web") == ("Unknown", "DeploymentPaused"),
+        message="Progressing Unknown while paused",
+    )
+    apps.patch_namespaced_deployment(
+        "web",
+        "default",
+        {
+            "spec": {
+                "replicas": 3,
+                "template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.26"}]}},
+            }
+        },
+    )
+    wait_for(
+        lambda: (
+            [rs.spec.replicas for rs in apps.list_namespaced_replica_set("default").items] == [3]
+        ),
+        message="the one ReplicaSet scaled, no new one while paused",
+    )
+    apps.patch_namespaced_deployment("web", "default", {"spec": {"paused": False}})
+    available(sim, "web", 3)
+    assert len(apps.list_namespaced_replica_set("default").items) == 2
+
+
+def test_recreate_scales_the_old_replica_set_to_zero_before_the_new_one_up(sim):
+    apps, core = apis(sim)
+    apps.create_namespaced_deployment("default", deployment("web", 2, type="Recreate"))
+    available(sim, "web", 2)
+    [old] = apps.list_namespaced_replica_set("default").items
+    apps.patch_namespaced_deployment(
+        "web", "default", {"spec": {"template": {"metadata": {"labels": {"v": "2"}}}}}
+    )
+    available(sim, "web", 2)
+    [new] = [
+        rs.metadata.name
+        for rs in apps.list_namespaced_replica_set("default").items
+        if rs.metadata.name != old.metadata.name
+    ]
+    assert scaling_events(core, "web") == [
+        f"Scaled up replica set {old.metadata.name} from 0 to 2",
+        f"Scaled down replica set {old.metadata.name} from 2 to 0",
+        f"Scaled up replica set {new} from 0 to 2",
+    ]
