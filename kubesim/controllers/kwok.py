@@ -91,7 +91,8 @@ class SimulatedNode:
         self.controllers = controllers  # runs the tasks
         self.start_delay = start_delay  # seconds from binding to Running and Ready
         self.pods = rest.registry.lookup("", "v1", "pods")
-        self._addresses = ipaddress.ip_network(POD_CIDR).hosts()  # the next pod IPs
+        self._addresses = ipaddress.ip_network(POD_CIDR).hosts()  # never handed out yet
+        self._released: list[str] = []  # handed out to pods since deleted: used first
         self._ips: dict[str, str] = {}  # pod uid -> its IP (kept while the pod lives)
         controllers.register("kwok-scheduler", self._bind, self._on_event)
         controllers.register("kwok-kubelet", self._run)
@@ -161,7 +162,9 @@ class SimulatedNode:
             return
         if ev.type == DELETED:
             if ev.prev is not None:
-                self._ips.pop(ev.prev.obj["metadata"].get("uid", ""), None)
+                ip = self._ips.pop(ev.prev.obj["metadata"].get("uid", ""), None)
+                if ip is not None:
+                    self._released.append(ip)
             return
         pod = ev.obj.obj
         if pod["metadata"].get("deletionTimestamp"):
@@ -236,7 +239,7 @@ class SimulatedNode:
             now = now_rfc3339()
             ip = self._ips.get(meta["uid"])
             if ip is None:
-                ip = self._ips[meta["uid"]] = str(next(self._addresses, "10.244.255.254"))
+                ip = self._ips[meta["uid"]] = self._next_ip()
             generation = meta.get("generation", 1)
             tracks_generation = self.rest.version.tracks_pod_generation
             conditions = []
@@ -277,6 +280,13 @@ class SimulatedNode:
             pod["status"] = new_status
             self.rest.update(self.pods, ns, name, pod, {}, "status", "kubelet")
         return None
+
+    def _next_ip(self) -> str:
+        """An address of the node's pod CIDR no living pod has (the last one over again once
+        all 254 are taken: kubesim does not refuse a pod for want of an address)."""
+        if self._released:
+            return self._released.pop(0)
+        return str(next(self._addresses, "10.244.0.254"))
 
     def _container_status(self, uid: str, c: dict, now: str, running: bool) -> dict:
         """A container's status: running and ready, or (an init container) completed."""

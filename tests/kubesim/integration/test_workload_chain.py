@@ -339,3 +339,27 @@ def test_recreate_scales_the_old_replica_set_to_zero_before_the_new_one_up(sim):
         f"Scaled down replica set {old.metadata.name} from 2 to 0",
         f"Scaled up replica set {new} from 0 to 2",
     ]
+
+
+@pytest.mark.kubesim(crds=[], simulated_node=True)
+def test_the_simulated_node_runs_pods_made_by_hand_without_the_chain(sim):
+    _, core = apis(sim)
+    core.create_namespaced_service_account("default", {"metadata": {"name": "default"}})
+    body = {
+        "metadata": {"name": "solo"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+    }
+    core.create_namespaced_pod("default", body)
+    pod = wait_for(
+        lambda: (p := core.read_namespaced_pod("solo", "default")).status.phase == "Running" and p,
+        message="the hand-made pod running",
+    )
+    assert pod.spec.node_name == SIMULATED_NODE and pod.status.pod_ip.startswith("10.244.0.")
+    ip = pod.status.pod_ip
+    core.delete_namespaced_pod("solo", "default")
+    core.create_namespaced_pod("default", dict(body, metadata={"name": "again"}))
+    again = wait_for(
+        lambda: (p := core.read_namespaced_pod("again", "default")).status.phase == "Running" and p,
+        message="the second pod running",
+    )
+    assert again.status.pod_ip == ip  # a deleted pod's address is handed out again
