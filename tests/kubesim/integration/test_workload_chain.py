@@ -47,14 +47,17 @@ def apis(sim: KubeSim) -> tuple[client.AppsV1Api, client.CoreV1Api]:
 
 
 def available(sim: KubeSim, name: str, replicas: int) -> dict:
-    """Wait until the Deployment's rollout is complete; its status."""
+    """Wait until the Deployment's rollout of its current spec is complete; its status."""
     apps, _ = apis(sim)
 
     def done() -> dict | None:
-        status = plain(sim, apps.read_namespaced_deployment_status(name, "default"))["status"]
+        d = plain(sim, apps.read_namespaced_deployment_status(name, "default"))
+        status = d["status"]
         conditions = {c["type"]: c["reason"] for c in status.get("conditions") or []}
         complete = (
-            status.get("availableReplicas") == replicas
+            # the controller has seen the latest spec (not a completed rollout of an older one)
+            status.get("observedGeneration") == d["metadata"]["generation"]
+            and status.get("availableReplicas") == replicas
             and status.get("updatedReplicas") == replicas
             and status.get("replicas") == replicas
             and conditions.get("Progressing") == "NewReplicaSetAvailable"
