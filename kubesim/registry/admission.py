@@ -62,7 +62,10 @@ def _forbidden(name: str, message: str) -> errors.ApiError:
 
 def _admit_service_account(storage: Storage, ns: str, name: str, spec: dict) -> None:
     """The ServiceAccount plugin: the default account, which must exist, its token mounted."""
-    account_name = spec.get("serviceAccountName") or DEFAULT_SERVICE_ACCOUNT
+    # (the deprecated serviceAccount is read as the name, as v1's conversion does first)
+    account_name = (
+        spec.get("serviceAccountName") or spec.get("serviceAccount") or DEFAULT_SERVICE_ACCOUNT
+    )
     spec["serviceAccountName"] = account_name
     account = storage.get(SERVICE_ACCOUNTS, ns, account_name)
     if account is None:

@@ -57,6 +57,13 @@ def default_pod_spec(pod: dict) -> None:
     pod.setdefault("dnsPolicy", "ClusterFirst")
     pod.setdefault("securityContext", {})
     pod.setdefault("schedulerName", DEFAULT_SCHEDULER)
+    # v1's deprecated serviceAccount mirrors serviceAccountName (Convert_v1_PodSpec_To_core and
+    # back): read from it when the name is missing, always written beside the name
+    account = pod.get("serviceAccountName") or pod.get("serviceAccount")
+    if account:
+        pod["serviceAccountName"] = pod["serviceAccount"] = account
+    else:
+        pod.pop("serviceAccount", None)
     for c in _containers(pod):
         _default_container(c)
     for v in pod.get("volumes") or []:

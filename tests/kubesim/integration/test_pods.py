@@ -77,7 +77,7 @@ def test_a_pod_without_a_node_is_created_pending_with_the_v1_36_defaults(sim, co
     assert container["imagePullPolicy"] == "IfNotPresent"
     assert container["terminationMessagePolicy"] == "File"
     # admission: the default ServiceAccount and its token, the tolerations, the priority
-    assert spec["serviceAccountName"] == "default"
+    assert spec["serviceAccountName"] == spec["serviceAccount"] == "default"
     [volume] = spec["volumes"]
     assert volume["name"].startswith("kube-api-access-")
     assert volume["projected"]["defaultMode"] == 420
@@ -221,3 +221,9 @@ def test_a_pods_unknown_fields_are_found_by_its_schema(sim, core):
         'unknown field "spec.containers[0].imagePolicy", unknown field "spec.bogus"'
     )
     assert core.list_namespaced_pod("default").items == []
+
+
+def test_the_deprecated_service_account_field_names_the_account(sim, core):
+    core.create_namespaced_service_account("default", {"metadata": {"name": "robot"}})
+    created = plain(sim, core.create_namespaced_pod("default", pod("web", serviceAccount="robot")))
+    assert created["spec"]["serviceAccountName"] == created["spec"]["serviceAccount"] == "robot"
