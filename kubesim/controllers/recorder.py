@@ -7,12 +7,17 @@ Both end in the same storage, since kubesim keeps events.k8s.io Events as core/v
 
 Deliberate difference: no aggregation or series: every call is a new Event with count 1 (the
 recorder's correlator would fold repeats of one message into a count).
+
+Like the recorder, recording never fails the caller: an Event the API refuses (its namespace
+is being deleted, say) is dropped.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import time
+
+from kubesim.api import errors
 
 __all__ = ["record_event", "record_events_v1"]
 
@@ -52,8 +57,7 @@ def record_event(
         "reportingComponent": component,
         "reportingInstance": "",
     }
-    info = rest.registry.lookup("", "v1", "events")
-    rest.create(info, ns, event, {})
+    _create(rest, rest.registry.lookup("", "v1", "events"), ns, event)
 
 
 def record_events_v1(
@@ -77,5 +81,11 @@ def record_events_v1(
         "note": note,
         "type": "Normal",
     }
-    info = rest.registry.lookup("events.k8s.io", "v1", "events")
-    rest.create(info, ns, event, {})
+    _create(rest, rest.registry.lookup("events.k8s.io", "v1", "events"), ns, event)
+
+
+def _create(rest, info, ns: str, event: dict) -> None:
+    try:
+        rest.create(info, ns, event, {})
+    except errors.ApiError:
+        pass  # dropped, as the recorder drops an Event its sink refuses

@@ -366,3 +366,28 @@ def test_the_simulated_node_runs_pods_made_by_hand_without_the_chain(sim):
         message="the second pod running",
     )
     assert again.status.pod_ip == ip  # a deleted pod's address is handed out again
+
+
+def test_deleting_a_namespace_takes_its_chain_with_it(sim):
+    apps, core = apis(sim)
+    core.create_namespace({"metadata": {"name": "team"}})
+    wait_for(
+        lambda: core.read_namespaced_service_account("default", "team"),
+        message="the namespace's default ServiceAccount",
+    )
+    labels = {"app": "web"}
+    body = deployment("web", 2)
+    body["spec"]["selector"] = {"matchLabels": labels}
+    apps.create_namespaced_deployment("team", body)
+    wait_for(lambda: len(core.list_namespaced_pod("team").items) == 2, message="the team's pods")
+    core.delete_namespace("team")
+
+    def gone() -> bool:
+        try:
+            core.read_namespace("team")
+        except client.ApiException as err:
+            return err.status == 404
+        return False
+
+    wait_for(gone, message="the namespace deleted with its chain")
+    assert core.list_pod_for_all_namespaces(field_selector="metadata.namespace=team").items == []
