@@ -227,3 +227,30 @@ def test_the_deprecated_service_account_field_names_the_account(sim, core):
     core.create_namespaced_service_account("default", {"metadata": {"name": "robot"}})
     created = plain(sim, core.create_namespaced_pod("default", pod("web", serviceAccount="robot")))
     assert created["spec"]["serviceAccountName"] == created["spec"]["serviceAccount"] == "robot"
+
+
+def test_a_token_bound_to_a_pod_needs_the_pod_and_its_service_account(sim, core):
+    created = core.create_namespaced_pod("default", pod("web"))
+
+    def token_for(ref: dict, account: str = "default"):
+        body = client.AuthenticationV1TokenRequest(
+            spec=client.V1TokenRequestSpec(audiences=[], bound_object_ref=ref)
+        )
+        return core.create_namespaced_service_account_token(account, "default", body)
+
+    ref = {"apiVersion": "v1", "kind": "Pod", "name": "web", "uid": created.metadata.uid}
+    assert token_for(ref).status.token
+    with pytest.raises(client.ApiException) as err:
+        token_for(dict(ref, name="missing"))
+    assert err.value.status == 404
+    with pytest.raises(client.ApiException) as err:
+        token_for(dict(ref, uid="0000"))
+    assert err.value.status == 409
+    core.create_namespaced_service_account("default", {"metadata": {"name": "robot"}})
+    with pytest.raises(client.ApiException) as err:
+        token_for(ref, "robot")
+    assert (err.value.status, status_of(err.value)["message"]) == (
+        400,
+        'cannot bind token for serviceaccount "robot" to pod running with different '
+        "serviceaccount name.",
+    )
