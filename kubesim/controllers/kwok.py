@@ -12,8 +12,10 @@ states:
   scheduling gates, as the Binding subresource does (pkg/registry/core/pod/storage/storage.go,
   BindingREST: ``spec.nodeName`` and the PodScheduled condition, written without the pod
   strategy), with the scheduler's Scheduled Event (events.k8s.io/v1, action Binding);
-- the kubelet stand-in, ``start_delay`` seconds after a Pod is bound, writes the status a
-  kubelet writes once its containers run (pkg/kubelet/kubelet_pods.go, generateAPIPodStatus):
+- the kubelet stand-in admits a bound Pod (still Pending, its containers waiting in
+  ContainerCreating, not ready, with hostIP and startTime) and, ``start_delay`` seconds later
+  (at once when it is 0, without the first write), writes the status a kubelet writes once its
+  containers run (pkg/kubelet/kubelet_pods.go, generateAPIPodStatus):
   phase Running, the conditions PodReadyToStartContainers, Initialized, Ready,
   ContainersReady (PodScheduled kept), host and pod IPs, startTime, and per container
   ``ready``, ``started``, ``state.running.startedAt``, image, imageID and containerID; init
@@ -177,7 +179,9 @@ class SimulatedNode:
             if spec.get("schedulerName") == DEFAULT_SCHEDULER and not spec.get("schedulingGates"):
                 self.controllers.schedule(("kwok-scheduler", ev.ns, ev.name))
         elif node == SIMULATED_NODE:
-            self.controllers.schedule(("kwok-kubelet", ev.ns, ev.name), self.start_delay)
+            # a pod just bound is admitted at once; one already creating runs after the delay
+            delay = self.start_delay if status.get("startTime") else 0.0
+            self.controllers.schedule(("kwok-kubelet", ev.ns, ev.name), delay)
 
     # ---- the scheduler -----------------------------------------------------------------------
 
@@ -221,7 +225,9 @@ class SimulatedNode:
     # ---- the kubelet ---------------------------------------------------------------------------
 
     def _run(self, key: tuple) -> float | None:
-        """The status a kubelet posts once the pod's sandbox and containers run."""
+        """The status a kubelet posts for a pod bound to it: with a start delay, first the
+        admitted pod whose containers are being created, then, the delay later, the pod whose
+        containers run."""
         _, ns, name = key
         with self.storage.lock:
             stored = self.storage.get(PODS, ns, name)
@@ -237,25 +243,31 @@ class SimulatedNode:
             ):
                 return None
             now = now_rfc3339()
+            if self.start_delay > 0 and not status.get("startTime"):
+                pod["status"] = self._creating_status(pod, now)
+                self.rest.update(self.pods, ns, name, pod, {}, "status", "kubelet")
+                return self.start_delay
             ip = self._ips.get(meta["uid"])
             if ip is None:
                 ip = self._ips[meta["uid"]] = self._next_ip()
             generation = meta.get("generation", 1)
             tracks_generation = self.rest.version.tracks_pod_generation
+            before = {c.get("type"): c for c in status.get("conditions") or []}
             conditions = []
             for ctype in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady"):
                 condition = {
                     "type": ctype,
                     "status": "True",
                     "lastProbeTime": None,
-                    "lastTransitionTime": now,
+                    # a condition already True (Initialized, while creating) keeps its time
+                    "lastTransitionTime": before[ctype]["lastTransitionTime"]
+                    if (before.get(ctype) or {}).get("status") == "True"
+                    else now,
                 }
                 if tracks_generation:
                     condition["observedGeneration"] = generation
                 conditions.append(condition)
-            conditions += [
-                c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"
-            ]
+            conditions += [c for c in before.values() if c.get("type") == "PodScheduled"]
             new_status = dict(
                 status,
                 phase="Running",
@@ -264,7 +276,7 @@ class SimulatedNode:
                 hostIPs=[{"ip": NODE_IP}],
                 podIP=ip,
                 podIPs=[{"ip": ip}],
-                startTime=now,
+                startTime=status.get("startTime") or now,
                 containerStatuses=[
                     self._container_status(meta["uid"], c, now, running=True)
                     for c in spec.get("containers") or []
@@ -280,6 +292,74 @@ class SimulatedNode:
             pod["status"] = new_status
             self.rest.update(self.pods, ns, name, pod, {}, "status", "kubelet")
         return None
+
+    def _creating_status(self, pod: dict, now: str) -> dict:
+        """An admitted pod whose sandbox and containers are being created: Pending, its
+        containers waiting in ContainerCreating (init containers in PodInitializing), not ready,
+        with the node's address and its start time."""
+        spec, status = pod.get("spec") or {}, pod.get("status") or {}
+        inits = [c.get("name", "") for c in spec.get("initContainers") or []]
+        names = [c.get("name", "") for c in spec.get("containers") or []]
+        unready = f"containers with unready status: [{' '.join(names)}]"
+        initialized: tuple[str, str | None, str | None] = (
+            (
+                "False",
+                "ContainersNotInitialized",
+                f"containers with incomplete status: [{' '.join(inits)}]",
+            )
+            if inits
+            else ("True", None, None)
+        )
+        conditions = []
+        for ctype, (cstatus, reason, message) in (
+            ("PodReadyToStartContainers", ("False", None, None)),
+            ("Initialized", initialized),
+            ("Ready", ("False", "ContainersNotReady", unready)),
+            ("ContainersReady", ("False", "ContainersNotReady", unready)),
+        ):
+            condition: dict = {
+                "type": ctype,
+                "status": cstatus,
+                "lastProbeTime": None,
+                "lastTransitionTime": now,
+            }
+            if reason:
+                condition.update(reason=reason, message=message)
+            if self.rest.version.tracks_pod_generation:
+                condition["observedGeneration"] = pod["metadata"].get("generation", 1)
+            conditions.append(condition)
+        conditions += [c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"]
+
+        def waiting(c: dict, reason: str) -> dict:
+            return {
+                "name": c.get("name", ""),
+                "state": {"waiting": {"reason": reason}},
+                "lastState": {},
+                "ready": False,
+                "restartCount": 0,
+                "image": c.get("image") or "",
+                "imageID": "",
+                "started": False,
+            }
+
+        out = dict(
+            status,
+            conditions=conditions,
+            hostIP=NODE_IP,
+            hostIPs=[{"ip": NODE_IP}],
+            startTime=now,
+            containerStatuses=[
+                waiting(c, "ContainerCreating" if not inits else "PodInitializing")
+                for c in spec.get("containers") or []
+            ],
+        )
+        if inits:
+            out["initContainerStatuses"] = [
+                waiting(c, "PodInitializing") for c in spec["initContainers"]
+            ]
+        if self.rest.version.tracks_pod_generation:
+            out["observedGeneration"] = pod["metadata"].get("generation", 1)
+        return out
 
     def _next_ip(self) -> str:
         """An address of the node's pod CIDR no living pod has (the last one over again once

@@ -391,3 +391,36 @@ def test_deleting_a_namespace_takes_its_chain_with_it(sim):
 
     wait_for(gone, message="the namespace deleted with its chain")
     assert core.list_pod_for_all_namespaces(field_selector="metadata.namespace=team").items == []
+
+
+@pytest.mark.kubesim(
+    crds=[], deployment_controller="pods", simulated_node=True, deployment_status_delay=60
+)
+def test_a_bound_pod_is_creating_its_containers_until_the_start_delay_passes(sim):
+    apps, core = apis(sim)
+    apps.create_namespaced_deployment("default", deployment("web", 1))
+
+    def creating() -> dict | None:
+        pods = core.list_namespaced_pod("default").items
+        raw = plain(sim, pods[0]) if pods else {}
+        return raw if (raw.get("status") or {}).get("containerStatuses") else None
+
+    pod = wait_for(creating, message="the pod admitted by the simulated kubelet")
+    status = pod["status"]
+    assert status["phase"] == "Pending" and status["hostIP"] and status["startTime"]
+    assert "podIP" not in status
+    [container] = status["containerStatuses"]
+    assert container["state"] == {"waiting": {"reason": "ContainerCreating"}}
+    assert (container["ready"], container["started"], container["imageID"]) == (False, False, "")
+    assert {c["type"]: c["status"] for c in status["conditions"]} == {
+        "PodReadyToStartContainers": "False",
+        "Initialized": "True",
+        "Ready": "False",
+        "ContainersReady": "False",
+        "PodScheduled": "True",
+    }
+    ready = next(c for c in status["conditions"] if c["type"] == "Ready")
+    assert (ready["reason"], ready["message"]) == (
+        "ContainersNotReady",
+        "containers with unready status: [web]",
+    )
