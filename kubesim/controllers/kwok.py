@@ -23,9 +23,10 @@ states:
 
 Deliberate differences: one node; nothing is checked against the node's capacity, its taints or
 the pod's affinity; pods/binding is not served over HTTP (the scheduler binds in-process);
-containers never fail, restart or finish (no probes are run, so a pod is Ready as soon as it
-runs); the kubelet records no Pulled/Created/Started Events; deletion is immediate, as
-everywhere in kubesim, so no kubelet ever sees a terminating pod.
+containers never fail or finish, and restart only when a pod update changes their image (no
+probes are run, so a pod is Ready as soon as it runs, and stays Ready through a restart); the
+kubelet records no Pulled/Created/Started Events; deletion is immediate, as everywhere in
+kubesim, so no kubelet ever sees a terminating pod.
 """
 
 from __future__ import annotations
@@ -172,6 +173,10 @@ class SimulatedNode:
         if pod["metadata"].get("deletionTimestamp"):
             return
         spec, status = pod.get("spec") or {}, pod.get("status") or {}
+        if status.get("phase") == "Running" and spec.get("nodeName") == SIMULATED_NODE:
+            if _changed_images(pod):
+                self.controllers.schedule(("kwok-kubelet", ev.ns, ev.name))
+            return
         if status.get("phase") != "Pending":
             return
         node = spec.get("nodeName")
@@ -236,13 +241,15 @@ class SimulatedNode:
             pod = json.loads(stored.full())
             meta, spec = pod["metadata"], pod.get("spec") or {}
             status = pod.get("status") or {}
-            if (
-                spec.get("nodeName") != SIMULATED_NODE
-                or status.get("phase") != "Pending"
-                or meta.get("deletionTimestamp")
-            ):
+            if spec.get("nodeName") != SIMULATED_NODE or meta.get("deletionTimestamp"):
                 return None
             now = now_rfc3339()
+            if status.get("phase") == "Running" and _changed_images(pod):
+                pod["status"] = self._restarted_status(pod, now)
+                self.rest.update(self.pods, ns, name, pod, {}, "status", "kubelet")
+                return None
+            if status.get("phase") != "Pending":
+                return None
             if self.start_delay > 0 and not status.get("startTime"):
                 pod["status"] = self._creating_status(pod, now)
                 self.rest.update(self.pods, ns, name, pod, {}, "status", "kubelet")
@@ -361,6 +368,48 @@ class SimulatedNode:
             out["observedGeneration"] = pod["metadata"].get("generation", 1)
         return out
 
+    def _restarted_status(self, pod: dict, now: str) -> dict:
+        """A container whose image a pod update changed is killed and started again from the
+        new image (the kubelet's container hash changed): its restart count grows, the old
+        run becomes its lastState, and the pod's observedGeneration catches up."""
+        spec, status = pod.get("spec") or {}, dict(pod.get("status") or {})
+        uid, generation = pod["metadata"]["uid"], pod["metadata"].get("generation", 1)
+        images = {c.get("name"): c.get("image") or "" for c in spec.get("containers") or []}
+        statuses = []
+        for cs in status.get("containerStatuses") or []:
+            image = images.get(cs.get("name"), "")
+            if normalize_image(image) == cs.get("image"):
+                statuses.append(cs)
+                continue
+            restarts = int(cs.get("restartCount") or 0) + 1
+            started = ((cs.get("state") or {}).get("running") or {}).get("startedAt") or now
+            restarted = self._container_status(
+                uid, {"name": cs.get("name"), "image": image}, now, True
+            )
+            restarted["containerID"] = (
+                "containerd://"
+                + hashlib.sha256(f"{uid}/{cs.get('name')}/{restarts}".encode()).hexdigest()
+            )
+            restarted["restartCount"] = restarts
+            restarted["lastState"] = {
+                "terminated": {
+                    "exitCode": 0,
+                    "reason": "Completed",
+                    "startedAt": started,
+                    "finishedAt": now,
+                    "containerID": cs.get("containerID", ""),
+                }
+            }
+            statuses.append(restarted)
+        status["containerStatuses"] = statuses
+        if self.rest.version.tracks_pod_generation:
+            status["observedGeneration"] = generation
+            status["conditions"] = [
+                dict(c, observedGeneration=generation) if "observedGeneration" in c else c
+                for c in status.get("conditions") or []
+            ]
+        return status
+
     def _next_ip(self) -> str:
         """An address of the node's pod CIDR no living pod has (the last one over again once
         all 254 are taken: kubesim does not refuse a pod for want of an address)."""
@@ -399,3 +448,15 @@ class SimulatedNode:
             "containerID": container_id,
             "started": running,
         }
+
+
+def _changed_images(pod: dict) -> bool:
+    """Whether a running container's image is no longer its spec's (a pod update changed it)."""
+    images = {
+        c.get("name"): normalize_image(c.get("image") or "")
+        for c in (pod.get("spec") or {}).get("containers") or []
+    }
+    return any(
+        cs.get("name") in images and images[cs["name"]] != cs.get("image")
+        for cs in (pod.get("status") or {}).get("containerStatuses") or []
+    )

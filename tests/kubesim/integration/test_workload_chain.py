@@ -424,3 +424,37 @@ def test_a_bound_pod_is_creating_its_containers_until_the_start_delay_passes(sim
         "ContainersNotReady",
         "containers with unready status: [web]",
     )
+
+
+@pytest.mark.kubesim(crds=[], simulated_node=True)
+def test_a_new_image_restarts_the_container_on_the_simulated_node(sim):
+    _, core = apis(sim)
+    core.create_namespaced_service_account("default", {"metadata": {"name": "default"}})
+    body = {
+        "metadata": {"name": "solo"},
+        "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]},
+    }
+    core.create_namespaced_pod("default", body)
+    first = wait_for(
+        lambda: (
+            (p := plain(sim, core.read_namespaced_pod("solo", "default")))["status"].get("phase")
+            == "Running"
+            and p
+        ),
+        message="the pod running",
+    )
+    core.patch_namespaced_pod(
+        "solo", "default", {"spec": {"containers": [{"name": "c", "image": "busybox:1.37"}]}}
+    )
+
+    def restarted() -> dict | None:
+        p = plain(sim, core.read_namespaced_pod("solo", "default"))
+        [cs] = p["status"]["containerStatuses"]
+        return p if cs["image"] == "docker.io/library/busybox:1.37" else None
+
+    pod = wait_for(restarted, message="the container restarted from the new image")
+    [before] = first["status"]["containerStatuses"]
+    [cs] = pod["status"]["containerStatuses"]
+    assert cs["restartCount"] == 1 and cs["containerID"] != before["containerID"]
+    assert cs["lastState"]["terminated"]["containerID"] == before["containerID"]
+    assert pod["metadata"]["generation"] == pod["status"]["observedGeneration"] == 2
