@@ -138,3 +138,16 @@ class ServerVersion:
         on in 1.34; 1.24's ListOptions validation refuses resourceVersionMatch on a watch with
         a 422. KubeSim's ``watch_list`` follows it unless given on its own."""
         return self.minor >= 34
+
+    @property
+    def counts_terminating_replicas(self) -> bool:
+        """ReplicaSet and Deployment status carry ``terminatingReplicas`` (the
+        DeploymentReplicaSetTerminatingReplicas gate: alpha in 1.33, beta and on from 1.35);
+        1.24 had no such field."""
+        return self.minor >= 35
+
+    @property
+    def tracks_pod_generation(self) -> bool:
+        """Pods report ``status.observedGeneration`` and their conditions' observedGeneration
+        (PodObservedGenerationTracking: beta in 1.34, GA in 1.35)."""
+        return self.minor >= 35
