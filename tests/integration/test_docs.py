@@ -4,8 +4,8 @@ There are two doc sets, the English one in docs/ (architecture.md, walkthrough.m
 client-go-map.md, exercises.md, sharding.md, three-ways.md) and the Japanese one in docs/ja/
 (README.md, architecture.md, walkthrough.md, exercises.md, concepts.md, glossary.md, sharding.md,
 three-ways.md). Every page of docs/ and docs/ja/ is in a doc set or in OTHER_MARKDOWN, so none
-escapes the checks. Every check below runs on both, so a rename, a changed flag or a reworded log line that leaves either
-language behind fails the suite.
+escapes the checks. Every check below runs on both, so a rename, a changed flag or a reworded
+log line that leaves either language behind fails the suite.
 They quote six kinds of things, each checked against the code or against a real run:
 
 - inline code that names something of ours (`informer.reflector.Reflector`,
