@@ -1677,12 +1677,14 @@ TWIN_MARKERS = (
     "k8s.io/",
     "klog",
     "component-base",
+    "kube-controller-manager",
+    "Go twin",
     "no client-go twin",
 )
 
 
 def public_classes() -> Iterator[tuple[str, str, str]]:
-    for package in ("workqueue", "client", "informer", "tools", "controller"):
+    for package in ("workqueue", "client", "informer", "tools", "runtime", "controller"):
         for path in sorted((ROOT / package).rglob("*.py")):
             for node in ast.parse(path.read_text()).body:
                 if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
