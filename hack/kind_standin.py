@@ -7,8 +7,10 @@ the ``pytest_kind`` package of a throw-away venv, so their conftest starts kubes
 would start a kind cluster, and none of their files is changed.
 
 The cluster is ``python -m kubesim`` in a process of its own, as a cluster would be: over TLS,
-with a bearer token for the admin and RBAC enforced, with the simulated deployment controller
-and node on. The kubeconfig is reshaped as kind writes one: the CA inline
+with a bearer token for the admin and RBAC enforced, and with the most cluster-like
+controllers this kubesim has: the workload chain and a simulated node where its ``--help``
+offers them, else the deployment status loop (``KR8S_KUBESIM_FLAGS`` replaces all but the
+token and the addresses). The kubeconfig is reshaped as kind writes one: the CA inline
 (``certificate-authority-data``), context ``kind-<name>``. kind authenticates the admin with a
 client certificate; kubesim has no client-certificate authentication, so the admin here has a
 token, and tests that read ``client-certificate-data`` fail (kubesim/README.md, Limits).
@@ -34,8 +36,22 @@ import yaml
 
 __all__ = ["KindCluster"]
 
-# What `kubesim` runs with unless KR8S_KUBESIM_FLAGS says otherwise (space-separated).
-DEFAULT_FLAGS = ("--tls", "--authorization-mode", "RBAC", "--deployment-status-delay", "0.05")
+# What `kubesim` runs with unless KR8S_KUBESIM_FLAGS says otherwise (space-separated): a
+# cluster as kind's is one, over TLS and with RBAC enforced ...
+BASE_FLAGS = ("--tls", "--authorization-mode", "RBAC")
+# ... with a node that runs pods and the workload chain down to them, where this kubesim has
+# them (`--help` names the flags) ...
+NODE_FLAGS = ("--deployment-controller", "pods", "--simulated-node")
+# ... else the deployment status loop, which makes Deployments available without pods.
+STATUS_FLAGS = ("--deployment-status-delay", "0.05")
+
+
+def default_flags() -> tuple[str, ...]:
+    usage = subprocess.run(
+        [sys.executable, "-m", "kubesim", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    has_node = "--simulated-node" in usage and "pods" in usage
+    return BASE_FLAGS + (NODE_FLAGS if has_node else STATUS_FLAGS)
 
 
 class KindCluster:
@@ -66,7 +82,7 @@ class KindCluster:
             str(written),
             "--token",
             secrets.token_hex(16),
-            *(flags.split() if flags is not None else DEFAULT_FLAGS),
+            *(flags.split() if flags is not None else default_flags()),
         ]
         self._proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
         # kind's cluster outlives pytest with --keep-cluster; this one ends with it regardless

@@ -16,8 +16,8 @@ changes none of their files. It
 2. fetches kr8s's sdist (``pip download --no-binary :all: --no-deps kr8s==KR8S_VERSION``) and
    unpacks it there;
 3. installs hack/kind_standin.py as the venv's ``pytest_kind``, so that kr8s's conftest, which
-   starts a kind cluster, starts ``python -m kubesim`` instead (TLS, a token, RBAC, the
-   simulated deployment controller and node) and gets a kind-shaped kubeconfig;
+   starts a kind cluster, starts ``python -m kubesim`` instead (TLS, a token, RBAC, and the
+   most cluster-like controllers it has) and gets a kind-shaped kubeconfig;
 4. runs ``pytest kr8s`` in the unpacked sdist, with kr8s's own ini options except its
    ``addopts`` (coverage, ``--keep-cluster``), and prints the counts and, for each failure,
    the test and the first line of its reason. The JUnit XML is kept in the work directory.
