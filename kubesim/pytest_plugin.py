@@ -42,11 +42,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from kubesim.sim import KubeSim
+if TYPE_CHECKING:
+    from kubesim.sim import KubeSim
 
 MARKER = "kubesim"
 
@@ -86,6 +87,9 @@ def kubesim_defaults() -> dict[str, Any]:
 @pytest.fixture
 def kubesim_factory() -> Iterator[Callable[..., KubeSim]]:
     """Start kubesims with ``KubeSim(**options)`` (no defaults added); all stop after the test."""
+    # imported here, not with the plugin, which pytest loads in sessions that use no kubesim
+    from kubesim.sim import KubeSim
+
     with contextlib.ExitStack() as stack:
 
         def start(**options: Any) -> KubeSim:
@@ -109,6 +113,8 @@ def shared_sim(
     request: pytest.FixtureRequest, kubesim_defaults: dict[str, Any]
 ) -> Iterator[KubeSim]:
     """One kubesim for all tests of a module, with the options of the module's marker."""
+    from kubesim.sim import KubeSim
+
     with KubeSim(**marker_options(request.node, kubesim_defaults)) as s:
         yield s
 

@@ -8,6 +8,7 @@ when plugin autoloading is off.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -91,6 +92,18 @@ def project(tmp_path: Path, conftest: str = "") -> Path:
     if conftest:
         (tmp_path / "conftest.py").write_text(textwrap.dedent(conftest))
     return tmp_path
+
+
+def test_loading_the_plugin_imports_none_of_the_server():
+    # pytest loads it in every session of a project with kubesim installed, used or not
+    probe = (
+        "import json, sys, kubesim.pytest_plugin; "
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'kubesim')))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    assert json.loads(loaded) == ["kubesim", "kubesim.pytest_plugin"]
 
 
 def test_the_entry_point_gives_the_fixtures_without_a_conftest(tmp_path):
