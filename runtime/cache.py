@@ -132,6 +132,11 @@ class Cache:
             self._factory.start(stop)
         return informer
 
+    def kinds(self) -> list[GVR]:
+        """The kinds it has made informers for so far."""
+        with self._lock:
+            return sorted(self._informers)
+
     def get_informer(self, ctx: Context, gvr: GVR) -> SharedIndexInformer:
         """The informer of ``gvr``, synced (``Cache.GetInformer``): waits for the cache to
         start and the informer to list, as long as ``ctx`` and the sync timeout allow; a 504

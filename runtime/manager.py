@@ -456,8 +456,11 @@ class Manager:
 
     def get_cache(self) -> Cache:
         """The informer cache of the Builder's controllers and of the Client (``GetCache``),
-        made on first use and run with the runnables."""
+        made on first use and run with the runnables: first used in ``setup``, before the start
+        (a RuntimeError after it; controller-runtime makes it in ``manager.New``)."""
         if self._cache is None:
+            if self.running.is_set():
+                raise RuntimeError("get_cache() after the manager started: call it in setup")
             self._cache = Cache(self)
             self.add(self._cache)
         return self._cache
