@@ -60,7 +60,8 @@ class _Watch:
 
 
 class Builder:
-    """Declares a controller, then makes it and adds it to the manager (``builder.Builder``).
+    """Declares a controller, then makes it and adds it to the manager (controller-runtime
+    ``builder.Builder``).
     Each method returns the builder, so that the declarations chain."""
 
     def __init__(self, manager: Manager) -> None:

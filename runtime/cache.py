@@ -97,7 +97,8 @@ def _timeout(gvr: GVR) -> APIError:
 
 
 class Cache:
-    """Informers made on first use, and reads from them (``cache.Cache``); thread-safe."""
+    """Informers made on first use, and reads from them (controller-runtime ``cache.Cache``);
+    thread-safe."""
 
     def __init__(self, manager: Manager, sync_timeout: float = DEFAULT_SYNC_TIMEOUT) -> None:
         self._manager = manager

@@ -58,7 +58,8 @@ APPLY_PATCH = "application/apply-patch+yaml"
 
 @dataclass(frozen=True)
 class Patch:
-    """A patch and how the server should read it (``client.Patch``): ``type`` is one of the
+    """A patch and how the server should read it (controller-runtime
+    ``client.Patch``): ``type`` is one of the
     patch types above, ``data`` the patch (a dict, or a list of operations for a JSON patch)."""
 
     type: str

@@ -44,7 +44,8 @@ __all__ = ["Controller"]
 
 
 class Controller:
-    """One controller: its queue, sources and workers; a runnable of the manager."""
+    """One controller: its queue, sources and workers; a runnable of the manager
+    (controller-runtime's internal ``controller.Controller``)."""
 
     def __init__(
         self,

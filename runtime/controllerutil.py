@@ -43,7 +43,8 @@ Object = MutableMapping[str, Any]
 
 
 class AlreadyOwnedError(ValueError):
-    """The object is controlled by another owner already (``AlreadyOwnedError``): an object
+    """The object is controlled by another owner already (controller-runtime
+    ``controllerutil.AlreadyOwnedError``): an object
     has at most one controller, and taking it from another would fight that controller."""
 
     def __init__(self, obj: Object, owner: dict[str, Any]) -> None:

@@ -20,7 +20,8 @@ __all__ = ["CreateEvent", "DeleteEvent", "GenericEvent", "UpdateEvent"]
 
 @dataclass(frozen=True)
 class CreateEvent:
-    """An object appeared in the cache (``event.CreateEvent``): created, or listed at start."""
+    """An object appeared in the cache (controller-runtime ``event.CreateEvent``): created, or
+    listed at start."""
 
     object: Any
     # it came with the informer's first list, not from a watch event (client-go's
@@ -30,7 +31,8 @@ class CreateEvent:
 
 @dataclass(frozen=True)
 class UpdateEvent:
-    """An object changed, or a resync delivered it again unchanged (``event.UpdateEvent``)."""
+    """An object changed, or a resync delivered it again unchanged (controller-runtime
+    ``event.UpdateEvent``)."""
 
     object_old: Any
     object_new: Any
@@ -38,7 +40,7 @@ class UpdateEvent:
 
 @dataclass(frozen=True)
 class DeleteEvent:
-    """An object left the cache (``event.DeleteEvent``)."""
+    """An object left the cache (controller-runtime ``event.DeleteEvent``)."""
 
     object: Any
     # the watch missed the deletion: ``object`` is the last state the cache knew
@@ -49,6 +51,7 @@ class DeleteEvent:
 @dataclass(frozen=True)
 class GenericEvent:
     """An event from outside the cluster's objects: a timer, another system
-    (``event.GenericEvent``); nothing in this runtime sends one yet, a ``watches`` source may."""
+    (controller-runtime ``event.GenericEvent``); nothing in this runtime sends one yet, a
+    ``watches`` source may."""
 
     object: Any

@@ -37,13 +37,14 @@ __all__ = [
 
 
 class Queue(Protocol):
-    """What a handler adds its requests to: the controller's rate-limited workqueue."""
+    """What a handler adds its requests to: the controller's rate-limited workqueue
+    (controller-runtime's ``workqueue.TypedRateLimitingInterface[reconcile.Request]``)."""
 
     def add(self, item: Any) -> None: ...
 
 
 class EventHandler(Protocol):
-    """Enqueues the requests an event calls for (``handler.EventHandler``)."""
+    """Enqueues the requests an event calls for (controller-runtime ``handler.EventHandler``)."""
 
     def create(self, event: CreateEvent, queue: Queue) -> None: ...
 
@@ -62,8 +63,8 @@ def group_of(api_version: str) -> str:
 
 
 class EnqueueRequestForObject:
-    """Enqueues the object the event is about (``handler.EnqueueRequestForObject``): the
-    handler of the Builder's ``for_``."""
+    """Enqueues the object the event is about (controller-runtime
+    ``handler.EnqueueRequestForObject``): the handler of the Builder's ``for_``."""
 
     def create(self, event: CreateEvent, queue: Queue) -> None:
         queue.add(request_for(event.object))
@@ -83,8 +84,8 @@ class EnqueueRequestForObject:
 
 @dataclass(frozen=True)
 class EnqueueRequestForOwner:
-    """Enqueues the owners of kind ``kind`` in API group ``group`` that the object's
-    ownerReferences name (``handler.EnqueueRequestForOwner``): the handler of the Builder's
+    """Enqueues the owners of kind ``kind`` in API group ``group`` that the object's ownerReferences
+    name (controller-runtime ``handler.EnqueueRequestForOwner``): the handler of the Builder's
     ``owns``, with ``only_controller`` (``OnlyControllerOwner``), so that only the owner that
     controls the object is reconciled.
 
@@ -135,15 +136,15 @@ class EnqueueRequestForOwner:
 
 
 MapFunc = Callable[[Any], Iterable[Request]]
-"""An object in, the requests it concerns out (``handler.MapFunc``)."""
+"""An object in, the requests it concerns out (controller-runtime ``handler.MapFunc``)."""
 
 
 @dataclass(frozen=True)
 class EnqueueRequestsFromMapFunc:
-    """Enqueues what ``map_func`` says an object concerns
-    (``handler.EnqueueRequestsFromMapFunc``): for an object related to the reconciled ones
-    other than by an ownerReference (a Secret several objects name, say). An update maps the
-    old object and the new one, and enqueues each request once."""
+    """Enqueues what ``map_func`` says an object concerns (controller-runtime
+    ``handler.EnqueueRequestsFromMapFunc``): for an object related to the reconciled ones other than
+    by an ownerReference (a Secret several objects name, say). An update maps the old object and the
+    new one, and enqueues each request once."""
 
     map_func: MapFunc
 
@@ -172,7 +173,7 @@ class EnqueueRequestsFromMapFunc:
 @dataclass(frozen=True)
 class Funcs:
     """A handler of plain functions, any of them left out: that kind of event enqueues
-    nothing (``handler.Funcs``)."""
+    nothing (controller-runtime ``handler.Funcs``)."""
 
     create_func: Callable[[CreateEvent, Queue], None] | None = None
     update_func: Callable[[UpdateEvent, Queue], None] | None = None

@@ -39,7 +39,7 @@ __all__ = [
 
 class Predicate(Protocol):
     """Whether an event should be handled, one method per kind of event
-    (``predicate.Predicate``)."""
+    (controller-runtime ``predicate.Predicate``)."""
 
     def create(self, event: CreateEvent) -> bool: ...
 
@@ -53,7 +53,7 @@ class Predicate(Protocol):
 @dataclass(frozen=True)
 class Funcs:
     """A predicate of plain functions, any of them left out: that kind of event passes
-    (``predicate.Funcs``)."""
+    (controller-runtime ``predicate.Funcs``)."""
 
     create_func: Callable[[CreateEvent], bool] | None = None
     update_func: Callable[[UpdateEvent], bool] | None = None
@@ -75,7 +75,7 @@ class Funcs:
 
 def new_predicate_funcs(accept: Callable[[Any], bool]) -> Funcs:
     """A predicate that asks ``accept`` about the event's object (the new one of an update)
-    (``predicate.NewPredicateFuncs``)."""
+    (controller-runtime ``predicate.NewPredicateFuncs``)."""
     return Funcs(
         lambda e: accept(e.object),
         lambda e: accept(e.object_new),
@@ -112,8 +112,8 @@ class _UpdatesOnly:
 
 class GenerationChangedPredicate(_UpdatesOnly):
     """Updates pass only when ``metadata.generation`` changed: a change of the spec, not of the
-    status or the metadata (``predicate.GenerationChangedPredicate``). Kinds without a
-    generation (a ConfigMap) never pass an update; resyncs never do."""
+    status or the metadata (controller-runtime ``predicate.GenerationChangedPredicate``). Kinds
+    without a generation (a ConfigMap) never pass an update; resyncs never do."""
 
     def changed(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
         return old.get("generation") != new.get("generation")
@@ -121,14 +121,15 @@ class GenerationChangedPredicate(_UpdatesOnly):
 
 class ResourceVersionChangedPredicate(_UpdatesOnly):
     """Updates pass only when the object changed at all: resyncs, which deliver the cached
-    object again, are dropped (``predicate.ResourceVersionChangedPredicate``)."""
+    object again, are dropped (controller-runtime ``predicate.ResourceVersionChangedPredicate``)."""
 
     def changed(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
         return old.get("resourceVersion") != new.get("resourceVersion")
 
 
 class LabelChangedPredicate(_UpdatesOnly):
-    """Updates pass only when the labels changed (``predicate.LabelChangedPredicate``)."""
+    """Updates pass only when the labels changed (controller-runtime
+    ``predicate.LabelChangedPredicate``)."""
 
     def changed(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
         return (old.get("labels") or {}) != (new.get("labels") or {})
@@ -136,7 +137,7 @@ class LabelChangedPredicate(_UpdatesOnly):
 
 class AnnotationChangedPredicate(_UpdatesOnly):
     """Updates pass only when the annotations changed
-    (``predicate.AnnotationChangedPredicate``)."""
+    (controller-runtime ``predicate.AnnotationChangedPredicate``)."""
 
     def changed(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
         return (old.get("annotations") or {}) != (new.get("annotations") or {})
@@ -194,15 +195,17 @@ class _Not:
 
 
 def and_(*predicates: Predicate) -> Predicate:
-    """Passes what every one of ``predicates`` passes (``predicate.And``; none: everything)."""
+    """Passes what every one of ``predicates`` passes (controller-runtime ``predicate.And``; none:
+    everything)."""
     return _All(predicates)
 
 
 def or_(*predicates: Predicate) -> Predicate:
-    """Passes what any of ``predicates`` passes (``predicate.Or``; none: nothing)."""
+    """Passes what any of ``predicates`` passes (controller-runtime ``predicate.Or``; none:
+    nothing)."""
     return _Any(predicates)
 
 
 def not_(predicate: Predicate) -> Predicate:
-    """Passes what ``predicate`` turns down (``predicate.Not``)."""
+    """Passes what ``predicate`` turns down (controller-runtime ``predicate.Not``)."""
     return _Not(predicate)

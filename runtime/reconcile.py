@@ -1,10 +1,10 @@
 """What a Builder-made controller hands its reconciler: a ``Request``, and what it gets back.
 
-controller-runtime twin: ``pkg/reconcile`` (``reconcile.Request``, ``reconcile.Reconciler``,
-``reconcile.Func``, ``reconcile.Result``). A ``Request`` names the object to reconcile and
-nothing else: the reconcile is level-based and reads the object's current state itself (from
-the cache, ``runtime.client``), so every event of the same object is one request, merged by
-the queue while it waits.
+controller-runtime twin: ``pkg/reconcile`` (``reconcile.Request``,
+``reconcile.Reconciler``, ``reconcile.Func``, ``reconcile.Result``). A ``Request`` names the object
+to reconcile and nothing else: the reconcile is level-based and reads the object's current state
+itself (from the cache, ``runtime.client``), so every event of the same object is one request,
+merged by the queue while it waits.
 
 Deliberate differences:
 
@@ -28,8 +28,8 @@ __all__ = ["Func", "Reconciler", "Request", "Result", "request_for"]
 
 @dataclass(frozen=True, order=True)
 class Request:
-    """The namespace and name of the object to reconcile (``reconcile.Request``, whose
-    ``types.NamespacedName`` prints as ``namespace/name``). Frozen and hashable: the queue
+    """The namespace and name of the object to reconcile (controller-runtime ``reconcile.Request``,
+    whose ``types.NamespacedName`` prints as ``namespace/name``). Frozen and hashable: the queue
     holds it, and merges equal requests."""
 
     namespace: str
@@ -47,7 +47,8 @@ def request_for(obj: Mapping[str, Any]) -> Request:
 
 
 class Reconciler(Protocol):
-    """Brings one object's world in line with what it asks for (``reconcile.Reconciler``).
+    """Brings one object's world in line with what it asks for (controller-runtime
+    ``reconcile.Reconciler``).
 
     Called with the same request again after any change of the object or of what it owns, and
     on every resync: it must read the current state and not rely on what changed.
@@ -58,7 +59,7 @@ class Reconciler(Protocol):
 
 @dataclass(frozen=True)
 class Func:
-    """A plain function as a ``Reconciler`` (``reconcile.Func``)."""
+    """A plain function as a ``Reconciler`` (controller-runtime ``reconcile.Func``)."""
 
     fn: Callable[[Context, Request], Result]
 

@@ -31,7 +31,8 @@ DISCOVERY_TIMEOUT = 15.0
 
 @dataclass(frozen=True)
 class Mapping:
-    """A resource's kind and scope (``meta.RESTMapping``, the part used here)."""
+    """A resource's kind and scope (apimachinery ``meta.RESTMapping``, the part
+    used here)."""
 
     kind: str
     namespaced: bool
@@ -42,7 +43,8 @@ class NoResourceMatchError(LookupError):
 
 
 class RESTMapper:
-    """Resource to kind and scope, learnt from discovery per group-version (thread-safe)."""
+    """Resource to kind and scope, learnt from discovery per group-version
+    (controller-runtime's dynamic ``RESTMapper``; thread-safe)."""
 
     def __init__(self, rest: Interface | None) -> None:
         # None: only what register() seeded is known

@@ -34,7 +34,7 @@ log = logging.getLogger("runtime.source")
 class EventHandlerAdapter:
     """The informer's handler (``on_add``/``on_update``/``on_delete``) that turns each call
     into an event, drops it unless every predicate passes it, and hands it to ``handler``
-    (upstream's internal ``source.EventHandler``)."""
+    (controller-runtime's internal ``source.EventHandler``)."""
 
     handler: EventHandler
     queue: Queue
@@ -62,7 +62,7 @@ class EventHandlerAdapter:
 
 @dataclass(frozen=True)
 class Kind:
-    """The events of one kind of object, from its informer (``source.Kind``)."""
+    """The events of one kind of object, from its informer (controller-runtime ``source.Kind``)."""
 
     informer: SharedIndexInformer
     handler: EventHandler

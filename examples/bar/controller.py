@@ -59,11 +59,13 @@ def is_controlled_by(obj: dict[str, Any], owner: dict[str, Any]) -> bool:
 
 
 class ResourceExistsError(Exception):
-    """The ConfigMap a Bar names is someone else's: retried with backoff, never written."""
+    """The ConfigMap a Bar names is someone else's: retried with backoff, never written
+    (sample-controller's ``ErrResourceExists``)."""
 
 
 class BarReconciler:
-    """Keeps each Bar's ConfigMap as the Bar says (kubebuilder's ``BarReconciler``)."""
+    """Keeps each Bar's ConfigMap as the Bar says (a kubebuilder ``BarReconciler``, on
+    controller-runtime)."""
 
     def __init__(self, client: Client) -> None:
         # reads come from the cache, writes go to the API as FIELD_MANAGER

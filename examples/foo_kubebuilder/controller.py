@@ -61,7 +61,8 @@ REQUIRES = [(FOO_GVR, "apply crds/foo-crd.yaml (make install-crd)")]
 
 
 class FooReconciler:
-    """Keeps each Foo's Deployment as the Foo says, and reports back in its status."""
+    """Keeps each Foo's Deployment as the Foo says, and reports back in its status (a kubebuilder
+    ``FooReconciler``, on controller-runtime)."""
 
     def __init__(self, manager: Manager) -> None:
         self.client = manager.get_client().with_field_owner(FIELD_MANAGER)
@@ -156,7 +157,8 @@ class FooReconciler:
 
 
 class ResourceExistsError(Exception):
-    """The Deployment a Foo names is someone else's: retried with backoff, never written."""
+    """The Deployment a Foo names is someone else's: retried with backoff, never written
+    (sample-controller's ``ErrResourceExists``)."""
 
 
 def _deployment_name(foo: Any) -> list[str]:
