@@ -82,7 +82,8 @@ class RESTMapper:
         except APIError as err:
             if err.code != 404:
                 raise
-            found = {}
+            # the group-version is not served (yet: its CRD may come): asked again next time
+            return
         with self._lock:
             for r in found.get("resources") or []:
                 name = str(r.get("name") or "")
