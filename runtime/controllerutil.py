@@ -151,8 +151,7 @@ def _mutate(mutate: Callable[[Object], None], key: tuple[str, str], obj: Object)
 
 
 def _replace(obj: Object, new: Any) -> None:
-    # a copy: the cache hands out copies already, but the server's answer is ours alone too;
-    # ``existing`` must stay as read for the comparison after the mutation
+    # a deep copy: ``existing`` must stay as read, for the comparison after the mutation
     obj.clear()
     obj.update(copy.deepcopy(dict(new)))
 

@@ -13,6 +13,9 @@ Where it differs from the sample-controller way, and why:
   adopted), then kept by server-side apply with ``force`` on every reconcile: the server merges
   and takes back the fields another writer changed, where controller.go compares the replicas
   and updates the object as read;
+- the Deployment is created without first writing the status as the proof that the Foo still
+  exists (controller.go's order): a Foo deleted meanwhile leaves a Deployment whose owner is
+  gone, which the garbage collector deletes;
 - no expectations (``runtime.expectations``): a reconcile from a cache older than its own last
   write sends a no-op apply or meets a 409, which is a requeue;
 - the status is written when it differs, with a plain update as read (a 409 is a requeue);

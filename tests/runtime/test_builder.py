@@ -82,7 +82,8 @@ def test_a_builder_made_controller_reconciles_its_objects_and_their_owners(sim, 
     assert controller.max_concurrent_reconciles == 3  # --workers
     with running(manager):
         assert controller.has_synced()
-        assert controller.workers.started() == 3
+        # the workers start once the controller has seen its sources synced (they poll)
+        wait_for(lambda: controller.workers.started() == 3, message="three workers")
         owner = api.request("POST", resource_path(*CONFIGMAPS, "default"), body=configmap("o"))
         api.request(
             "POST",
