@@ -42,6 +42,7 @@ COPY workqueue/ workqueue/
 COPY client/ client/
 COPY informer/ informer/
 COPY tools/ tools/
+COPY runtime/ runtime/
 COPY controller/ controller/
 # kubesim/ is not copied, so the wheel leaves it out; drop its console script too. The import
 # at the end fails the build, not the pod, if a package the controller needs was left out.

@@ -101,7 +101,7 @@ class ResourceExistsError(Exception):
 
 
 class FooGoneError(Exception):
-    """The Foo's status write met a 404: deleted while our cache held it."""
+    """The Foo's status write met a 404: deleted while our cache held it (no client-go twin)."""
 
 
 class Controller:

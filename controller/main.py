@@ -43,7 +43,8 @@ REQUIRES = [(FOO_GVR, "apply crds/foo-crd.yaml (make install-crd)")]
 
 @dataclass(frozen=True)
 class FooOptions(Options):
-    """The process flags and the Foo controller's own."""
+    """The process flags and the Foo controller's own (no client-go twin: main.go's flag
+    variables, typed)."""
 
     foo_selector: str = ""
     """Label selector narrowing the Foo informer (``--foo-selector``), to split Foos between
@@ -52,8 +53,8 @@ class FooOptions(Options):
 
 @dataclass(frozen=True)
 class Components:
-    """What ``setup`` built: the two shared informers and the controller (the manager's
-    probes look at them; the demo taps them to narrate what happens)."""
+    """What ``setup`` built: the two shared informers and the controller (no client-go twin:
+    main.go's local variables; the demo taps them to narrate what happens)."""
 
     foo_informer: SharedIndexInformer
     deployment_informer: SharedIndexInformer

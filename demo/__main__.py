@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     from kubesim import KubeSim  # the demo's only extra: the embedded API server
 
     logging.basicConfig(level=logging.WARNING, format="  %(levelname)s %(name)s: %(message)s")
-    for name in ("controller", "tools"):  # the controller's own lines and its Events
+    for name in ("controller", "runtime", "tools"):  # the controller's lines, its Events
         logging.getLogger(name).setLevel(logging.INFO)
         logging.getLogger(name).addHandler(Narrator())
         logging.getLogger(name).propagate = False

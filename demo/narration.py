@@ -244,13 +244,13 @@ def tap_writes(controller: Controller) -> None:
     writes: Any = controller.writes
     update = writes.update
 
-    def remembered_update(resource: str, key: str, *args: Any, **kwargs: Any) -> Any:
+    def remembered_update(ctx: Any, resource: str, key: str, *args: Any, **kwargs: Any) -> Any:
         if resource != "foos":
-            return update(resource, key, *args, **kwargs)
+            return update(ctx, resource, key, *args, **kwargs)
         own.begin(key)
         written = None
         try:
-            written = update(resource, key, *args, **kwargs)
+            written = update(ctx, resource, key, *args, **kwargs)
             return written
         finally:
             own.end(key, ((written or {}).get("metadata") or {}).get("resourceVersion"))

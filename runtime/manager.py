@@ -36,6 +36,7 @@ Deliberate differences from controller-runtime:
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
 import os
@@ -199,7 +200,7 @@ def check_api(rest: RESTClient, host: str, gvr: GVR, hint: str = "") -> None:
     except APIError as err:
         if err.code == 404:
             raise StartupError(
-                f"{resource}.{group} is not served by {host} (is its CRD installed?){install}"
+                f"the CRD {resource}.{group} is not installed on {host}{install}"
             ) from err
         if err.code in (401, 403):
             raise StartupError(
@@ -317,6 +318,13 @@ def _default_registry(options: Options) -> CollectorRegistry | None:
     return REGISTRY
 
 
+class _Idle:
+    """A manager with no runnable still runs until stopped (its endpoints serve)."""
+
+    def start(self, stop: threading.Event, budget: ShutdownBudget) -> None:
+        stop.wait()
+
+
 def _relay_stop(stop: threading.Event, leading_stop: threading.Event) -> None:
     """Set ``leading_stop`` once ``stop`` is set (a daemon: ends with the process)."""
     stop.wait()
@@ -348,7 +356,6 @@ class Manager:
         # registry when /metrics is served, and none when it is not (``Metrics``); code that
         # embeds the manager and serves a registry itself passes it here.
         self.registry = registry if registry is not None else _default_registry(options)
-        self.metrics = Metrics.into(self.registry)
         # The one deadline of the graceful shutdown: drain, Event flush, Lease release.
         self.budget = (
             budget if budget is not None else ShutdownBudget(options.graceful_shutdown_timeout)
@@ -381,6 +388,12 @@ class Manager:
         self._mapper: RESTMapper | None = None
 
     # -- what controllers are built from ------------------------------------------------------
+
+    @functools.cached_property
+    def metrics(self) -> Metrics:
+        """What the controllers count into (``Metrics``), made when the first one is built: a
+        manager that only serves endpoints registers no families."""
+        return Metrics.into(self.registry)
 
     def new_informer_factory(
         self, name: str, tweak_list_options: TweakListOptionsFunc | None = None
@@ -647,14 +660,17 @@ class Manager:
         for factory in self._factories:
             factory.start(stop)
         failed: list[Runnable] = []
+        # Every runnable on a thread of its own but the last, which runs on the caller's (with
+        # one controller, as sample-controller's Run runs on main's goroutine).
+        *others, last = self._runnables or [_Idle()]
         threads = [
             threading.Thread(
                 target=self._run_one,
                 args=(runnable, stop, failed),
-                name=f"runnable-{i}",
+                name=getattr(runnable, "name", f"runnable-{i}"),
                 daemon=True,
             )
-            for i, runnable in enumerate(self._runnables)
+            for i, runnable in enumerate(others)
         ]
         for t in threads:
             t.start()
@@ -664,9 +680,9 @@ class Manager:
                 target=self._signal_when_synced, args=(stop, ready), name="ready", daemon=True
             ).start()
         try:
-            # A runnable that ends on its own sets the stop too (_run_one): either way the
-            # budget runs from here, and each runnable drains within it.
-            stop.wait()
+            # Returns once stopped and drained, or on its own (which stops the others too).
+            self._run_one(last, stop, failed)
+            # the budget runs from the stop; each other runnable drains within it
             budget.begin()
             for t in threads:
                 t.join(budget.left())

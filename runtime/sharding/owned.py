@@ -10,6 +10,7 @@ controller's Deployments; a Builder's ``owns``).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -18,6 +19,8 @@ from runtime.context import Context
 from runtime.writes import REQUEST_TIMEOUT, GoneError, TrackedWrites
 
 __all__ = ["NotOwnedError", "create_or_label", "lookup"]
+
+log = logging.getLogger("runtime.sharding")
 
 
 class NotOwnedError(Exception):
@@ -75,6 +78,10 @@ def create_or_label(
     have = meta.get("labels") or {}
     if any(have.get(k) != v for k, v in labels.items()):
         ctx.err("labelling existing object")
+        log.info(
+            "labelling existing object",
+            extra={"resource": resource, "object": key, "labels": dict(labels)},
+        )
         labelled = {**existing, "metadata": {**meta, "labels": {**have, **labels}}}
         writes.update(ctx, resource, key, f"{path}/{name}", labelled)
     return None

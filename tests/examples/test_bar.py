@@ -291,6 +291,6 @@ def test_without_the_crd_it_exits_with_one_line_saying_so(kubesim_factory, tmp_p
         timeout=60,
     )
     assert done.returncode == 1
-    assert "bars.tutorial.example.com is not served" in done.stderr
+    assert "the CRD bars.tutorial.example.com is not installed" in done.stderr
     assert "kubectl apply -f examples/bar/crd.yaml" in done.stderr
     assert "Traceback" not in done.stderr

@@ -214,8 +214,21 @@ def test_no_flags_are_the_options_defaults():
 
 
 def test_every_flag_has_its_options_field():
-    dests = {a.dest for a in build_parser()._actions if a.dest != "help"}
+    dests = {a.dest for a in build_parser()._actions if a.dest not in ("help", "version")}
     assert dests == {f.name for f in dataclasses.fields(Options)}
+
+
+def test_version_prints_the_program_and_its_version_and_exits_0(capsys):
+    with pytest.raises(SystemExit) as exited:
+        parse_options(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == "sample-controller 0.1.0\n"
+
+
+def test_every_flag_has_help_text():
+    # (--log-format had none: a user reading --help could not tell what its choices mean)
+    for action in build_parser()._actions:
+        assert action.help, f"{action.option_strings} has no help"
 
 
 def test_options_are_frozen():

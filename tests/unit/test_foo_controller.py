@@ -25,6 +25,7 @@ from controller.foo_controller import (
 )
 from informer.lister import NotFoundError
 from informer.store import DeletedFinalStateUnknown, Indexer
+from runtime.context import background
 from runtime.metrics.reconcile import ReconcileMetrics
 from runtime.shutdown import ShutdownBudget
 from tests.helpers import wait_for
@@ -146,7 +147,7 @@ class Fixture:
         )
 
     def sync(self, key="default/test"):
-        self.controller.sync_handler(key)
+        self.controller.sync_handler(background(), key)
         return self.sync_actions()
 
     def sync_actions(self):
