@@ -1,7 +1,7 @@
 """The Foo controller written the kubebuilder way: a Reconcile on the Builder and the cached Client.
 
 kubebuilder twin: a scaffolded ``FooReconciler`` (``Reconcile`` and ``SetupWithManager``) with
-its ``cmd/main.go``, as the seed's k8snovice-operator writes it. Same Foo, same Deployment, same
+its ``cmd/main.go``, as the kubebuilder book writes an operator. Same Foo, same Deployment, same
 status as ``controller/`` (the sample-controller way); the informers, listers, workqueue and
 event handlers that controller.go spells out are the Builder's here (``runtime.builder``), and
 the reads go through the cache (``runtime.client``); tests/examples/test_foo_kubebuilder.py
