@@ -19,6 +19,9 @@ Deliberate differences:
 - a read made before the cache has started waits for the start (up to the sync timeout)
   instead of failing with ``ErrCacheNotStarted``: the runnables start on threads of their
   own, in no guaranteed order;
+- it is made in ``setup``, before the manager starts (``Manager.get_cache`` refuses later:
+  this manager starts no runnable added after its start), where upstream makes it in
+  ``manager.New``;
 - a field index is named as upstream (``field:<name>``, values ``<namespace>/<value>`` and
   ``__all_namespaces/<value>``) but must be added before its informer starts (client-go
   allows it later; this project's informer does not);
