@@ -33,6 +33,7 @@ __all__ = [
     "field_too_long",
     "forbidden",
     "generate_name_conflict",
+    "generic_not_found",
     "go_quote",
     "go_value",
     "internal_error",
@@ -402,6 +403,17 @@ def timeout(message: str, retry_after: int | None = None, causes=None) -> ApiErr
     if retry_after is not None:
         details["retryAfterSeconds"] = retry_after
     return ApiError(504, status(504, "Timeout", message, details or None))
+
+
+def generic_not_found() -> dict:
+    """NewGenericServerResponse(404, "", GroupResource{}, "", ...): what go-restful's
+    ServiceErrorHandler answers for a path no route of a built-in group-version matches. Its
+    StatusDetails is empty but not nil, so Go writes ``"details":{}``."""
+    body = status(404, "NotFound", "the server could not find the requested resource")
+    del body["code"]
+    body["details"] = {}
+    body["code"] = 404
+    return body
 
 
 def page_not_found() -> ApiError:

@@ -48,12 +48,18 @@ class ServerVersion:
         return f"{self.major}.{self.minor}"
 
     def version_info(self) -> dict[str, str]:
-        """The /version document (version.Info); emulationMajor/Minor since the compatibility
-        versions of 1.31 (KEP-4330), equal to the binary's own release when not emulating."""
+        """The /version document (version.Info, in its field order); emulationMajor/Minor
+        since the compatibility versions of 1.31 (KEP-4330), equal to the binary's own release
+        when not emulating, and on v1.36 minCompatibilityMajor/Minor too: the effective
+        version's minimum compatibility version, one minor below the binary by default
+        (component-base/compatibility's ``effectiveVersion.Info``). 1.24 has none of them."""
         info = {"major": str(self.major), "minor": str(self.minor)}
         if self.minor >= 31:
             info["emulationMajor"] = str(self.major)
             info["emulationMinor"] = str(self.minor)
+        if self.minor >= 36:
+            info["minCompatibilityMajor"] = str(self.major)
+            info["minCompatibilityMinor"] = str(self.minor - 1)
         info.update(
             {
                 "gitVersion": f"v{self.major}.{self.minor}.0-kubesim",
