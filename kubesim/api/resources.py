@@ -63,6 +63,10 @@ class ResourceInfo:
     storage_group: str | None = None
     # serves the serviceaccounts/token subresource (TokenRequest): ServiceAccounts only
     token_request: bool = False
+    # the registry's ReturnDeletedObject: a DELETE that removes the object at once answers
+    # the object as it was last stored, not a Success Status (Services, ServiceAccounts,
+    # Pods, StorageClasses, ... in pkg/registry/*/storage)
+    return_deleted_object: bool = False
 
     @property
     def group_version(self) -> str:
@@ -336,6 +340,7 @@ def _builtin() -> list[ResourceInfo]:
             has_generation=False,
             require_rv_on_update=False,
             token_request=True,
+            return_deleted_object=True,
         ),
         ResourceInfo(
             "",
@@ -349,6 +354,7 @@ def _builtin() -> list[ResourceInfo]:
             status_subresource=True,
             has_generation=False,
             require_rv_on_update=False,
+            return_deleted_object=True,
         ),
         *(
             ResourceInfo(

@@ -863,8 +863,9 @@ class Rest:
         ``storage.lock`` and has read ``old`` under it (the delete verbs, the namespace
         controller and the garbage collector).
 
-        Returns the object (now marked for deletion, when finalizers hold it) or a Success
-        Status once it is gone.
+        Returns the object (now marked for deletion, when finalizers hold it) or, once it
+        is gone, a Success Status, or the object as last stored where the registry sets
+        ReturnDeletedObject (store.go's finalizeDelete; dryRun answers the same).
         """
         ometa = old.obj["metadata"]
         name, ns = ometa["name"], ometa.get("namespace", "")
@@ -914,11 +915,12 @@ class Rest:
             if dry:
                 return Stored(obj)
             return self.storage.put(info.storage_key, ns, name, obj)
+        gone = old if info.return_deleted_object else None
         if dry:
-            return errors.delete_success(info.group, info.plural, name, ometa["uid"])
+            return gone or errors.delete_success(info.group, info.plural, name, ometa["uid"])
         self.storage.remove(info.storage_key, ns, name)
         self._after_delete(info, old.obj)
-        return errors.delete_success(info.group, info.plural, name, ometa["uid"])
+        return gone or errors.delete_success(info.group, info.plural, name, ometa["uid"])
 
     def _after_delete(self, info: ResourceInfo, obj: dict) -> None:
         if info.kind == "CustomResourceDefinition" and not info.custom:

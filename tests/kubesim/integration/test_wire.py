@@ -124,3 +124,48 @@ def test_openapi_v3_document_is_negotiated_as_handler3_does(sim):
     # nothing it serves: 406, no body
     code, hdrs, body = raw(sim, "GET", path, headers={"Accept": "text/html"})
     assert (code, body) == (406, b"") and "Content-Type" not in hdrs
+
+
+# ---- DELETE answers what the registry returns ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("plural", "kind", "body"),
+    [
+        ("services", "Service", {"spec": {"ports": [{"port": 80}]}}),
+        ("serviceaccounts", "ServiceAccount", {}),
+    ],
+)
+def test_delete_returns_the_object_where_the_registry_sets_return_deleted_object(
+    sim, plural, kind, body
+):
+    path = f"/api/v1/namespaces/default/{plural}"
+    doc = {"apiVersion": "v1", "kind": kind, "metadata": {"name": "gone"}, **body}
+    created = json.loads(raw(sim, "POST", path, doc)[2])
+    code, _, answer = raw(sim, "DELETE", f"{path}/gone?dryRun=All")
+    assert code == 200 and json.loads(answer)["kind"] == kind
+    assert raw(sim, "GET", f"{path}/gone")[0] == 200  # the dry run kept it
+    code, _, answer = raw(sim, "DELETE", f"{path}/gone")
+    deleted = json.loads(answer)
+    # the object as it was last stored: same resourceVersion, no deletionTimestamp
+    assert code == 200 and (deleted["kind"], deleted["apiVersion"]) == (kind, "v1")
+    assert deleted["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+    assert "deletionTimestamp" not in deleted["metadata"]
+    assert raw(sim, "GET", f"{path}/gone")[0] == 404
+
+
+def test_the_official_client_reads_a_deleted_service(sim):
+    from kubernetes import client
+
+    core = client.CoreV1Api(sim.api_client)
+    core.create_namespaced_service(
+        "default", {"metadata": {"name": "svc"}, "spec": {"ports": [{"port": 80}]}}
+    )
+    answer = core.delete_namespaced_service("svc", "default")
+    assert answer.kind == "Service" and answer.metadata.name == "svc"
+
+
+def test_other_kinds_still_answer_a_success_status(sim):
+    raw(sim, "POST", CONFIGMAPS, _configmap("status", {}))
+    status = json.loads(raw(sim, "DELETE", f"{CONFIGMAPS}/status")[2])
+    assert (status["kind"], status["status"]) == ("Status", "Success")
