@@ -14,7 +14,7 @@ from typing import Any
 
 from kubesim.api import errors
 from kubesim.api.resources import ResourceInfo
-from kubesim.validation import kindvalidation, metavalidation
+from kubesim.validation import apiapproval, kindvalidation, metavalidation
 
 __all__ = [
     "NAME_RULES",
@@ -151,11 +151,16 @@ def default_crd(obj: dict, on_create: bool) -> None:
 
 
 def crd_status(obj: dict) -> dict:
+    """The status the naming, establishing and API approval controllers give a CRD. The
+    approval condition comes first: that controller needs nothing but the CRD, so its
+    update lands before the naming controller's."""
     spec = obj.get("spec") or {}
     now = now_rfc3339()
     stored = [v["name"] for v in spec.get("versions") or [] if v.get("storage")]
+    approval = apiapproval.approval_condition(obj, now)
     return {
-        "conditions": [
+        "conditions": ([approval] if approval else [])
+        + [
             {
                 "type": "NamesAccepted",
                 "status": "True",
@@ -174,6 +179,28 @@ def crd_status(obj: dict) -> dict:
         "acceptedNames": dict(spec.get("names") or {}),
         "storedVersions": stored,
     }
+
+
+def with_approval_condition(crd: dict) -> None:
+    """Bring the approval condition in line with the CRD's annotation, as the apiapproval
+    controller's UpdateStatus does (SetCRDCondition: a new status moves lastTransitionTime,
+    the same status keeps it; reason and message are replaced)."""
+    want = apiapproval.approval_condition(crd, now_rfc3339())
+    status = crd.get("status")
+    if want is None or not isinstance(status, dict) or status.get("conditions") is None:
+        return
+    conditions = list(status["conditions"])
+    for i, cond in enumerate(conditions):
+        if cond.get("type") == want["type"]:
+            if all(cond.get(k) == want[k] for k in ("status", "reason", "message")):
+                return
+            if cond.get("status") == want["status"]:
+                want["lastTransitionTime"] = cond.get("lastTransitionTime")
+            conditions[i] = want
+            break
+    else:
+        conditions.append(want)
+    crd["status"] = dict(status, conditions=conditions)
 
 
 def unestablished_crd_status(obj: dict) -> dict:
@@ -233,6 +260,8 @@ def prepare_update(
         default_crd(new, on_create=False)
         if new.get("spec") != old.get("spec"):
             new["status"] = crd_status(new)
+        else:
+            with_approval_condition(new)
 
 
 def prepare_status_update(info: ResourceInfo, new: dict, old: dict) -> dict:
@@ -322,6 +351,7 @@ def validate(
         causes = metavalidation.validate_object_meta(meta, info.namespaced, name_fn, core_meta)
     if (group, kind) == ("apiextensions.k8s.io", "CustomResourceDefinition"):
         causes += _validate_crd(obj)
+        causes += apiapproval.validate_api_approval(obj, old)
     return causes
 
 
