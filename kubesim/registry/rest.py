@@ -84,6 +84,8 @@ class WatchRequest:
     expired: errors.ApiError | None  # 410 Status to send as one ERROR event, then close
     bookmarks: bool  # allowWatchBookmarks
     timeout: float  # seconds until the server ends the stream
+    # a zero creationTimestamp is omitted (v1.36's omitzero), as in a Deployment's bookmark
+    omit_zero_timestamp: bool = True
 
 
 class Rest:
@@ -1023,7 +1025,8 @@ class Rest:
             )
         except ExpiredError as e:
             return WatchRequest(info, None, errors.expired(str(e)), bookmarks, timeout)
-        return WatchRequest(info, w, None, bookmarks, timeout)
+        omit = self.version.omits_zero_creation_timestamp
+        return WatchRequest(info, w, None, bookmarks, timeout, omit)
 
 
 def _decode_patch(ptype: str, raw: bytes) -> Any:
