@@ -264,8 +264,40 @@ def prepare_update(
             with_approval_condition(new)
 
 
+# Kinds whose status strategy resets only spec (``newX.Spec = oldX.Spec`` in
+# pkg/registry/core/namespace and core/service's status strategies): a /status write keeps
+# its metadata changes, labels and annotations included. Every other kind resets metadata as
+# well (ResetObjectMetaForStatus, or the custom resource status strategy).
+SPEC_ONLY_STATUS_KINDS = frozenset({("", "Namespace"), ("", "Service")})
+# ObjectMeta the system owns: an update never takes it from the request (rest.BeforeUpdate)
+_SYSTEM_META = (
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "generation",
+)
+
+
 def prepare_status_update(info: ResourceInfo, new: dict, old: dict) -> dict:
-    """PrepareForUpdate of /status: everything but .status comes from the stored object."""
+    """PrepareForUpdate of /status: everything but .status comes from the stored object,
+    except for the kinds whose status strategy resets spec alone (metadata is then the
+    request's, but for the system's fields)."""
+    if (info.group, info.kind) in SPEC_ONLY_STATUS_KINDS and not info.custom:
+        out = dict(new)
+        if "spec" in old:
+            out["spec"] = old["spec"]
+        else:
+            out.pop("spec", None)
+        meta = dict(new.get("metadata") or {})
+        for f in _SYSTEM_META + ("name", "namespace"):
+            if f in old["metadata"]:
+                meta[f] = old["metadata"][f]
+            else:
+                meta.pop(f, None)
+        meta.pop("selfLink", None)
+        out["metadata"] = meta
+        return out
     out = dict(old)
     out["metadata"] = dict(old["metadata"])
     if "status" in new:
