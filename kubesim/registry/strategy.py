@@ -513,7 +513,11 @@ def canonical_times(info: ResourceInfo, obj: dict) -> None:
         parent[path[-1]] = _parse_time(info, value, micro)
 
 
-def _parse_time(info: ResourceInfo, value: Any, micro: bool) -> str:
+# Go's zero time.Time, January 1 of year 1 UTC: what IsZero reports
+_GO_ZERO_TIME = _dt.datetime(1, 1, 1, tzinfo=_dt.UTC)
+
+
+def _parse_time(info: ResourceInfo, value: Any, micro: bool) -> str | None:
     layout = _RFC3339_MICRO if micro else _RFC3339
 
     def fail(detail: str) -> errors.ApiError:
@@ -550,9 +554,14 @@ def _parse_time(info: ResourceInfo, value: Any, micro: bool) -> str:
     except ValueError:
         raise fail("parsing time: value out of range") from None
     t = t.astimezone(_dt.UTC)
+    if t == _GO_ZERO_TIME:
+        # Time and MicroTime marshal their zero value (time.Time{}) as null
+        return None
+    # (formatted by hand: strftime's %Y does not pad years below 1000 to four digits)
+    text = f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}"
     if micro:
-        return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+        return f"{text}.{t.microsecond:06d}Z"
+    return text + "Z"
 
 
 def _validate_crd(obj: dict) -> list[dict]:
