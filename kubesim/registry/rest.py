@@ -19,7 +19,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from kubesim.api import errors, warning
+from kubesim.api import duplicates, errors, warning
 from kubesim.api.resources import Registry, ResourceInfo
 from kubesim.api.version import DEFAULT_SERVER_VERSION, ServerVersion
 from kubesim.registry import patch as patches
@@ -242,9 +242,12 @@ class Rest:
         if self.unknown_fields is None:
             return
         found = self.unknown_fields(info, obj)
-        if not found or directive == "Ignore":
+        # a create's or update's body may also have had duplicate keys (api/duplicates.py)
+        repeated = duplicates.take() if patch is _NO_PATCH else []
+        if (not found and not repeated) or directive == "Ignore":
             return
-        problems = [f'unknown field "{path}"' for path in found]
+        problems = [f'duplicate field "{path}"' for path in repeated]
+        problems += [f'unknown field "{path}"' for path in found]
         if directive == "Warn":
             for problem in problems:
                 warning.add_warning(problem)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
-from kubesim.api import errors, warning
+from kubesim.api import duplicates, errors, warning
 from kubesim.api.resources import Registry, ResourceInfo
 from kubesim.auth.filters import Auth
 from kubesim.registry.rest import Rest
@@ -124,7 +124,7 @@ class ApiServer:
             method, unquote(raw_path), qs, h.headers.get("User-Agent", ""), self.request_log
         )
         # the request's warnings, written as Warning headers with its answer (WithWarningRecorder)
-        with warning.recording():
+        with warning.recording(), duplicates.recording():
             try:
                 body = read_body(h)
                 self._authenticate(h, req)
