@@ -143,7 +143,9 @@ class ApiServer:
             req.record()
 
     def _authenticate(self, h: ConnectionHandler, req: Request) -> None:
-        req.user_info = self.auth.authenticate(h.headers.get("Authorization"))
+        """WithAuthentication, then WithImpersonation: the user the request runs as."""
+        requestor = self.auth.authenticate(h.headers.get("Authorization"))
+        req.user_info = self.auth.impersonate(requestor, h.headers.lines(), h.path)
         req.user = req.user_info.name
 
     def _authorize(self, req: Request) -> None:

@@ -201,7 +201,7 @@ def send_error(h: ConnectionHandler, req: Request, e: errors.ApiError) -> None:
     """
     try:
         if e.body is None:
-            send(h, req, e.code, b"404 page not found\n", "text/plain; charset=utf-8", e.headers)
+            send(h, req, e.code, e.text.encode(), "text/plain; charset=utf-8", e.headers)
             return
         mt = negotiate_error(h)
         if mt is None:
