@@ -93,8 +93,8 @@ class Headers(dict):
     reads as its values joined by ", "; ``lines()`` still gives each line apart (Go's
     http.Header keeps them apart, and impersonation reads one group per line)."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self._repeated: dict[str, list[str]] = {}  # name -> every value, for repeated names
 
     def add(self, key: str, value: str) -> None:
