@@ -2,8 +2,9 @@
 
     python -m kubesim --listen 127.0.0.1:0 --kubeconfig /tmp/kubesim.kubeconfig \
         [--crd crds/foo.yaml ...] [--deployment-status-delay 1] [--tls] [--token T]
+        [--deployment-controller full|no-nodes|none|pods] [--simulated-node]
         [--emulate 1.24] [--no-watch-list] [--feature-gates ShardedListAndWatch=true]
-        [--authorization-mode RBAC]
+        [--authorization-mode RBAC] [--webhook-service NAMESPACE/NAME[:PORT]=HOST:PORT ...]
 
 Prints the server URL on the first line of stdout (then flushes), so a parent process can read
 it, and writes a kubeconfig for the server when --kubeconfig is given.
@@ -26,6 +27,7 @@ from typing import Any, NoReturn
 from kubesim.api.errors import ApiError
 from kubesim.api.version import DEFAULT_SERVER_VERSION, SUPPORTED_SERVER_VERSIONS
 from kubesim.auth.filters import ALWAYS_ALLOW, AUTHORIZATION_MODES
+from kubesim.controllers.manager import DEPLOYMENT_CONTROLLER_MODES
 from kubesim.sim import KubeSim
 from kubesim.storage.store import WATCH_CACHE_UPPER_BOUND
 
@@ -94,6 +96,21 @@ def token(value: str) -> str:
     return value
 
 
+def webhook_service(value: str) -> tuple[str, str]:
+    """NAMESPACE/NAME[:PORT]=HOST:PORT: where a webhook's service reference is dialled."""
+    service, sep, target = value.partition("=")
+    namespace, slash, name = service.partition("/")
+    name, colon, port = name.partition(":")
+    host, target_colon, target_port = target.rpartition(":")
+    if not (sep and slash and namespace and name and target_colon and host):
+        raise argparse.ArgumentTypeError(
+            f"expected NAMESPACE/NAME[:PORT]=HOST:PORT (got {value!r})"
+        )
+    if (colon and not port.isdigit()) or not target_port.isdigit():
+        raise argparse.ArgumentTypeError(f"ports must be numbers (got {value!r})")
+    return service, target
+
+
 # The feature gates kubesim models, with their defaults (those of kube-apiserver v1.36).
 FEATURE_GATES = {"ShardedListAndWatch": False}
 
@@ -147,6 +164,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="mark Deployments' replicas ready/available this long after a spec change "
         "(default: off)",
     )
+    p.add_argument(
+        "--deployment-controller",
+        choices=DEPLOYMENT_CONTROLLER_MODES,
+        default=None,
+        help="what stands in for kube-controller-manager's deployment controller: full, "
+        "no-nodes and none make Deployment status up; pods runs the real chain (ReplicaSets, "
+        "Pods) (default: full with --deployment-status-delay, else none)",
+    )
+    p.add_argument(
+        "--simulated-node",
+        action="store_true",
+        help="register one Node that runs Pods, as KWOK simulates one: a scheduler binds them, "
+        "a kubelet reports them Running and Ready (with --deployment-controller pods, "
+        "Deployments become available through real Pods)",
+    )
     p.add_argument("--tls", action="store_true", help="serve HTTPS with a self-signed certificate")
     p.add_argument("--token", type=token, help="require this bearer token")
     p.add_argument(
@@ -188,6 +220,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="kube-apiserver's flag: ShardedListAndWatch=true serves shardSelector on list and "
         "watch (KEP-5866; default false, as in v1.36); repeatable, later values win",
     )
+    p.add_argument(
+        "--webhook-service",
+        type=webhook_service,
+        action="append",
+        default=[],
+        metavar="NAMESPACE/NAME[:PORT]=HOST:PORT",
+        help="where an admission webhook's clientConfig.service is reached (kubesim has no "
+        "service network; the certificate is still checked for NAME.NAMESPACE.svc); "
+        "repeatable",
+    )
     return p
 
 
@@ -208,6 +250,8 @@ def main(argv: list[str] | None = None) -> int:
             port,
             crds=[doc for docs in args.crd for doc in docs],
             deployment_status_delay=args.deployment_status_delay,
+            deployment_controller=args.deployment_controller,
+            simulated_node=args.simulated_node,
             tls=args.tls,
             token=args.token,
             history_size=args.history_size,
@@ -215,9 +259,13 @@ def main(argv: list[str] | None = None) -> int:
             watch_list=args.watch_list,
             sharded_list_and_watch=gates["ShardedListAndWatch"],
             authorization_mode=args.authorization_mode,
+            webhook_services=dict(args.webhook_service),
         )
     except ApiError as err:  # the server's own validation refused a CRD
         fail(f"argument --crd: {err}")
+    except ValueError as err:  # modes that do not go together (sim.py says which)
+        named = args.simulated_node and "simulated_node" in str(err)
+        fail(f"argument {'--simulated-node' if named else '--deployment-controller'}: {err}")
     try:
         try:
             sim.start()

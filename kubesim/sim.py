@@ -17,17 +17,21 @@ import copy
 import os
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from kubesim.admission.dispatcher import WebhookAdmission
 from kubesim.api.resources import Registry
 from kubesim.api.version import DEFAULT_SERVER_VERSION, ServerVersion
 from kubesim.auth import bootstrap
 from kubesim.auth.filters import ALWAYS_ALLOW, RBAC, Auth
 from kubesim.controllers.bootstrap import NamespaceDefaults, ensure_kubernetes_service
+from kubesim.controllers.deployments import DeploymentController
 from kubesim.controllers.gc import GarbageCollector
+from kubesim.controllers.kwok import SimulatedNode
 from kubesim.controllers.manager import ControllerManager
+from kubesim.controllers.replicasets import ReplicaSetController
 from kubesim.faults import FaultInjector
 from kubesim.registry.fieldmanager import FieldManager
 from kubesim.registry.rest import Rest
@@ -52,12 +56,18 @@ class KubeSim:
         host, port: where to listen; port 0 picks a free port (kept across ``restart()``).
         crds: CRDs to create at start: dicts, or paths of YAML/JSON files (multi-document ok).
         deployment_status_delay: seconds after a Deployment's spec changes until its status
-            reports every replica ready and available; None disables the loop.
-        deployment_controller: "full", "no-nodes" or "none" (controllers/manager.py): a
+            reports every replica ready and available; None disables the loop. In the "pods"
+            mode: how long a bound Pod takes to run on the simulated node.
+        deployment_controller: "full", "no-nodes", "none" or "pods" (controllers/manager.py): a
             cluster whose pods run (one Ready Node, replicas become available), a control plane
             without schedulable nodes (status written, no replica ever available, no Node), a
-            bare API server (no Deployment status). None: "full" with a
-            deployment_status_delay, else "none".
+            bare API server (no Deployment status), or the real workload chain (Deployments
+            own ReplicaSets, which own Pods; a ``default`` ServiceAccount per namespace).
+            None: "full" with a deployment_status_delay, else "none".
+        simulated_node: register one Node that runs Pods, as KWOK simulates one
+            (controllers/kwok.py): a scheduler binds pending Pods to it and a kubelet reports
+            them Running and Ready. With the "pods" mode, Deployments become available through
+            real Pods. Not with "full" (which has its own Node) or "no-nodes".
         garbage_collector: False leaves dependents of deleted owners in place, as an API server
             without kube-controller-manager (envtest) does.
         history_size: the largest a resource's watch window grows (default 102,400 events, the
@@ -93,6 +103,10 @@ class KubeSim:
             and off by default there, as here). On, list and watch honour ``shardSelector``
             (registry/sharding.py) and a filtered list carries ``metadata.shardInfo``; off, the
             parameter is ignored, as by a v1.36 server without the gate or an older one.
+        webhook_services: where a webhook's ``clientConfig.service`` is reached, since kubesim
+            has no service network: ``{"namespace/name:port": "host:port"}`` (``namespace/name``
+            alone stands for port 443). The certificate is still verified for the service's
+            DNS name, ``name.namespace.svc``.
     """
 
     def __init__(
@@ -103,6 +117,7 @@ class KubeSim:
         crds: Iterable[dict | str | os.PathLike] = (),
         deployment_status_delay: float | None = None,
         deployment_controller: str | None = None,
+        simulated_node: bool = False,
         garbage_collector: bool = True,
         history_size: int = WATCH_CACHE_UPPER_BOUND,
         compaction_interval: float = COMPACTION_INTERVAL,
@@ -116,6 +131,7 @@ class KubeSim:
         watch_list: bool | None = None,
         sharded_list_and_watch: bool = False,
         authorization_mode: str = ALWAYS_ALLOW,
+        webhook_services: Mapping[str, str] | None = None,
         namespace_defaults: bool = True,
     ):
         # the release answered as; every behaviour that differs reads it (ValueError if unknown)
@@ -142,6 +158,10 @@ class KubeSim:
             self.server_version.serves_watch_list if watch_list is None else watch_list
         )
         self.rest.sharded_list_and_watch = sharded_list_and_watch
+        # admission webhooks: the stored configurations' webhooks are called on every write
+        # through the API (kubesim/admission/); services resolve through webhook_services
+        self.admission = WebhookAdmission(self.storage, self.registry, webhook_services)
+        self.rest.admission = self.admission
         self.faults = FaultInjector(self)  # fault injection (see faults.py)
         # authentication and authorization; ValueError for an unknown authorization_mode
         self.auth = Auth(self.storage, token, authorization_mode)
@@ -169,6 +189,7 @@ class KubeSim:
             if namespace_defaults
             else None
         )
+        self._wire_workloads(simulated_node)
         self._tmpdir = tempfile.TemporaryDirectory(prefix="kubesim-")  # cert, kubeconfig
         self.ca_file: str | None = None  # PEM of the self-signed certificate when tls=True
         self._key_file: str | None = None
@@ -176,6 +197,29 @@ class KubeSim:
         self._lock = threading.Lock()  # serialises start/stop/restart
         self._started = False
         self._bootstrap(crds)
+
+    def _wire_workloads(self, simulated_node: bool) -> None:
+        """The "pods" mode's controllers and the simulated node (ValueError where a mode has a
+        Node of its own, or none by definition)."""
+        mode = self.controllers.deployment_controller
+        if simulated_node and mode in ("full", "no-nodes"):
+            raise ValueError(
+                f'simulated_node does not go with deployment_controller="{mode}": '
+                '"full" registers its own Node, "no-nodes" has none'
+            )
+        if mode == "pods":
+            if self.namespace_defaults is None:
+                # the ServiceAccount admission refuses a pod without its ServiceAccount
+                raise ValueError(
+                    'deployment_controller="pods" runs kube-controller-manager, whose '
+                    "serviceaccounts controller its pods need: not with namespace_defaults=False"
+                )
+            DeploymentController(self.storage, self.rest, self.controllers)
+            ReplicaSetController(self.storage, self.rest, self.controllers)
+        self.node: SimulatedNode | None = None
+        if simulated_node:
+            delay = self.controllers.deployment_status_delay if mode == "pods" else 0.0
+            self.node = SimulatedNode(self.storage, self.rest, self.controllers, delay or 0.0)
 
     # ---- bootstrap -----------------------------------------------------------------------------
 
@@ -199,6 +243,8 @@ class KubeSim:
             # at once, so that what a new kubesim holds does not depend on a thread's timing
             self.namespace_defaults.sync_all()
         self.controllers.bootstrap()
+        if self.node is not None:
+            self.node.bootstrap()
         for crd in crds:
             for doc in _load_docs(crd):
                 self.create_crd(doc)

@@ -132,8 +132,28 @@ class ServerVersion:
         return self.minor >= 36
 
     @property
+    def crd_validation_rules(self) -> bool:
+        """A CRD's x-kubernetes-validations (CEL): compiled and enforced on 1.36; on 1.24 the
+        CustomResourceValidationExpressions gate was alpha and off, so the apiextensions
+        strategy dropped the rules from the CRDs it stored and none was evaluated."""
+        return self.minor >= 25
+
+    @property
     def serves_watch_list(self) -> bool:
         """WatchList (watch with sendInitialEvents=true): served since the gate went beta and
         on in 1.34; 1.24's ListOptions validation refuses resourceVersionMatch on a watch with
         a 422. KubeSim's ``watch_list`` follows it unless given on its own."""
         return self.minor >= 34
+
+    @property
+    def counts_terminating_replicas(self) -> bool:
+        """ReplicaSet and Deployment status carry ``terminatingReplicas`` (the
+        DeploymentReplicaSetTerminatingReplicas gate: alpha in 1.33, beta and on from 1.35);
+        1.24 had no such field."""
+        return self.minor >= 35
+
+    @property
+    def tracks_pod_generation(self) -> bool:
+        """Pods report ``status.observedGeneration`` and their conditions' observedGeneration
+        (PodObservedGenerationTracking: beta in 1.34, GA in 1.35)."""
+        return self.minor >= 35

@@ -14,7 +14,15 @@ from typing import Any
 
 from kubesim.api import errors
 from kubesim.api.resources import ResourceInfo
-from kubesim.validation import apiapproval, kindvalidation, metavalidation
+from kubesim.registry.podspec import default_pod, default_pod_template, prepare_pod_create
+from kubesim.validation import (
+    apiapproval,
+    cel,
+    kindvalidation,
+    metavalidation,
+    podvalidation,
+    webhookconfig,
+)
 
 __all__ = [
     "NAME_RULES",
@@ -40,10 +48,13 @@ def now_rfc3339() -> str:
 # ---- create ------------------------------------------------------------------------------------
 
 
-def prepare_create(info: ResourceInfo, obj: dict, omit_zero_timestamp: bool = True) -> None:
+def prepare_create(
+    info: ResourceInfo, obj: dict, omit_zero_timestamp: bool = True, validation_rules: bool = True
+) -> None:
     """PrepareForCreate + defaulting: the server-side changes a create makes before validation.
 
     Time fields are canonicalised first: that happens while decoding on a real server.
+    validation_rules: False drops a CRD's x-kubernetes-validations (a server without CEL).
     """
     canonical_times(info, obj)
     if info.custom:
@@ -54,6 +65,13 @@ def prepare_create(info: ResourceInfo, obj: dict, omit_zero_timestamp: bool = Tr
     if kind == "Deployment":
         default_deployment(obj, omit_zero_timestamp)
         obj["status"] = {}
+    elif kind == "ReplicaSet":
+        default_replica_set(obj, omit_zero_timestamp)
+        # ReplicaSetStatus.replicas has no omitempty: an empty status reads {"replicas": 0}
+        obj["status"] = {"replicas": 0}
+    elif kind == "Pod":
+        default_pod(obj)
+        prepare_pod_create(obj)
     elif kind == "Event" and info.stored_api_version == "v1":
         # core/v1 Event's eventTime (a MicroTime struct) and reporting fields carry no
         # omitempty: Go writes them as null and "" when the client left them out
@@ -75,6 +93,10 @@ def prepare_create(info: ResourceInfo, obj: dict, omit_zero_timestamp: bool = Tr
         obj["status"] = {"phase": "Active"}
     elif kind == "CustomResourceDefinition":
         default_crd(obj, on_create=True)
+        if not validation_rules:
+            drop_validation_rules(obj)
+    elif info.group == webhookconfig.GROUP:
+        webhookconfig.default_configuration(obj, mutating=kind.startswith("Mutating"))
 
 
 def default_deployment(obj: dict, omit_zero_timestamp: bool = True) -> None:
@@ -93,42 +115,14 @@ def default_deployment(obj: dict, omit_zero_timestamp: bool = True) -> None:
         ru.setdefault("maxSurge", "25%")
     spec.setdefault("revisionHistoryLimit", 10)
     spec.setdefault("progressDeadlineSeconds", 600)
-    template = spec.setdefault("template", {})
-    tmeta = template.setdefault("metadata", {})
-    if omit_zero_timestamp:
-        if tmeta.get("creationTimestamp", "") is None:
-            del tmeta["creationTimestamp"]
-    else:
-        tmeta.setdefault("creationTimestamp", None)
-    pod = template.setdefault("spec", {})
-    pod.setdefault("restartPolicy", "Always")
-    pod.setdefault("terminationGracePeriodSeconds", 30)
-    pod.setdefault("dnsPolicy", "ClusterFirst")
-    pod.setdefault("securityContext", {})
-    pod.setdefault("schedulerName", "default-scheduler")
-    for c in (pod.get("containers") or []) + (pod.get("initContainers") or []):
-        if isinstance(c, dict):
-            _default_container(c)
+    default_pod_template(spec.setdefault("template", {}), omit_zero_timestamp)
 
 
-def _default_container(c: dict) -> None:
-    c.setdefault("resources", {})
-    c.setdefault("terminationMessagePath", "/dev/termination-log")
-    c.setdefault("terminationMessagePolicy", "File")
-    c.setdefault("imagePullPolicy", _pull_policy(c.get("image") or ""))
-    for p in c.get("ports") or []:
-        if isinstance(p, dict):
-            p.setdefault("protocol", "TCP")
-
-
-def _pull_policy(image: str) -> str:
-    """Always for an untagged or :latest image, IfNotPresent otherwise (SetDefaults_Container)."""
-    if "@" in image:
-        return "IfNotPresent"
-    last = image.rsplit("/", 1)[-1]
-    if ":" not in last or last.rsplit(":", 1)[1] == "latest":
-        return "Always"
-    return "IfNotPresent"
+def default_replica_set(obj: dict, omit_zero_timestamp: bool = True) -> None:
+    """SetDefaults_ReplicaSet (one replica) and the pod template's defaults."""
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("replicas", 1)
+    default_pod_template(spec.setdefault("template", {}), omit_zero_timestamp)
 
 
 def default_crd(obj: dict, on_create: bool) -> None:
@@ -148,6 +142,24 @@ def default_crd(obj: dict, on_create: bool) -> None:
         fins.append(CRD_CLEANUP_FINALIZER)
     meta["finalizers"] = fins
     obj["status"] = crd_status(obj)
+
+
+def drop_validation_rules(crd: dict) -> None:
+    """dropDisabledFields with CustomResourceValidationExpressions off: every version's schema
+    loses its x-kubernetes-validations, at every level (in place)."""
+
+    def drop(schema: Any) -> None:
+        if not isinstance(schema, dict):
+            return
+        schema.pop("x-kubernetes-validations", None)
+        for sub in (schema.get("properties") or {}).values():
+            drop(sub)
+        drop(schema.get("additionalProperties"))
+        drop(schema.get("items"))
+
+    for version in (crd.get("spec") or {}).get("versions") or []:
+        if isinstance(version, dict):
+            drop((version.get("schema") or {}).get("openAPIV3Schema"))
 
 
 def crd_status(obj: dict) -> dict:
@@ -225,8 +237,11 @@ def prepare_update(
     old: dict,
     sub: str | None = None,
     omit_zero_timestamp: bool = True,
+    validation_rules: bool = True,
 ) -> None:
     """PrepareForUpdate of the main resource: with a status subresource, .status is kept.
+
+    validation_rules as for prepare_create.
 
     sub "finalize" is a Namespace's /finalize, the one way to change its spec.finalizers: a main
     Namespace update keeps them (namespace strategy's PrepareForUpdate).
@@ -256,54 +271,56 @@ def prepare_update(
         )
     if info.kind == "Deployment" and not info.custom:
         default_deployment(new, omit_zero_timestamp)
+    if info.group == webhookconfig.GROUP and not info.custom:
+        webhookconfig.default_configuration(new, mutating=info.kind.startswith("Mutating"))
+    if info.kind == "ReplicaSet" and not info.custom:
+        default_replica_set(new, omit_zero_timestamp)
+    if info.kind == "Pod" and not info.custom:
+        default_pod(new)
     if info.kind == "CustomResourceDefinition" and not info.custom:
         default_crd(new, on_create=False)
+        if not validation_rules:
+            drop_validation_rules(new)
         if new.get("spec") != old.get("spec"):
             new["status"] = crd_status(new)
         else:
             with_approval_condition(new)
 
 
-# Kinds whose status strategy resets only spec (``newX.Spec = oldX.Spec`` in
-# pkg/registry/core/namespace and core/service's status strategies): a /status write keeps
-# its metadata changes, labels and annotations included. Every other kind resets metadata as
-# well (ResetObjectMetaForStatus, or the custom resource status strategy).
-SPEC_ONLY_STATUS_KINDS = frozenset({("", "Namespace"), ("", "Service")})
-# ObjectMeta the system owns: an update never takes it from the request (rest.BeforeUpdate)
-_SYSTEM_META = (
-    "uid",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "generation",
-)
+# The metadata a kind's status strategy lets a /status write change: the deployment controller
+# writes a Deployment's revision annotation with its status, the ReplicaSet and pod status
+# strategies reset only the spec (deploymentStatusStrategy also keeps the labels), and so do
+# the Namespace and Service status strategies (``newNamespace.Spec = oldNamespace.Spec``).
+_STATUS_WRITES_METADATA: dict[tuple[str, str], tuple[str, ...]] = {
+    ("apps", "Deployment"): ("annotations",),
+    ("apps", "ReplicaSet"): ("labels", "annotations"),
+    ("", "Pod"): ("labels", "annotations"),
+    ("", "Namespace"): ("labels", "annotations"),
+    ("", "Service"): ("labels", "annotations"),
+}
 
 
 def prepare_status_update(info: ResourceInfo, new: dict, old: dict) -> dict:
-    """PrepareForUpdate of /status: everything but .status comes from the stored object,
-    except for the kinds whose status strategy resets spec alone (metadata is then the
-    request's, but for the system's fields)."""
-    if (info.group, info.kind) in SPEC_ONLY_STATUS_KINDS and not info.custom:
-        out = dict(new)
-        if "spec" in old:
-            out["spec"] = old["spec"]
-        else:
-            out.pop("spec", None)
-        meta = dict(new.get("metadata") or {})
-        for f in _SYSTEM_META + ("name", "namespace"):
-            if f in old["metadata"]:
-                meta[f] = old["metadata"][f]
-            else:
-                meta.pop(f, None)
-        meta.pop("selfLink", None)
-        out["metadata"] = meta
-        return out
+    """PrepareForUpdate of /status: everything but .status comes from the stored object (and
+    the metadata the kind's status strategy lets through, above)."""
     out = dict(old)
     out["metadata"] = dict(old["metadata"])
     if "status" in new:
         out["status"] = new["status"]
     else:
         out.pop("status", None)
+    if info.custom:
+        return out
+    for field in _STATUS_WRITES_METADATA.get((info.group, info.kind), ()):
+        value = (new.get("metadata") or {}).get(field)
+        if value:
+            out["metadata"][field] = value
+        else:
+            out["metadata"].pop(field, None)
+    if (info.group, info.kind) == ("", "Pod") and isinstance(out.get("status"), dict):
+        # the QoS class is computed at creation and immutable (podStatusStrategy)
+        qos = (old.get("status") or {}).get("qosClass")
+        out["status"] = dict(out["status"], qosClass=qos) if qos else out["status"]
     return out
 
 
@@ -320,6 +337,9 @@ def spec_changed(info: ResourceInfo, new: dict, old: dict) -> bool:
         return any(new.get(k) != old.get(k) for k in keys)
     if new.get("spec") != old.get("spec"):
         return True
+    if info.group == webhookconfig.GROUP:
+        # the admissionregistration strategies bump generation when the webhooks change
+        return new.get("webhooks") != old.get("webhooks")
     if info.generation_on_annotations:
         return (new["metadata"].get("annotations") or {}) != (
             old["metadata"].get("annotations") or {}
@@ -365,6 +385,8 @@ def validate(
         causes = metavalidation.validate_object_meta_update(meta, core_meta)
         if (group, kind) == ("apps", "Deployment"):
             causes += kindvalidation.validate_deployment_status(obj)
+        elif (group, kind) == ("apps", "ReplicaSet"):
+            causes += podvalidation.validate_replica_set_status(obj)
         return causes
     if (group, kind) == ("", "Namespace"):
         if sub == "finalize":
@@ -372,6 +394,10 @@ def validate(
         return kindvalidation.validate_namespace(obj, old)
     if (group, kind) == ("apps", "Deployment"):
         return kindvalidation.validate_deployment(obj, old)
+    if (group, kind) == ("apps", "ReplicaSet"):
+        return podvalidation.validate_replica_set(obj, old)
+    if (group, kind) == ("", "Pod"):
+        return podvalidation.validate_pod(obj, old)
     if (group, kind) == ("", "Event"):
         return kindvalidation.validate_event(obj)  # core/v1: the legacy checks only
     if (group, kind) == ("coordination.k8s.io", "Lease"):
@@ -384,6 +410,8 @@ def validate(
     if (group, kind) == ("apiextensions.k8s.io", "CustomResourceDefinition"):
         causes += _validate_crd(obj)
         causes += apiapproval.validate_api_approval(obj, old)
+    if group == webhookconfig.GROUP:
+        causes += webhookconfig.validate_configuration(obj, mutating=kind.startswith("Mutating"))
     return causes
 
 
@@ -455,6 +483,7 @@ def check_types(info: ResourceInfo, obj: dict) -> None:
         return
     ints = {
         ("apps", "Deployment"): ("DeploymentSpec", ("replicas", "minReadySeconds")),
+        ("apps", "ReplicaSet"): ("ReplicaSetSpec", ("replicas", "minReadySeconds")),
         ("coordination.k8s.io", "Lease"): (
             "LeaseSpec",
             ("leaseDurationSeconds", "leaseTransitions"),
@@ -600,6 +629,11 @@ def _validate_crd(obj: dict) -> list[dict]:
                 errors.field_required(
                     f"spec.versions[{i}].schema.openAPIV3Schema", "schemas are required"
                 )
+            )
+        else:
+            # x-kubernetes-validations must compile (CEL), wherever they are in the schema
+            causes += cel.check_schema(
+                schema["openAPIV3Schema"], f"spec.versions[{i}].schema.openAPIV3Schema"
             )
     if names.get("plural") and spec.get("group"):
         want = f"{names['plural']}.{spec['group']}"

@@ -152,7 +152,7 @@ def test_unknown_paths_answer_like_the_real_server(sim):
     assert hdrs["Content-Type"].startswith("text/plain")
     code, _, body = raw(sim, "GET", f"/apis/{GROUP}/{VERSION}/bars")
     assert (code, body) == (404, b"404 page not found\n")
-    code, _, body = raw(sim, "GET", "/api/v1/pods")
+    code, _, body = raw(sim, "GET", "/api/v1/nosuchresources")
     status = json.loads(body)
     # go-restful's ServiceErrorHandler: NewGenericServerResponse, whose details are empty
     assert code == 404 and status["reason"] == "NotFound" and status["details"] == {}

@@ -2,7 +2,8 @@
 
 Namespaces and Services have status strategies that reset spec alone
 (``newNamespace.Spec = oldNamespace.Spec``): a merge patch to their /status that carries
-annotations or labels stores them. Deployments and custom resources reset metadata too.
+annotations or labels stores them. A Deployment's keeps its labels, a custom resource's all
+of its metadata.
 """
 
 from __future__ import annotations
@@ -50,11 +51,13 @@ def test_a_service_status_patch_keeps_metadata_and_drops_spec(sim):
     assert got["status"]["loadBalancer"]["ingress"] == [{"ip": "192.0.2.1"}]
 
 
-def test_a_deployment_status_patch_still_ignores_metadata(sim):
+def test_a_deployment_status_patch_keeps_its_labels(sim):
+    # deploymentStatusStrategy resets spec and labels (annotations go through: the deployment
+    # controller writes its revision annotation with the status)
     raw(sim, "POST", "/apis/apps/v1/namespaces/default/deployments", deployment("web"))
-    patch = {"metadata": {"annotations": {"note": "dropped"}}, "status": {"replicas": 1}}
+    patch = {"metadata": {"labels": {"added": "no"}}, "status": {"replicas": 1}}
     path = "/apis/apps/v1/namespaces/default/deployments/web/status"
     code, _, body = raw(sim, "PATCH", path, patch, MERGE)
     got = json.loads(body)
     assert code == 200 and got["status"]["replicas"] == 1
-    assert "note" not in (got["metadata"].get("annotations") or {})
+    assert "added" not in (got["metadata"].get("labels") or {})

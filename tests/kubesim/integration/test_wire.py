@@ -83,11 +83,10 @@ def test_an_error_message_quoting_html_is_escaped(sim):
 @pytest.mark.parametrize(
     "path",
     [
-        "/api/v1/pods",
-        "/api/v1/namespaces/default/pods",
-        "/api/v1/namespaces/default/bogus",
-        "/api/v1/namespaces/no-such-namespace/pods",
-        "/api/v1/namespaces/default/pods/p",
+        "/api/v1/widgets",
+        "/api/v1/namespaces/default/widgets",
+        "/api/v1/namespaces/no-such-namespace/widgets",
+        "/api/v1/namespaces/default/widgets/w",
         "/apis/apps/v1/namespaces/default/bogus",
         "/apis/apps/v1/deployments/web",
     ],
