@@ -1,6 +1,6 @@
 """kubesim over HTTP through the official client: discovery, CRUD, errors, subresources, paging.
 
-Every expectation here is a kube-apiserver behaviour from /work/shared/KUBE_APISERVER_FACTS.md or
+Every expectation here is a kube-apiserver behaviour recorded against a real server or
 the API concepts docs; the official client (CoreV1Api, AppsV1Api, CustomObjectsApi,
 CoordinationV1Api, ApiextensionsV1Api) does the talking, as our informers and controller will.
 """
