@@ -37,8 +37,14 @@ def create_patch(original: Any, current: Any) -> list[Operation]:
 
 
 def _same(a: Any, b: Any) -> bool:
-    # JSON tells true from 1, Python's == does not
-    return type(a) is type(b) and a == b
+    """Equal as JSON: Python's ``==`` takes ``True`` for ``1``, JSON does not, at any depth."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
 
 
 def _diff(old: Any, new: Any, path: tuple[str | int, ...], ops: list[Operation]) -> None:
