@@ -32,9 +32,10 @@ guess.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, cast
 
-from controller.apis import DEPLOYMENT_NAME_INDEX, FOO_GVR, Foo
+from controller.apis import DEPLOYMENT_NAME_INDEX, FOO_GVR, DeploymentLister, Foo
 from controller.builders import controller_of, is_controlled_by
 from controller.foo_controller import Controller
 from informer.lister import NotFoundError
@@ -66,6 +67,12 @@ WARNING_NO_REPLICAS = (
 )
 
 
+class FooIndex(Protocol):
+    """What the validator reads of the Foo informer's indexer (client-go ``cache.Indexer``)."""
+
+    def by_index(self, index_name: str, indexed_value: str) -> Sequence[Foo]: ...
+
+
 def _spec(obj: dict[str, Any]) -> dict[str, Any]:
     spec = obj.get("spec")
     return spec if isinstance(spec, dict) else {}
@@ -92,8 +99,14 @@ class FooValidator:
     """Refuses a Foo whose Deployment would be someone else's (``CustomValidator``), from
     the Foo controller's cache."""
 
-    def __init__(self, controller: Controller) -> None:
-        self._controller = controller
+    def __init__(
+        self, foos: FooIndex, deployments: DeploymentLister, synced: Callable[[], bool]
+    ) -> None:
+        """``foos``: the Foo informer's indexer, with ``DEPLOYMENT_NAME_INDEX``;
+        ``deployments``: the Deployment lister; ``synced``: whether both have synced."""
+        self._foos = foos
+        self._deployments = deployments
+        self._synced = synced
 
     def _conflict(self, foo: dict[str, Any]) -> str | None:
         """Why ``foo`` cannot have its ``deploymentName``, naming the object in the way."""
@@ -102,15 +115,13 @@ class FooValidator:
         deployment_name = _spec(foo).get("deploymentName")
         if not deployment_name or not isinstance(deployment_name, str):
             return None  # the schema's business
-        if not self._controller.has_synced():
+        if not self._synced():
             raise StatusError(
                 503,
                 "ServiceUnavailable",
                 "the webhook's cache of Foos and Deployments has not synced yet; retry",
             )
-        for other in self._controller.foos_indexer.by_index(
-            DEPLOYMENT_NAME_INDEX, f"{namespace}/{deployment_name}"
-        ):
+        for other in self._foos.by_index(DEPLOYMENT_NAME_INDEX, f"{namespace}/{deployment_name}"):
             other_name = (other.get("metadata") or {}).get("name")
             if other_name != name:
                 return (
@@ -118,7 +129,7 @@ class FooValidator:
                     f'already names Deployment "{deployment_name}"'
                 )
         try:
-            deployment = self._controller.deployments_lister.get(namespace, deployment_name)
+            deployment = self._deployments.get(namespace, deployment_name)
         except NotFoundError:
             return None
         # (a Foo being created has no uid yet: nothing controls its Deployment)
@@ -155,4 +166,7 @@ class FooValidator:
 def register(server: WebhookServer, controller: Controller) -> None:
     """Foo's two webhooks on ``server`` (``SetupFooWebhookWithManager``)."""
     server.register(MUTATE_PATH, defaulting_handler(FooDefaulter()))
-    server.register(VALIDATE_PATH, validating_handler(FooValidator(controller)))
+    validator = FooValidator(
+        controller.foos_indexer, controller.deployments_lister, controller.has_synced
+    )
+    server.register(VALIDATE_PATH, validating_handler(validator))
