@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from controller.main import parse_foo_options
-from runtime.certwatcher import self_signed_certificate
 from controller.webhooks import MUTATE_PATH, VALIDATE_PATH
+from runtime.certwatcher import self_signed_certificate
 from tests.helpers import ROOT
 from tests.integration.test_manifests import KUBECTL, kubectl, one
 
