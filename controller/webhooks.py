@@ -79,7 +79,8 @@ def _spec(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 class FooDefaulter:
-    """``spec.deploymentName`` defaults to the Foo's own name (``CustomDefaulter``)."""
+    """``spec.deploymentName`` defaults to the Foo's own name (controller-runtime
+    ``admission.CustomDefaulter``)."""
 
     def default(self, request: Request, obj: dict[str, Any]) -> None:
         name = (obj.get("metadata") or {}).get("name") or request.name
@@ -96,8 +97,8 @@ class FooDefaulter:
 
 
 class FooValidator:
-    """Refuses a Foo whose Deployment would be someone else's (``CustomValidator``), from
-    the Foo controller's cache."""
+    """Refuses a Foo whose Deployment would be someone else's (controller-runtime
+    ``admission.CustomValidator``), from the Foo controller's cache."""
 
     def __init__(
         self, foos: FooIndex, deployments: DeploymentLister, synced: Callable[[], bool]
