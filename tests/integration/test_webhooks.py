@@ -13,7 +13,8 @@ import socket
 import subprocess
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+import datetime
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -48,7 +49,13 @@ def free_port() -> int:
 class Cluster:
     """kubesim, the configurations, and the controller serving the webhooks."""
 
-    def __init__(self, stack: ExitStack, tmp: Path) -> None:
+    def __init__(
+        self,
+        stack: ExitStack,
+        tmp: Path,
+        *flags: str,
+        before_start: Callable[[Cluster], object] = lambda cluster: None,
+    ) -> None:
         port = free_port()
         self.tmp = tmp
         self.sim = stack.enter_context(
@@ -56,12 +63,14 @@ class Cluster:
         )
         self.env = dict(os.environ, KUBECONFIG=self.sim.write_kubeconfig(tmp / "kubeconfig"))
         self.kubectl("apply", "-f", str(CONFIGURATIONS))
+        before_start(self)
         self.proc = ControllerProcess.against(
             self.sim,
             tmp,
             f"--webhook-bind-address=127.0.0.1:{port}",
             "--webhook-self-managed-certs",
             f"--webhook-cert-hosts={SERVICE_DNS}",
+            *flags,
         )
         stack.callback(self.proc.close)
         # ready: both caBundles written, the caches synced (/readyz checks both)
@@ -182,6 +191,47 @@ def test_deployment_name_is_immutable_by_the_crds_rule(cluster):
         "patch", "foo", "fixed", "--type=merge", "-p", '{"spec":{"replicas":2}}'
     )
     assert scaled.returncode == 0, scaled.stderr
+
+
+def hold_the_lease(cluster: Cluster) -> None:
+    """Another replica leads, for an hour: the process under test stands by."""
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "sample-controller", "namespace": "default"},
+        "spec": {
+            "holderIdentity": "the-other-replica",
+            "leaseDurationSeconds": 3600,
+            "acquireTime": now,
+            "renewTime": now,
+        },
+    }
+    out = cluster.apply(lease)
+    assert out.returncode == 0, out.stderr
+
+
+def test_a_standby_replica_answers_from_its_own_cache(tmp_path):
+    # the Service sends the API server to any ready pod: the standby's webhooks must work too
+    with ExitStack() as stack:
+        cluster = Cluster(
+            stack,
+            tmp_path,
+            "--leader-elect",
+            "--leader-elect-namespace=default",
+            before_start=hold_the_lease,
+        )
+        cluster.proc.wait_log("new leader elected")
+        assert cluster.kubectl("create", "deployment", "taken", "--image=nginx").returncode == 0
+
+        def refused() -> str:
+            out = cluster.apply(foo("intruder", "taken"))
+            return out.stderr if out.returncode != 0 else ""
+
+        assert DENIED in wait_for(refused, timeout=10)
+        assert cluster.apply(foo("defaulted")).returncode == 0
+        assert cluster.foo("defaulted")["spec"]["deploymentName"] == "defaulted"
+        assert not cluster.proc.has_log("became leader")
 
 
 def test_webhook_down_fails_closed_and_ignore_lets_writes_through(tmp_path):
