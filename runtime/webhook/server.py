@@ -154,31 +154,45 @@ class WebhookServer:
 
             def _review(self, handler: Handler) -> int:
                 """Read, handle and answer one review; the HTTP status sent."""
-                try:
-                    length = int(self.headers.get("Content-Length") or 0)
-                except ValueError:
-                    length = -1
-                if length < 0 or length > MAX_REQUEST_SIZE:
+                refusal = self._unreadable()
+                if refusal is not None:
+                    code, text = refusal
+                    # the body is left unread: the connection cannot be reused
                     self.close_connection = True
-                    body = f"request entity too large; limit is {MAX_REQUEST_SIZE} bytes\n"
-                    if length < 0:
-                        body = "bad Content-Length\n"
-                    code = 413 if length > 0 else 400
-                    self.reply(code, "text/plain; charset=utf-8", body.encode())
+                    self.reply(code, "text/plain; charset=utf-8", f"{text}\n".encode())
                     return code
+                length = int(self.headers.get("Content-Length") or 0)
+                where = urlsplit(self.path).path
                 try:
                     api_version, request = read_review(
                         self.rfile.read(length), self.headers.get("Content-Type") or ""
                     )
                 except BadReview as err:
-                    where = urlsplit(self.path).path
                     log.info("bad admission review", extra={"path": where, "error": str(err)})
                     answer = review_answer(errored(400, str(err)).complete(""))
                 else:
-                    response = handler(request)
+                    try:
+                        response = handler(request)
+                    except Exception as err:
+                        # a handler of one's own that raises (the runtime's handlers never do)
+                        log.error("webhook handler failed", exc_info=err, extra={"path": where})
+                        response = errored(500, f"panic: {err!r} [recovered]")
                     answer = review_answer(response.complete(request.uid), api_version)
                 self.reply(200, "application/json", answer)
                 return 200
+
+            def _unreadable(self) -> tuple[int, str] | None:
+                """(status, text) for a body that is not read at all: a Content-Length that is
+                not a number, or above ``MAX_REQUEST_SIZE``."""
+                try:
+                    length = int(self.headers.get("Content-Length") or 0)
+                except ValueError:
+                    return 400, "bad Content-Length"
+                if length < 0:
+                    return 400, "bad Content-Length"
+                if length > MAX_REQUEST_SIZE:
+                    return 413, f"request entity too large; limit is {MAX_REQUEST_SIZE} bytes"
+                return None
 
             def do_GET(self) -> None:
                 self._not_allowed()

@@ -199,3 +199,41 @@ def test_a_busy_port_fails_start_and_runs_the_closers(certificate, server):
     with pytest.raises(OSError):
         other.start()
     assert closed == [True]
+
+
+def test_a_handler_that_raises_is_answered_500(certificate):
+    def broken(request: Request) -> Response:
+        raise RuntimeError("boom")
+
+    server = WebhookServer(("127.0.0.1", 0), certificate)
+    server.register("/validate", broken)
+    server.start()
+    try:
+        code, answer = post(server, review(2))
+        assert code == 200
+        assert answer["response"]["allowed"] is False
+        assert answer["response"]["status"]["code"] == 500
+        assert "boom" in answer["response"]["status"]["message"]
+        assert post(server, review(2))[0] == 200  # and it goes on
+    finally:
+        server.stop()
+
+
+def test_a_content_length_that_is_not_a_number_is_400(server):
+    conn = http.client.HTTPSConnection(
+        "127.0.0.1", server.address[1], context=insecure(), timeout=10
+    )
+    conn.putrequest("POST", "/validate")
+    conn.putheader("Content-Length", "many")
+    conn.endheaders()
+    resp = conn.getresponse()
+    assert (resp.status, resp.read()) == (400, b"bad Content-Length\n")
+    conn.close()
+
+
+def test_a_v1beta1_review_is_answered_as_v1beta1(server):
+    body = json.loads(review(2))
+    body["apiVersion"] = "admission.k8s.io/v1beta1"
+    code, answer = post(server, json.dumps(body).encode())
+    assert answer["apiVersion"] == "admission.k8s.io/v1beta1"
+    assert answer["response"]["allowed"] is True
