@@ -23,7 +23,7 @@ import yaml
 from client.errors import APIError
 from client.rest import resource_path
 from controller.foo_controller import FOO_GVR
-from tests.e2e.cluster import Cluster, wait_for
+from tests.e2e.cluster import Cluster, object_path, wait_for
 from tests.e2e.conftest import ControllerCredentials
 from tests.e2e.controllers import InProcessController
 from tests.e2e.envtest import free_port
@@ -83,8 +83,9 @@ def refused(call) -> APIError:
 def registered(cluster: Cluster, namespace: str) -> Iterator[tuple[int, list[tuple[str, dict]]]]:
     """The self-managed mode's RBAC, and both configurations for this namespace; deleted after."""
     with open(COMPONENT / "webhooks-self-managed/rbac.yaml") as f:
-        for doc in yaml.safe_load_all(f):
-            cluster.apply(doc)
+        rbac = [doc for doc in yaml.safe_load_all(f) if doc]
+    for doc in rbac:
+        cluster.apply(doc, remember=False)
     port = free_port()
     configs = configurations(namespace, f"https://{webhook_host(cluster)}:{port}")
     try:
@@ -95,6 +96,13 @@ def registered(cluster: Cluster, namespace: str) -> Iterator[tuple[int, list[tup
         for resource, body in configs:
             try:
                 cluster.admin.request("DELETE", f"{ADMREG}/{resource}/{body['metadata']['name']}")
+            except APIError:
+                pass
+        # the ServiceAccount's extra rights end with the test: the RBAC scenario checks it has
+        # exactly the base's
+        for doc in reversed(rbac):
+            try:
+                cluster.admin.request("DELETE", object_path(doc))
             except APIError:
                 pass
 
