@@ -7,13 +7,13 @@ webhook that is down under failurePolicy Fail and Ignore."""
 from __future__ import annotations
 
 import base64
+import datetime
 import json
 import os
 import socket
 import subprocess
 import urllib.error
 import urllib.request
-import datetime
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
