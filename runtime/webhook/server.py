@@ -235,8 +235,10 @@ class WebhookServer:
         name, and what is checked is that it serves."""
         with self._lock:
             server = self._server
-        if server is None or not server.serving():
+        if server is None:
             return "webhook server has not been started yet"
+        if not server.serving():
+            return "webhook server has stopped"
         host, port = server.address
         if host in ("", "0.0.0.0"):
             host = "127.0.0.1"

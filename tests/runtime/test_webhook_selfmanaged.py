@@ -19,6 +19,7 @@ from runtime.webhook.selfmanaged import (
     generate,
     merge_bundle,
 )
+from tests.helpers import wait_for
 
 MUTATING = ("mutatingwebhookconfigurations", "m")
 VALIDATING = ("validatingwebhookconfigurations", "v")
@@ -178,3 +179,19 @@ def test_the_bundle_keeps_other_replicas_cas_and_drops_the_oldest_beyond_the_lim
     assert len(pems(merge_bundle(bundle, cas[2], limit=3))) == 3
     # garbage in the field is replaced
     assert pems(merge_bundle("%%%", cas[0])) == [cas[0] + b"\n"]
+
+
+def test_the_loop_renews_on_its_own_and_stops(pairs):
+    api, clock = FakeAPI(), Clock()
+    make, made = maker(pairs, clock)
+    rotator = CertRotator(
+        api, ["localhost"], [MUTATING], validity=300, interval=0.01, make=make, clock=clock
+    )
+    rotator.ensure()
+    rotator.start()
+    try:
+        clock.now += 250
+        wait_for(lambda: len(made) == 2, timeout=5, message="a renewal by the loop")
+        wait_for(lambda: len(pems(api.bundles()[0])) == 2, timeout=5)
+    finally:
+        rotator.stop()
