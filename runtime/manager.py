@@ -20,7 +20,9 @@ process flags (``runtime.flags``), hands it the controllers (``add``), and calls
 What a controller asks of it: informer factories with the process's cache settings
 (``new_informer_factory``), its informers scoped to this replica (``informer``), the sharding
 gate (``gate``), a rate-limited queue and reconcile metrics counted where ``/metrics`` reads
-(``new_queue``, ``reconcile_metrics``), an Event recorder (``event_recorder``).
+(``new_queue``, ``reconcile_metrics``), an Event recorder (``event_recorder``); and, for
+controllers written the kubebuilder way (``runtime.builder``), the cache, the cached Client and
+the REST mapper (``get_cache``, ``get_client``, ``get_rest_mapper``).
 
 Deliberate differences from controller-runtime:
 
@@ -34,6 +36,7 @@ Deliberate differences from controller-runtime:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import logging
@@ -42,7 +45,7 @@ import signal
 import socket
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -59,9 +62,12 @@ from informer.transforms import (
     transform_intern_strings,
     transform_strip_managed_fields,
 )
+from runtime.cache import Cache
 from runtime.certwatcher import CertificateError
+from runtime.client import Client
 from runtime.log import configure_logging
 from runtime.options import Options
+from runtime.restmapper import RESTMapper
 from runtime.sharding.assignment import bucket_of
 from runtime.sharding.gate import EVERY_OBJECT, Gate
 from runtime.shutdown import EXIT_MARGIN, ShutdownBudget
@@ -94,6 +100,7 @@ __all__ = [
     "StartupError",
     "check_api",
     "connect",
+    "default_identity",
     "identity_of",
     "install_signal_handlers",
     "pod_namespace",
@@ -157,8 +164,17 @@ class _WorkerPool(Protocol):
 
 def identity_of(options: Options) -> str:
     """This replica's name: ``--identity``, else the hostname (a pod's name), lowercased so
-    that it can name a Lease."""
-    return options.identity or socket.gethostname().lower()
+    that it can name a Lease, and a suffix random to this process (``default_identity``)."""
+    return options.identity or default_identity()
+
+
+@functools.cache
+def default_identity() -> str:
+    """``<hostname>-<8 hex digits>``, the same for the whole process. The suffix keeps two
+    replicas on one machine (or two pods given one hostname) apart, as leader election's
+    ``<hostname>_<uuid>`` does: sharing a name, they would share one member Lease and both act
+    on every bucket."""
+    return f"{socket.gethostname().lower()}-{uuid.uuid4().hex[:8]}"
 
 
 def user_agent(options: Options, agent: str = USER_AGENT) -> str:
@@ -314,6 +330,19 @@ def _default_registry(options: Options) -> CollectorRegistry | None:
     return REGISTRY
 
 
+@contextlib.contextmanager
+def _naming_the_flag(flag: str, address: tuple[str, int]) -> Iterator[None]:
+    """An address that cannot be bound names its flag and address, so that the one line the
+    user sees says what to change (``--metrics-bind-address: cannot listen on 0.0.0.0:8080:
+    Address already in use``), as kubesim's ``--listen`` does."""
+    try:
+        yield
+    except OSError as err:
+        host, port = address
+        where = f"[{host}]:{port}" if ":" in host else f"{host or '0.0.0.0'}:{port}"
+        raise OSError(f"{flag}: cannot listen on {where}: {err.strerror or err}") from err
+
+
 class _Idle:
     """A manager with no runnable still runs until stopped (its endpoints serve)."""
 
@@ -378,6 +407,10 @@ class Manager:
         self.stop: threading.Event | None = None
         # set once the work has ended
         self.shutting_down = threading.Event()
+        # what Builder-made controllers read and write through, made on first use
+        self._cache: Cache | None = None
+        self._client: Client | None = None
+        self._mapper: RESTMapper | None = None
 
     # -- what controllers are built from ------------------------------------------------------
 
@@ -469,6 +502,29 @@ class Manager:
         recorder = EventRecorder(self.rest, component=component)
         self._recorders.append(recorder)
         return recorder
+
+    def get_cache(self) -> Cache:
+        """The informer cache of the Builder's controllers and of the Client (``GetCache``),
+        made on first use and run with the runnables: first used in ``setup``, before the start
+        (a RuntimeError after it; controller-runtime makes it in ``manager.New``)."""
+        if self._cache is None:
+            if self.running.is_set():
+                raise RuntimeError("get_cache() after the manager started: call it in setup")
+            self._cache = Cache(self)
+            self.add(self._cache)
+        return self._cache
+
+    def get_client(self) -> Client:
+        """The client that reads from the cache and writes through REST (``GetClient``)."""
+        if self._client is None:
+            self._client = Client(self.rest, self.get_cache(), self.gate)
+        return self._client
+
+    def get_rest_mapper(self) -> RESTMapper:
+        """Resources to kinds, from discovery (``GetRESTMapper``)."""
+        if self._mapper is None:
+            self._mapper = RESTMapper(self.rest)
+        return self._mapper
 
     def add(self, runnable: Runnable) -> None:
         """Run ``runnable`` with the others (``mgr.Add``)."""
@@ -587,13 +643,17 @@ class Manager:
             if self.registry is not None and self.options.metrics_bind_address is not None:
                 from runtime.metrics.server import new_metrics_server
 
-                metrics = new_metrics_server(self.options, self.rest, self.registry)
+                address = self.options.metrics_bind_address
+                with _naming_the_flag("--metrics-bind-address", address):
+                    metrics = new_metrics_server(self.options, self.rest, self.registry)
                 if metrics is not None:
                     servers.append(metrics.start())
             if self.options.health_probe_bind_address is not None:
                 from runtime.healthz import EndpointServer
 
-                server = EndpointServer(self.options.health_probe_bind_address, "health-probes")
+                address = self.options.health_probe_bind_address
+                with _naming_the_flag("--health-probe-bind-address", address):
+                    server = EndpointServer(address, "health-probes")
                 server.add_checks("/healthz", self.healthz_checks())
                 server.add_checks("/readyz", self.readyz_checks())
                 servers.append(server.start())

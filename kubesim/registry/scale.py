@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from client.labels import selector_from_label_selector
 from kubesim.api import errors
+from kubesim.api.labels import selector_from_label_selector
 from kubesim.api.resources import ResourceInfo
 from kubesim.registry import patch as patches
 from kubesim.registry.fieldmanager import IN_PROCESS_MANAGER
@@ -121,7 +121,8 @@ def _scale_of(info: ResourceInfo, obj: dict) -> dict:
     spec_r = get_path(obj, paths.get("spec") or ".spec.replicas") or 0
     status_r = get_path(obj, paths.get("status") or ".status.replicas") or 0
     selector = None
-    if info.kind == "Deployment" and not info.custom:
+    if info.kind in ("Deployment", "ReplicaSet") and not info.custom:
+        # scaleFromDeployment, scaleFromReplicaSet: the spec's selector as a string
         selector = str(selector_from_label_selector((obj.get("spec") or {}).get("selector")))
     elif paths.get("selector"):
         selector = get_path(obj, paths["selector"])
