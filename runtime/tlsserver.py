@@ -73,7 +73,9 @@ class _IPv6Server(_Server):
 
 
 class TLSHandler(BaseHTTPRequestHandler):
-    """A request handler whose connection times out after ``CONNECTION_TIMEOUT`` of silence,
+    """A request handler (Go's ``net/http`` server with a read timeout, as controller-runtime's
+    metrics and webhook servers configure it) whose connection times out after
+    ``CONNECTION_TIMEOUT`` of silence,
     with the TLS handshake done here (on the connection's thread) rather than in ``accept``,
     and no request log (a request line or header may carry a token)."""
 
@@ -100,7 +102,9 @@ class TLSHandler(BaseHTTPRequestHandler):
 
 
 class BoundServer:
-    """One threaded server on one address, bound in the constructor (a busy port fails there),
+    """One threaded server on one address (controller-runtime's ``net/http.Server`` with its
+    listener, as ``pkg/metrics/server`` and ``pkg/webhook`` make them), bound in the
+    constructor (a busy port fails there),
     serving from ``start`` until ``stop``; ``closers`` run after it stopped (a certificate
     watcher)."""
 

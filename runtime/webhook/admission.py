@@ -78,7 +78,8 @@ Warnings = list[str]
 
 @dataclass(frozen=True)
 class Request:
-    """One ``AdmissionReview.request`` (``admission.Request``): the fields handlers read,
+    """One ``AdmissionReview.request`` (controller-runtime ``admission.Request``, k8s.io/api
+    ``AdmissionRequest``): the fields handlers read,
     and the whole request in ``raw`` for the rest (``userInfo``, ``options``, ...)."""
 
     uid: str
@@ -107,7 +108,8 @@ class Request:
 
 @dataclass
 class Response:
-    """What a handler answers (``admission.Response``): allowed or not, a ``metav1.Status``
+    """What a handler answers (controller-runtime ``admission.Response``): allowed or not, a
+    ``metav1.Status``
     (code, reason, message), warnings, and the JSON patch of a defaulter."""
 
     allowed: bool
@@ -165,12 +167,14 @@ def patch_response(original: dict[str, Any], current: dict[str, Any]) -> Respons
 
 class Denied(Exception):
     """Raised by a defaulter or validator to refuse the request: 403 ``Forbidden`` with the
-    exception's message (a plain Go ``error`` returned from ``ValidateCreate``)."""
+    exception's message (a plain Go ``error`` returned from controller-runtime's
+    ``ValidateCreate``, answered with ``admission.Denied``)."""
 
 
 class StatusError(Exception):
-    """Raised to refuse with a status of one's own (Go's ``apierrors.APIStatus``): e.g. 422
-    ``Invalid``, or 409 ``Conflict``."""
+    """Raised to refuse with a status of one's own (apimachinery's ``apierrors.APIStatus``,
+    which controller-runtime answers with that status): e.g. 422 ``Invalid``, or 409
+    ``Conflict``."""
 
     def __init__(self, code: int, reason: str, message: str) -> None:
         super().__init__(message)
@@ -182,14 +186,16 @@ Handler = Callable[[Request], Response]
 
 
 class Defaulter(Protocol):
-    """Fills in what the user left out (``admission.CustomDefaulter``): change ``obj`` in
+    """Fills in what the user left out (controller-runtime ``admission.CustomDefaulter``):
+    change ``obj`` in
     place. ``request`` is the review's (Go: ``admission.RequestFromContext(ctx)``)."""
 
     def default(self, request: Request, obj: dict[str, Any]) -> None: ...
 
 
 class Validator(Protocol):
-    """Checks what is written (``admission.Validator``): return warnings, raise ``Denied``
+    """Checks what is written (controller-runtime ``admission.Validator``): return warnings,
+    raise ``Denied``
     or ``StatusError`` to refuse."""
 
     def validate_create(self, request: Request, obj: dict[str, Any]) -> Warnings: ...
@@ -277,7 +283,7 @@ def validating_handler(validator: Validator) -> Handler:
 
 class BadReview(Exception):
     """A request body that is not an AdmissionReview the handler can answer; the message is
-    the answer's (``Errored(400, err)``)."""
+    the answer's (controller-runtime's ``Errored(400, err)`` in ``Webhook.ServeHTTP``)."""
 
 
 def read_review(body: bytes, content_type: str) -> tuple[str, Request]:

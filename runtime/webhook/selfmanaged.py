@@ -67,7 +67,8 @@ _PEM_CERT = re.compile(rb"-----BEGIN CERTIFICATE-----\r?\n.*?-----END CERTIFICAT
 
 @dataclass(frozen=True)
 class Pair:
-    """A CA and the serving certificate and key it signed (PEM), valid until ``not_after``
+    """A CA and the serving certificate and key it signed (PEM; cert-controller's
+    ``rotator.KeyPairArtifacts``, no client-go twin), valid until ``not_after``
     (seconds since the epoch), made at ``made``."""
 
     ca: bytes
@@ -116,8 +117,9 @@ def merge_bundle(bundle_b64: str, ours: bytes, limit: int = MAX_BUNDLE_CAS) -> s
 
 class CertRotator:
     """The webhook server's certificate (a ``CertificateSource``), made, renewed and
-    injected here. ``ensure`` makes the first one and writes its CA into the configurations;
-    ``start`` re-checks every ``interval`` until ``stop``."""
+    injected here (cert-controller's ``rotator.CertRotator``; no client-go or
+    controller-runtime twin). ``ensure`` makes the first one and writes its CA into the
+    configurations; ``start`` re-checks every ``interval`` until ``stop``."""
 
     def __init__(
         self,
