@@ -635,8 +635,10 @@ class Manager:
             # Before the probes (whose /readyz asks whether it serves), and before any
             # election: every replica answers the API server (runtime.webhook.server).
             webhooks = self.webhook_server
-            if webhooks is not None:
-                servers.append(webhooks.start())
+            if webhooks is not None and self.options.webhook_bind_address is not None:
+                address = self.options.webhook_bind_address
+                with _naming_the_flag("--webhook-bind-address", address):
+                    servers.append(webhooks.start())
             # HTTPS behind a TokenReview and a SubjectAccessReview made with the process's own
             # client, unless --metrics-secure=false (runtime.metrics.server). There is a
             # registry whenever --metrics-bind-address asks for one.

@@ -68,3 +68,21 @@ def test_the_server_starts_with_the_endpoints_and_readyz_watches_it(cert_dir):
         for s in servers:
             s.stop()
     assert "[-]webhook failed: webhook server has stopped" in readyz(manager)[1]
+
+
+def test_a_busy_webhook_port_names_its_flag(cert_dir):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        manager = Manager(
+            options(webhook_bind_address=("127.0.0.1", port), webhook_cert_path=str(cert_dir)),
+            rest=None,  # type: ignore[arg-type]
+            registry=CollectorRegistry(),
+        )
+        with pytest.raises(
+            OSError, match=rf"^--webhook-bind-address: cannot listen on 127\.0\.0\.1:{port}: "
+        ):
+            manager.start_endpoints()
