@@ -23,7 +23,6 @@ and ``kubectl``-style tables of Foos and Deployments. It exits 0 when every step
 
 from __future__ import annotations
 
-import argparse
 import logging
 import sys
 import tempfile
@@ -42,6 +41,7 @@ from client.errors import APIError
 from client.rest import RESTClient, resource_path
 from controller.cli import parse_options
 from controller.manager import USER_AGENT, Components, check_api, run
+from demo.cli import OneLineParser, seconds
 from demo.narration import (
     DEPLOYMENTS,
     FOOS,
@@ -77,10 +77,10 @@ def wait_for(what: str, predicate: Callable[[], Any], timeout: float = 15.0) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m demo", description=__doc__.split("\n")[0])
+    parser = OneLineParser("python -m demo", __doc__.split("\n")[0])
     parser.add_argument(
         "--status-delay",
-        type=float,
+        type=seconds,
         default=1.0,
         help="seconds kubesim takes to mark replicas available (default 1)",
     )
