@@ -39,7 +39,8 @@ NAMED_LISTS = {"clusters": "cluster", "contexts": "context", "users": "user"}
 
 
 class KubeconfigProblem(ValueError):
-    """What is wrong with a kubeconfig, as one line that names the file."""
+    """What is wrong with a kubeconfig, as one line that names the file (client-go's
+    ``errConfigurationInvalid`` and "error loading config file" errors, in one type)."""
 
 
 def read_kubeconfig(path: str) -> dict[str, Any]:

@@ -48,6 +48,7 @@ from demo.narration import (
     Narrator,
     RequestTap,
     elapsed,
+    event_object,
     foreign_deployment,
     headline,
     print_lines,
@@ -191,6 +192,19 @@ def main(argv: list[str] | None = None) -> int:
                 != old_uid
             ),
         )
+
+        # and ends converged: the new Deployment's replicas available, and the Foo's status
+        # saying so (the sync that recreated it wrote 0, so a 3 is the repaired one)
+        def repaired() -> bool:
+            deployment = api.request("GET", resource_path(*DEPLOYMENTS, "default", "example-foo"))
+            foo = api.request("GET", resource_path(*FOOS, "default", "example-foo"))
+            return (
+                deployment["metadata"]["uid"] != old_uid
+                and (deployment.get("status") or {}).get("availableReplicas") == 3
+                and (foo.get("status") or {}).get("availableReplicas") == 3
+            )
+
+        wait_for("example-foo available again", repaired)
         print_tables(api)
 
         headline("4. a Foo whose Deployment name is taken by a Deployment it does not own")
@@ -251,10 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         events = api.request("GET", resource_path("", "v1", "events", "default"))["items"]
         rows = [["TYPE", "REASON", "OBJECT", "COUNT", "MESSAGE"]]
         for e in events:
-            io = e["involvedObject"]
-            rows.append(
-                [e["type"], e["reason"], f"foo/{io['name']}", e.get("count", 1), e["message"]]
-            )
+            rows.append([e["type"], e["reason"], event_object(e), e.get("count", 1), e["message"]])
         print_lines(table(rows))  # in one piece: no watch line lands inside the table
 
         headline("shutting down (as on SIGTERM: drain the queue, flush events)")
