@@ -201,7 +201,8 @@ def default_watch_error_handler(reflector: Reflector, err: BaseException) -> Non
         log.info("%s: watch closed with: %s", reflector.name, err)
     elif is_not_found(err):
         message = not_served_message(reflector)
-        if is_not_found(reflector.last_sync_error() or Exception()):
+        previous = reflector.last_sync_error()
+        if previous is not None and is_not_found(previous):
             log.debug("%s: %s (still)", reflector.name, message)
         else:
             log.warning("%s: %s", reflector.name, message)
@@ -319,7 +320,8 @@ class Reflector:
             return self._sync_error
 
     def phase(self) -> str:
-        """ "list" while a cycle has not yet filled the store, "watch" after (for messages)."""
+        """Which half of a cycle the reflector is in, for messages: "list" until the store is
+        filled, "watch" after."""
         with self._sync_lock:
             return "list" if self._listing else "watch"
 

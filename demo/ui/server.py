@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import logging
 import mimetypes
+from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -61,7 +62,7 @@ def make_server(cluster: Cluster, port: int = 0) -> ThreadingHTTPServer:
         def do_POST(self) -> None:
             self._answer(self._post)
 
-        def _answer(self, handle: Any) -> None:
+        def _answer(self, handle: Callable[[], None]) -> None:
             """Run ``handle``; bad input is a 400, any other failure a 500, both as JSON."""
             try:
                 handle()
