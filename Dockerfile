@@ -42,6 +42,7 @@ COPY workqueue/ workqueue/
 COPY client/ client/
 COPY informer/ informer/
 COPY tools/ tools/
+COPY runtime/ runtime/
 COPY controller/ controller/
 # kubesim/ is not copied, so the wheel leaves it out; drop its console script too. The import
 # at the end fails the build, not the pod, if a package the controller needs was left out.
@@ -52,7 +53,7 @@ RUN --mount=type=secret,id=pip_cert --mount=type=secret,id=pip_conf \
     python3 -m venv /opt/venv; \
     /opt/venv/bin/pip install .; \
     rm -f /opt/venv/bin/kubesim; \
-    /opt/venv/bin/python -c "import controller.cli, controller.manager, controller.metricsserver, controller.sharding.sharder, tools.leaderelection, prometheus_client"
+    /opt/venv/bin/python -c "import runtime.flags, runtime.manager, runtime.metrics.server, runtime.sharding.sharder, tools.leaderelection, prometheus_client"
 
 FROM ${PYTHON_IMAGE}
 # 65532: the conventional "nonroot" uid; manifests/base/deployment.yaml runs the pod as the same.

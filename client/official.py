@@ -3,8 +3,8 @@
 No client-go twin: client-go's ``tools/clientcmd`` and ``transport`` are packages a Go binary
 links on their own. The official Python client's are not: ``import kubernetes.config`` (37.x)
 takes a fresh interpreter from about 11 MB to 44 MB of RSS and 477 modules
-(``python -m bench.import_bench``), and the process uses only this of it (DESIGN.md, "Config
-and auth come from the official client"):
+(``python -m bench.import_bench``), and the process uses only this of it (config loading and
+auth come from the official client; requests go through our own transport, client/rest.py):
 
 - ``kubernetes.client.configuration.Configuration``: host, TLS, proxy, credentials;
 - ``kubernetes.config``: kubeconfig and in-cluster loading, exec and auth-provider plugins;

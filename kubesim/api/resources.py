@@ -377,6 +377,23 @@ def _builtin() -> list[ResourceInfo]:
             "authorization.k8s.io", "localsubjectaccessreviews", "LocalSubjectAccessReview", True
         ),
         _review("authorization.k8s.io", "selfsubjectrulesreviews", "SelfSubjectRulesReview"),
+        # Admission webhooks' configurations (kubesim/admission/ calls what they name).
+        *(
+            ResourceInfo(
+                "admissionregistration.k8s.io",
+                "v1",
+                plural,
+                kind,
+                False,
+                singular=kind.lower(),
+                categories=["api-extensions"],
+                require_rv_on_update=False,
+            )
+            for plural, kind in (
+                ("mutatingwebhookconfigurations", "MutatingWebhookConfiguration"),
+                ("validatingwebhookconfigurations", "ValidatingWebhookConfiguration"),
+            )
+        ),
         ResourceInfo(
             "apiextensions.k8s.io",
             "v1",
@@ -402,6 +419,7 @@ _GROUP_PREFERRED = {
     "authorization.k8s.io": "v1",
     "rbac.authorization.k8s.io": "v1",
     "coordination.k8s.io": "v1",
+    "admissionregistration.k8s.io": "v1",
     "apiextensions.k8s.io": "v1",
 }
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from kubesim.api import errors
 from kubesim.api.resources import ResourceInfo
-from kubesim.validation import kindvalidation, metavalidation
+from kubesim.validation import cel, kindvalidation, metavalidation, webhookconfig
 
 __all__ = [
     "NAME_RULES",
@@ -40,10 +40,13 @@ def now_rfc3339() -> str:
 # ---- create ------------------------------------------------------------------------------------
 
 
-def prepare_create(info: ResourceInfo, obj: dict, omit_zero_timestamp: bool = True) -> None:
+def prepare_create(
+    info: ResourceInfo, obj: dict, omit_zero_timestamp: bool = True, validation_rules: bool = True
+) -> None:
     """PrepareForCreate + defaulting: the server-side changes a create makes before validation.
 
     Time fields are canonicalised first: that happens while decoding on a real server.
+    validation_rules: False drops a CRD's x-kubernetes-validations (a server without CEL).
     """
     canonical_times(info, obj)
     if info.custom:
@@ -75,6 +78,10 @@ def prepare_create(info: ResourceInfo, obj: dict, omit_zero_timestamp: bool = Tr
         obj["status"] = {"phase": "Active"}
     elif kind == "CustomResourceDefinition":
         default_crd(obj, on_create=True)
+        if not validation_rules:
+            drop_validation_rules(obj)
+    elif info.group == webhookconfig.GROUP:
+        webhookconfig.default_configuration(obj, mutating=kind.startswith("Mutating"))
 
 
 def default_deployment(obj: dict, omit_zero_timestamp: bool = True) -> None:
@@ -150,6 +157,24 @@ def default_crd(obj: dict, on_create: bool) -> None:
     obj["status"] = crd_status(obj)
 
 
+def drop_validation_rules(crd: dict) -> None:
+    """dropDisabledFields with CustomResourceValidationExpressions off: every version's schema
+    loses its x-kubernetes-validations, at every level (in place)."""
+
+    def drop(schema: Any) -> None:
+        if not isinstance(schema, dict):
+            return
+        schema.pop("x-kubernetes-validations", None)
+        for sub in (schema.get("properties") or {}).values():
+            drop(sub)
+        drop(schema.get("additionalProperties"))
+        drop(schema.get("items"))
+
+    for version in (crd.get("spec") or {}).get("versions") or []:
+        if isinstance(version, dict):
+            drop((version.get("schema") or {}).get("openAPIV3Schema"))
+
+
 def crd_status(obj: dict) -> dict:
     spec = obj.get("spec") or {}
     now = now_rfc3339()
@@ -198,8 +223,11 @@ def prepare_update(
     old: dict,
     sub: str | None = None,
     omit_zero_timestamp: bool = True,
+    validation_rules: bool = True,
 ) -> None:
     """PrepareForUpdate of the main resource: with a status subresource, .status is kept.
+
+    validation_rules as for prepare_create.
 
     sub "finalize" is a Namespace's /finalize, the one way to change its spec.finalizers: a main
     Namespace update keeps them (namespace strategy's PrepareForUpdate).
@@ -229,8 +257,12 @@ def prepare_update(
         )
     if info.kind == "Deployment" and not info.custom:
         default_deployment(new, omit_zero_timestamp)
+    if info.group == webhookconfig.GROUP and not info.custom:
+        webhookconfig.default_configuration(new, mutating=info.kind.startswith("Mutating"))
     if info.kind == "CustomResourceDefinition" and not info.custom:
         default_crd(new, on_create=False)
+        if not validation_rules:
+            drop_validation_rules(new)
         if new.get("spec") != old.get("spec"):
             new["status"] = crd_status(new)
 
@@ -259,6 +291,9 @@ def spec_changed(info: ResourceInfo, new: dict, old: dict) -> bool:
         return any(new.get(k) != old.get(k) for k in keys)
     if new.get("spec") != old.get("spec"):
         return True
+    if info.group == webhookconfig.GROUP:
+        # the admissionregistration strategies bump generation when the webhooks change
+        return new.get("webhooks") != old.get("webhooks")
     if info.generation_on_annotations:
         return (new["metadata"].get("annotations") or {}) != (
             old["metadata"].get("annotations") or {}
@@ -322,6 +357,8 @@ def validate(
         causes = metavalidation.validate_object_meta(meta, info.namespaced, name_fn, core_meta)
     if (group, kind) == ("apiextensions.k8s.io", "CustomResourceDefinition"):
         causes += _validate_crd(obj)
+    if group == webhookconfig.GROUP:
+        causes += webhookconfig.validate_configuration(obj, mutating=kind.startswith("Mutating"))
     return causes
 
 
@@ -529,6 +566,11 @@ def _validate_crd(obj: dict) -> list[dict]:
                 errors.field_required(
                     f"spec.versions[{i}].schema.openAPIV3Schema", "schemas are required"
                 )
+            )
+        else:
+            # x-kubernetes-validations must compile (CEL), wherever they are in the schema
+            causes += cel.check_schema(
+                schema["openAPIV3Schema"], f"spec.versions[{i}].schema.openAPIV3Schema"
             )
     if names.get("plural") and spec.get("group"):
         want = f"{names['plural']}.{spec['group']}"

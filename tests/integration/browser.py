@@ -64,8 +64,8 @@ class Browser:
         port = self._devtools_port(Path(self._profile.name) / "DevToolsActivePort")
         targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=5))
         page = next(t for t in targets if t["type"] == "page")
-        # no Origin header: Chromium 111+ refuses a DevTools connection from an origin it was
-        # not told to allow (--remote-allow-origins), and a client without one is not a page
+        # No Origin header: Chromium (111+) refuses a DevTools websocket whose Origin it was not
+        # told to allow, and a CDP client is no web page.
         self.ws = websocket.create_connection(
             page["webSocketDebuggerUrl"], timeout=10, suppress_origin=True
         )

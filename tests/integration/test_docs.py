@@ -67,10 +67,11 @@ import pytest
 import yaml
 
 from client.rest import RESTClient, resource_path
-from controller.cli import build_parser, parse_options
 from controller.foo_controller import FOO_GVR
-from controller.logs import TextFormatter
-from controller.manager import run
+from controller.main import build_foo_parser as build_parser
+from controller.main import parse_foo_options as parse_options
+from controller.main import run
+from runtime.log import TextFormatter
 from tests.helpers import ROOT, wait_for
 
 pytestmark = pytest.mark.kubesim(deployment_status_delay=0.2)
@@ -509,7 +510,7 @@ def live_run(shared_sim, tmp_path_factory) -> Iterator[dict]:
     old_level = root.level
     root.addHandler(handler)
     root.setLevel(logging.INFO)
-    trace_logger = logging.getLogger("controller.trace")
+    trace_logger = logging.getLogger("runtime.trace")
     old_trace_level = trace_logger.level
     try:
         sim = shared_sim

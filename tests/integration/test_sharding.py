@@ -26,13 +26,13 @@ from prometheus_client import CollectorRegistry
 from client.errors import TransportError
 from client.rest import RESTClient, resource_path
 from controller.foo_controller import DEPLOYMENT_GVR, FOO_GVR
-from controller.sharding.assignment import bucket_of_uid, decode_buckets
-from controller.sharding.membership import (
+from runtime.sharding.assignment import bucket_of_uid, decode_buckets
+from runtime.sharding.membership import (
     BUCKET_LABEL,
     BUCKETS_ANNOTATION,
     RING_LABEL,
 )
-from controller.sharding.sharder import Sharder
+from runtime.sharding.sharder import Sharder
 from tests.conftest import CRD
 from tests.helpers import foreign_deployment, wait_for
 from tests.integration.controller_harness import foo

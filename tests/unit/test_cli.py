@@ -1,4 +1,4 @@
-"""controller.cli: every flag rule, one row each; a bad flag is one line and exit status 2.
+"""runtime.flags: every flag rule, one row each; a bad flag is one line and exit status 2.
 
 The table holds the flags, the flag the message must name and the rule it must state. The
 rules follow client-go where it has them (NewLeaderElector's ordering, the clientset's burst
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import build_parser, parse_options
-from controller.options import Options
+from runtime.flags import build_parser, parse_options
+from runtime.options import Options
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -214,8 +214,21 @@ def test_no_flags_are_the_options_defaults():
 
 
 def test_every_flag_has_its_options_field():
-    dests = {a.dest for a in build_parser()._actions if a.dest != "help"}
+    dests = {a.dest for a in build_parser()._actions if a.dest not in ("help", "version")}
     assert dests == {f.name for f in dataclasses.fields(Options)}
+
+
+def test_version_prints_the_program_and_its_version_and_exits_0(capsys):
+    with pytest.raises(SystemExit) as exited:
+        parse_options(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == "sample-controller 0.1.0\n"
+
+
+def test_every_flag_has_help_text():
+    # (--log-format had none: a user reading --help could not tell what its choices mean)
+    for action in build_parser()._actions:
+        assert action.help, f"{action.option_strings} has no help"
 
 
 def test_options_are_frozen():
@@ -279,7 +292,7 @@ def test_no_kubeconfig_anywhere_says_where_it_looked(tmp_path):
 
 @pytest.fixture(scope="module")
 def two_pairs() -> tuple[tuple[bytes, bytes], tuple[bytes, bytes]]:
-    from controller.selfsigned import generate
+    from runtime.selfsigned import generate
 
     return generate(), generate()
 

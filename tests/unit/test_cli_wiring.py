@@ -1,11 +1,14 @@
-"""controller.manager.run wires the flags into the informers (no API server needed)."""
+"""controller.main.run wires the flags into the informers through the runtime's manager (no API
+server needed)."""
 
 import sys
 import threading
 
-import controller.manager as manager
-from controller.cli import parse_options
+import controller.main as main
+import runtime.manager as manager
+from controller.main import parse_foo_options as parse_options
 from informer.transforms import transform_strip_managed_fields
+from workqueue import RateLimitingQueue, sample_controller_rate_limiter
 
 
 class RecordingFactory:
@@ -47,7 +50,7 @@ def run_with(monkeypatch, *flags):
     stop.set()  # run returns at once: the caches never sync
     from prometheus_client import CollectorRegistry
 
-    assert manager.run(options, rest=None, stop=stop, registry=CollectorRegistry()) == 0
+    assert main.run(options, rest=None, stop=stop, registry=CollectorRegistry()) == 0
     return [f.kwargs for f in RecordingFactory.made]
 
 
@@ -103,12 +106,12 @@ def test_no_registry_no_metrics(monkeypatch):
     metrics = manager.Metrics.into(None)
     assert metrics.informers is None
     assert isinstance(metrics.queue, NoopMetricsProvider)
-    assert metrics.reconcile is None
+    assert metrics.reconcile("foo") is None
     stop = threading.Event()
     stop.set()
     RecordingFactory.made = []
     monkeypatch.setattr(manager, "SharedInformerFactory", RecordingFactory)
-    assert manager.run(parse_options([]), rest=None, stop=stop) == 0
+    assert main.run(parse_options([]), rest=None, stop=stop) == 0
     assert [f.kwargs["metrics"] for f in RecordingFactory.made] == [None, None]
 
 
@@ -117,9 +120,9 @@ def test_a_registry_gets_every_metric():
 
     registry = CollectorRegistry()
     metrics = manager.Metrics.into(registry)
-    assert metrics.informers is not None and metrics.reconcile is not None
-    queue = manager.RateLimitingQueue(
-        manager.sample_controller_rate_limiter(), name="foo", metrics_provider=metrics.queue
+    assert metrics.informers is not None and metrics.reconcile("foo") is not None
+    queue = RateLimitingQueue(
+        sample_controller_rate_limiter(), name="foo", metrics_provider=metrics.queue
     )
     queue.add("default/a")
     queue.shut_down()

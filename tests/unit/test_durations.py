@@ -2,7 +2,7 @@
 
 import pytest
 
-from controller.durations import format_duration, parse_duration
+from runtime.durations import format_duration, parse_duration
 
 
 @pytest.mark.parametrize(

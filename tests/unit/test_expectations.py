@@ -1,8 +1,8 @@
-"""controller.expectations: what our writes left the caches behind on, and for how long."""
+"""runtime.expectations: what our writes left the caches behind on, and for how long."""
 
 from __future__ import annotations
 
-from controller.expectations import EXPECTATION_TTL, Expectations
+from runtime.expectations import EXPECTATION_TTL, Expectations
 
 
 class Clock:

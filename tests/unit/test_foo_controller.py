@@ -23,10 +23,11 @@ from controller.foo_controller import (
     ResourceExistsError,
     deployment_name_index_func,
 )
-from controller.metrics import ReconcileMetrics
-from controller.shutdown import ShutdownBudget
 from informer.lister import NotFoundError
 from informer.store import DeletedFinalStateUnknown, Indexer
+from runtime.context import background
+from runtime.metrics.reconcile import ReconcileMetrics
+from runtime.shutdown import ShutdownBudget
 from tests.helpers import wait_for
 from workqueue import FakeClock, RateLimitingQueue, sample_controller_rate_limiter
 
@@ -146,7 +147,7 @@ class Fixture:
         )
 
     def sync(self, key="default/test"):
-        self.controller.sync_handler(key)
+        self.controller.sync_handler(background(), key)
         return self.sync_actions()
 
     def sync_actions(self):
@@ -867,7 +868,7 @@ def test_a_foo_event_handled_while_our_status_write_is_in_flight(delivered, enqu
     assert drain(f.queue) == enqueued
 
 
-# -- one thread per key, from get to done (controller.worker) ---------------------------------
+# -- one thread per key, from get to done (runtime.worker) ---------------------------------
 
 
 def test_a_key_is_held_from_get_to_done_while_its_sync_writes():

@@ -1,4 +1,4 @@
-"""controller.health: probe semantics, metrics exposition, bind addresses."""
+"""runtime.healthz: probe semantics, metrics exposition, bind addresses."""
 
 import threading
 import urllib.error
@@ -7,7 +7,7 @@ import urllib.request
 import pytest
 from prometheus_client import CollectorRegistry, Counter
 
-from controller.health import Checks, EndpointServer, parse_bind_address
+from runtime.healthz import Checks, EndpointServer, parse_bind_address
 
 
 def get(server, path):

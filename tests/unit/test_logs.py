@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from controller.logs import configure_logging, redact
+from runtime.log import configure_logging, redact
 
 
 @pytest.fixture
@@ -141,7 +141,7 @@ def test_a_field_named_like_a_word_containing_token_is_kept(capture):
 )
 def test_strings_written_without_redaction_could_not_have_been_redacted(plain):
     """The fast path skips redact() for plain strings: it must be exactly a no-op for them."""
-    from controller.logs import _is_plain
+    from runtime.log import _is_plain
 
     assert _is_plain(plain)
     assert redact(plain) == plain
@@ -192,7 +192,7 @@ def test_a_record_filtered_out_by_level_costs_no_formatting(capture, fmt):
 def test_the_prefilter_lets_every_secret_reach_the_patterns(text):
     """``redact`` skips its substitutions when the prefilter finds none of the words every
     secret pattern needs: the result must be what the three substitutions give."""
-    from controller.logs import _MAYBE_SECRET, _SECRETS
+    from runtime.log import _MAYBE_SECRET, _SECRETS
 
     expected = text
     for pattern, replacement in _SECRETS:

@@ -1,4 +1,4 @@
-"""controller.metricsserver against a small fake API server: the answers (401, 403, 200, 500),
+"""runtime.metrics.server against a small fake API server: the answers (401, 403, 200, 500),
 the review caches' TTLs on an injected clock, the certificate watcher, HTTP/2 off, and no
 token or review answer in the logs.
 
@@ -32,9 +32,9 @@ from kubernetes import client
 from prometheus_client import CollectorRegistry, Counter
 
 from client.rest import RESTClient
-from controller.logs import configure_logging
-from controller.manager import Manager
-from controller.metricsserver import (
+from runtime.log import configure_logging
+from runtime.manager import Manager
+from runtime.metrics.server import (
     SUBJECT_ACCESS_REVIEWS,
     TOKEN_REVIEWS,
     AuthFilter,
@@ -49,8 +49,8 @@ from controller.metricsserver import (
     self_signed_certificate,
     server_context,
 )
-from controller.options import Options
-from controller.selfsigned import generate
+from runtime.options import Options
+from runtime.selfsigned import generate
 from tests.helpers import wait_for
 from workqueue.clock import FakeClock
 
@@ -371,7 +371,7 @@ def test_the_self_signed_certificate_is_for_localhost_and_127_0_0_1(pair, serve)
 def test_the_controller_does_not_load_cryptography_to_make_it():
     # the child process made it; the library stays out of the long-running process
     probe = (
-        "import sys; from controller.metricsserver import self_signed_certificate, "
+        "import sys; from runtime.metrics.server import self_signed_certificate, "
         "server_context; server_context(*self_signed_certificate()); "
         "print('cryptography' in sys.modules)"
     )

@@ -86,7 +86,7 @@ def test_the_plain_import_loads_the_heavy_modules():
 
 # What ``python -m controller`` keeps out besides: standard modules that urllib3 and the
 # official client import for names they never or rarely use (client/official.py), prometheus_client
-# while no /metrics is served (controller.manager.Metrics), and http.server until an endpoint is.
+# while no /metrics is served (runtime.manager.Metrics), and http.server until an endpoint is.
 UNUSED_AT_START = (
     "importlib.metadata",
     "multiprocessing",
@@ -107,8 +107,8 @@ def test_the_controllers_start_up_path_imports_none_of_the_heavy_modules(tmp_pat
         print(main(["--kubeconfig", {kubeconfig!r}]))
         {PRINT_HEAVY}
         print(json.dumps([m for m in {UNUSED_AT_START!r} if m in sys.modules]))
-        from controller.cli import parse_options
-        from controller.manager import Manager, connect
+        from runtime.flags import parse_options
+        from runtime.manager import Manager, connect
         options = parse_options(["--kubeconfig", {kubeconfig!r}])
         print(Manager(options, connect(options)[0]).registry)
         """
@@ -151,8 +151,8 @@ def test_metrics_served_are_collected_into_the_global_registry(tmp_path):
     [same] = run_fresh(
         f"""
         from prometheus_client import REGISTRY
-        from controller.cli import parse_options
-        from controller.manager import Manager, connect
+        from runtime.flags import parse_options
+        from runtime.manager import Manager, connect
         options = parse_options(["--kubeconfig", {kubeconfig!r},
                                  "--metrics-bind-address", "127.0.0.1:0"])
         print(Manager(options, connect(options)[0]).registry is REGISTRY)

@@ -1,4 +1,4 @@
-"""controller.manager.Manager: what /healthz and /readyz conclude from the controller's state."""
+"""runtime.manager.Manager: what /healthz and /readyz conclude from the controller's state."""
 
 import dataclasses
 import socket
@@ -7,8 +7,8 @@ import threading
 import pytest
 from prometheus_client import CollectorRegistry
 
-from controller.manager import STUCK_SYNC_SECONDS, Components, Manager
-from controller.options import Options
+from runtime.manager import STUCK_SYNC_SECONDS, Manager
+from runtime.options import Options
 
 
 class FakeController:
@@ -38,8 +38,9 @@ def manager():
 
 
 def running(m, controller):
-    """The manager as run() leaves it: informers (unused by the probes) and the controller."""
-    m.components = Components(foo_informer=None, deployment_informer=None, controller=controller)
+    """The manager as run_runnables leaves it: the controller added and running."""
+    m._runnables = [controller]
+    m.running.set()
 
 
 def probe(checks):

@@ -1,4 +1,4 @@
-"""controller.manager.run_process: the process ends within its shutdown budget, whatever hangs.
+"""runtime.manager.run_process: the process ends within its shutdown budget, whatever hangs.
 
 The manager's own steps keep to the budget (tests/integration/test_shutdown.py); this covers
 the last resort: a manager that does not return (a request to a server that never answers, in
@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from controller import manager
-from controller.options import Options
-from controller.shutdown import EXIT_MARGIN
+from runtime import manager
+from runtime.options import Options
+from runtime.shutdown import EXIT_MARGIN
 
 
 class FakeManager:
@@ -40,8 +40,8 @@ def process(monkeypatch):
     handlers = {}
     monkeypatch.setattr(manager, "configure_logging", lambda *a, **k: None)
     monkeypatch.setattr(manager, "tune_gc", lambda: None)
-    monkeypatch.setattr(manager, "connect", lambda options: (None, "fake"))
-    monkeypatch.setattr(manager, "check_api", lambda rest, host: None)
+    monkeypatch.setattr(manager, "connect", lambda options, agent: (None, "fake"))
+    monkeypatch.setattr(manager, "check_api", lambda rest, host, gvr, hint="": None)
     monkeypatch.setattr(manager, "Manager", FakeManager)
     monkeypatch.setattr(
         manager,
@@ -57,7 +57,7 @@ def process(monkeypatch):
 
         threading.Thread(target=sigterm, daemon=True).start()
         start = time.monotonic()
-        code = manager.run_process(Options(graceful_shutdown_timeout=timeout))
+        code = manager.run_process(Options(graceful_shutdown_timeout=timeout), lambda m: None)
         return code, time.monotonic() - start - signal_after
 
     yield run
@@ -71,7 +71,7 @@ def test_a_clean_stop_exits_0_at_once(process):
 
 def test_a_hung_shutdown_still_ends_within_the_budget_and_half_the_margin(process, caplog):
     FakeManager.hang = True
-    with caplog.at_level("ERROR", logger="controller"):
+    with caplog.at_level("ERROR", logger="runtime.manager"):
         code, took = process(timeout=0.6)
     assert code == 1
     assert 0.6 + EXIT_MARGIN / 2 - 0.1 <= took < 0.6 + EXIT_MARGIN, took

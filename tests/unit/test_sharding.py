@@ -1,4 +1,4 @@
-"""controller.sharding's pure parts and its gate, scope and member rules, without a server.
+"""runtime.sharding's pure parts and its gate, scope and member rules, without a server.
 
 What is asserted: a bucket is the slice of the hash space client.shard.bucket_range says; the
 rendezvous assignment is the same on every replica and moves about 1/N of the buckets when one
@@ -16,7 +16,9 @@ import uuid
 import pytest
 
 from client.shard import ShardRange, bucket_range, fnv1a64, matches
-from controller.sharding.assignment import (
+from informer.shared_informer import SharedIndexInformer
+from informer.testing import FakeListWatch
+from runtime.sharding.assignment import (
     assign,
     bucket_of,
     bucket_of_uid,
@@ -25,17 +27,15 @@ from controller.sharding.assignment import (
     owner_of,
     ranges_of,
 )
-from controller.sharding.gate import EVERY_FOO, ActingGate
-from controller.sharding.membership import (
+from runtime.sharding.gate import EVERY_OBJECT, ActingGate
+from runtime.sharding.membership import (
     BUCKET_COUNT_ANNOTATION,
     BUCKET_LABEL,
     BUCKETS_ANNOTATION,
     MemberTracker,
     seen_at_or_after,
 )
-from controller.sharding.scope import Scope, ScopedListWatch, deployment_selector
-from informer.shared_informer import SharedIndexInformer
-from informer.testing import FakeListWatch
+from runtime.sharding.scope import Scope, ScopedListWatch, owned_selector
 from tests.helpers import wait_for
 
 UIDS = [str(uuid.UUID(int=i * 7919 + 1, version=4)) for i in range(2000)]
@@ -173,16 +173,16 @@ def test_a_members_bucket_count_and_an_unreadable_claim_are_read_safely():
 
 
 def test_without_sharding_every_foo_is_synced_and_no_label_is_added():
-    with EVERY_FOO.acting_on(foo_with(UIDS[0])) as acting:
+    with EVERY_OBJECT.acting_on(foo_with(UIDS[0])) as acting:
         assert acting
-    assert EVERY_FOO.deployment_labels(foo_with(UIDS[0])) == {}
+    assert EVERY_OBJECT.owned_labels(foo_with(UIDS[0])) == {}
 
 
 def test_the_gate_lets_only_the_buckets_acted_on_through_and_holds_them_while_syncing():
     gate = ActingGate(16)
     mine = foo_with(UIDS[0])
     b = bucket_of(mine, 16)
-    assert gate.deployment_labels(mine) == {BUCKET_LABEL: str(b)}
+    assert gate.owned_labels(mine) == {BUCKET_LABEL: str(b)}
     with gate.acting_on(mine) as acting:
         assert not acting
     gate.start(frozenset({b}))
@@ -213,8 +213,8 @@ def test_the_gate_lets_only_the_buckets_acted_on_through_and_holds_them_while_sy
 
 
 def test_the_deployment_selector_is_set_based_and_selects_nothing_when_empty():
-    assert deployment_selector(frozenset({3, 1})) == f"{BUCKET_LABEL} in (1,3)"
-    assert deployment_selector(frozenset()) == f"{BUCKET_LABEL} in (none)"
+    assert owned_selector(frozenset({3, 1})) == f"{BUCKET_LABEL} in (1,3)"
+    assert owned_selector(frozenset()) == f"{BUCKET_LABEL} in (none)"
 
 
 def test_foos_are_narrowed_by_shard_selector_and_foreign_ones_dropped_without_the_gate():
@@ -222,7 +222,7 @@ def test_foos_are_narrowed_by_shard_selector_and_foreign_ones_dropped_without_th
     scope = Scope(4)
     scope.set(frozenset({0, 1}))
     dropped = []
-    scoped = ScopedListWatch(source, scope, "foos", on_dropped=dropped.append)
+    scoped = ScopedListWatch(source, scope, primary=True, on_dropped=dropped.append)
     listed = scoped.list({"resourceVersion": "0"})
     assert source.list_calls[-1]["shardSelector"] == (
         "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')"
@@ -243,7 +243,7 @@ def test_deployments_are_narrowed_by_the_bucket_label():
     source = FakeListWatch(kind="Deployment", api_version="apps/v1")
     scope = Scope(64)
     scope.set(frozenset({7}))
-    scoped = ScopedListWatch(source, scope, "deployments")
+    scoped = ScopedListWatch(source, scope, primary=False)
     scoped.list({})
     assert source.list_calls[-1]["labelSelector"] == f"{BUCKET_LABEL} in (7)"
 
@@ -252,7 +252,7 @@ def test_a_rescope_relists_and_the_cache_follows_the_scope():
     source = FakeListWatch([foo_with(u, f"f{i}") for i, u in enumerate(UIDS[:60])])
     scope = Scope(4)
     scope.set(frozenset({0}))
-    scoped = ScopedListWatch(source, scope, "foos")
+    scoped = ScopedListWatch(source, scope, primary=True)
     informer = SharedIndexInformer(scoped, use_watch_list=False, name="foos")
     stop = threading.Event()
     t = threading.Thread(target=informer.run, args=(stop,), daemon=True)
@@ -285,8 +285,8 @@ def test_our_claim_counts_as_seen_once_the_cache_holds_that_write_or_a_later_one
 def test_every_request_names_the_replica_in_its_user_agent(monkeypatch):
     import socket
 
-    from controller.manager import USER_AGENT, identity_of, user_agent
-    from controller.options import Options
+    from runtime.manager import USER_AGENT, identity_of, user_agent
+    from runtime.options import Options
 
     assert user_agent(Options(identity="pod-1")) == f"{USER_AGENT} (pod-1)"
     # without --identity: the hostname (a pod's name), lowercased so that it names a Lease

@@ -1,10 +1,10 @@
-"""controller.shutdown: one deadline for the drain, the Event flush and the Lease release."""
+"""runtime.shutdown: one deadline for the drain, the Event flush and the Lease release."""
 
 from __future__ import annotations
 
 import pytest
 
-from controller.shutdown import EXIT_MARGIN, RESERVE_MAX, ShutdownBudget
+from runtime.shutdown import EXIT_MARGIN, RESERVE_MAX, ShutdownBudget
 
 
 class Clock:

@@ -1,4 +1,4 @@
-"""controller.worker.Workers: a key is finished by the Result its reconcile returned.
+"""runtime.worker.Workers: a key is finished by the Result its reconcile returned.
 
 The Foo controller's own cases (a 409 is a requeue, an error is retried with backoff, the drain
 deadline) are in test_foo_controller.py; these cover the loop on its own, with a reconcile
@@ -13,9 +13,10 @@ import threading
 import pytest
 from prometheus_client import CollectorRegistry
 
-from controller.metrics import ReconcileMetrics
-from controller.shutdown import ShutdownBudget
-from controller.worker import AbandonedError, Result, Workers
+from runtime.context import Context
+from runtime.metrics.reconcile import ReconcileMetrics
+from runtime.shutdown import ShutdownBudget
+from runtime.worker import AbandonedError, Result, Workers
 from tests.helpers import wait_for
 from workqueue import FakeClock, RateLimitingQueue, sample_controller_rate_limiter
 
@@ -46,7 +47,7 @@ def count(w, result):
     ],
 )
 def test_the_result_decides_forget_or_backoff(result, label, requeues):
-    w, queue, _ = workers(lambda key: result)
+    w, queue, _ = workers(lambda ctx, key: result)
     queue.add("k")
     assert w.process_next_work_item()
     assert count(w, label) == 1
@@ -57,7 +58,7 @@ def test_the_result_decides_forget_or_backoff(result, label, requeues):
 
 def test_requeue_after_forgets_the_failures_and_comes_back_after_the_delay():
     results = iter([Result(error=RuntimeError("boom")), Result(requeue_after=30.0)])
-    w, queue, clock = workers(lambda key: next(results))
+    w, queue, clock = workers(lambda ctx, key: next(results))
     queue.add("k")
     assert w.process_next_work_item()
     assert queue.num_requeues("k") == 1
@@ -75,7 +76,7 @@ def test_requeue_after_forgets_the_failures_and_comes_back_after_the_delay():
 def test_a_reconcile_that_raises_is_an_error_and_the_worker_lives_on():
     calls = []
 
-    def reconcile(key):
+    def reconcile(ctx, key):
         calls.append(key)
         if key == "bad":
             raise RuntimeError("boom")
@@ -92,7 +93,7 @@ def test_a_reconcile_that_raises_is_an_error_and_the_worker_lives_on():
 
 
 def test_an_abandoned_sync_stops_its_worker_without_a_retry():
-    w, queue, _ = workers(lambda key: Result(error=AbandonedError("status write")))
+    w, queue, _ = workers(lambda ctx, key: Result(error=AbandonedError("status write")))
     queue.add("k")
     assert not w.process_next_work_item()
     assert queue.num_requeues("k") == 0 and count(w, "error") == 0
@@ -103,7 +104,7 @@ def test_run_drains_what_is_in_flight_and_queued_before_it_returns():
     gate = threading.Event()
     done = []
 
-    def reconcile(key):
+    def reconcile(ctx, key):
         gate.wait(5)
         done.append(key)
         return Result()
@@ -125,16 +126,16 @@ def test_run_drains_what_is_in_flight_and_queued_before_it_returns():
 
 
 def test_writes_are_refused_once_the_drain_deadline_has_passed():
-    w, queue, _ = workers(lambda key: Result())
+    w, queue, _ = workers(lambda ctx, key: Result())
     budget = ShutdownBudget(0.0)
-    w._budget = budget
-    assert w.time_for_write("PUT /x", 60.0) == 60.0  # not stopping: the full timeout
+    w.ctx = Context(budget, w._abandoned)
+    assert w.ctx.timeout("PUT /x", 60.0) == 60.0  # not stopping: the full timeout
     budget.begin()
-    assert w.past_drain_deadline()
+    assert w.ctx.done()
     with pytest.raises(AbandonedError):
-        w.time_for_write("PUT /x", 60.0)
-    with pytest.raises(AbandonedError), w.before_deadline("event"):
-        pass
+        w.ctx.timeout("PUT /x", 60.0)
+    with pytest.raises(AbandonedError):
+        w.ctx.err("event")
     queue.add("k")
     assert not w.process_next_work_item()  # no key starts past it
     assert len(queue) == 1 and count(w, "success") == 0  # left queued, never synced

@@ -1,6 +1,6 @@
 """The ring's members: this replica's own Lease, and everyone's as the Lease watch shows them.
 
-No client-go twin (see ``controller.sharding``); the Lease rules are leader election's
+No client-go twin (see ``runtime.sharding``); the Lease rules are leader election's
 (``tools.leaderelection``), applied to one Lease per replica instead of one per process group:
 
 - each replica holds a Lease named after its identity, labelled with its ring, and renews it
@@ -26,7 +26,7 @@ from typing import Any
 from client.errors import APIError, is_conflict, is_not_found
 from client.objects import Object
 from client.rest import Interface, resource_path
-from controller.sharding.assignment import BUCKET_LABEL, PREFIX, decode_buckets, encode_buckets
+from runtime.sharding.assignment import BUCKET_LABEL, PREFIX, decode_buckets, encode_buckets
 from tools.leaderelection.resourcelock import micro_time
 
 __all__ = [
@@ -42,7 +42,7 @@ __all__ = [
     "seen_at_or_after",
 ]
 
-log = logging.getLogger("controller.sharding")
+log = logging.getLogger("runtime.sharding")
 
 # on each member Lease: the ring it belongs to (the Lease watch selects on it)
 RING_LABEL = PREFIX + "ring"

@@ -44,7 +44,7 @@ HMAC of it, so the cache does not hold it either), not the Authorization header 
 request log is off), not the reviews' answers (user groups and extra, the authorizer's reason).
 A denial is logged at debug with the user's name only, which the 403 body carries anyway.
 
-The certificates, from files (watched) or self-signed, are ``controller.certificates``'.
+The certificates, from files (watched) or self-signed, are ``runtime.certwatcher``'.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ from urllib.parse import urlsplit
 
 from client.errors import APIError, TransportError
 from client.rest import Interface
-from controller.certificates import (
+from runtime.certwatcher import (
     CertificateError,
     CertificateSource,
     CertWatcher,
@@ -76,7 +76,7 @@ from controller.certificates import (
     self_signed_certificate,
     server_context,
 )
-from controller.options import Options
+from runtime.options import Options
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
@@ -107,7 +107,7 @@ __all__ = [
     "server_context",
 ]
 
-log = logging.getLogger("controller.metrics")
+log = logging.getLogger("runtime.metrics.reconcile")
 
 METRICS_PATH = "/metrics"
 TOKEN_REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"

@@ -1,4 +1,4 @@
-"""The command line: sample-controller's flags, checked, and turned into ``Options``.
+"""The process flags every controller's main shares, checked, and turned into ``Options``.
 
 sample-controller twin: the ``flag`` definitions of main.go (``-kubeconfig``, ``-master``),
 with controller-runtime's and component-base's flags beside them (``--metrics-bind-address``,
@@ -20,6 +20,10 @@ its certificate is a wrong flag, found before anything starts (kubebuilder's sca
 after setting up; here it is the flag's one line and 2). Whether the kubeconfig exists or the
 server answers is not a flag's syntax: the manager reports those at start-up (exit status 1),
 as sample-controller does.
+
+A controller's main calls ``build_parser`` with its name, adds its own flags to the parser, and
+parses with ``parse_options`` into its own subclass of ``Options`` (``controller.main`` adds
+``--foo-selector``; ``examples.bar`` adds nothing).
 """
 
 from __future__ import annotations
@@ -33,13 +37,15 @@ from typing import NoReturn, TypeVar
 
 from client.features import parse_bool
 from client.labels import SelectorParseError, parse_selector
-from controller.durations import format_duration, parse_duration
-from controller.options import BindAddress, Options, parse_bind_address
+from runtime.durations import format_duration, parse_duration
+from runtime.options import BindAddress, Options, parse_bind_address
 from tools.leaderelection.leaderelection import JITTER_FACTOR
 
 __all__ = ["build_parser", "options_from_args", "parse_options"]
 
 PROG = "sample-controller"
+# this project's version, what --version prints
+VERSION = "0.1.0"
 
 T = TypeVar("T")
 
@@ -168,13 +174,15 @@ not_negative_duration = _checked(duration, lambda v: v >= 0, "not be negative")
 positive_duration = _checked(duration, lambda v: v > 0, "be greater than zero")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Every flag with its default and help; the values are checked one by one here, the
-    combinations in ``parse_options``."""
-    p = _Parser(
-        prog=PROG,
-        description="Keeps a Deployment for every Foo (samplecontroller.k8s.io/v1alpha1).",
-    )
+def build_parser(
+    prog: str = PROG,
+    description: str = "Keeps a Deployment for every Foo (samplecontroller.k8s.io/v1alpha1).",
+    version: str = VERSION,
+) -> argparse.ArgumentParser:
+    """Every process flag with its default and help; the values are checked one by one here,
+    the combinations in ``parse_options``. ``prog`` also names the default Lease and ring."""
+    p = _Parser(prog=prog, description=description)
+    p.add_argument("--version", action="version", version=f"{prog} {version}")
     p.add_argument(
         "--kubeconfig",
         "-kubeconfig",
@@ -192,21 +200,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--namespace",
         default="",
         type=dns_label,
-        help="Only watch Foos and Deployments in this namespace (default: all).",
-    )
-    p.add_argument(
-        "--foo-selector",
-        default="",
-        type=selector,
-        help="Label selector for the Foos this instance handles, to shard Foos "
-        "across several controllers (e.g. 'shard=a').",
+        help="Only watch objects in this namespace (default: all).",
     )
     p.add_argument(
         "--workers",
         type=at_least_one,
         default=2,
-        help="Worker threads (default 2): Foos synced at once, each by one thread from start to "
-        "end; more for a slow API server (sample-controller's controller.Run(ctx, 2)).",
+        help="Worker threads per controller (default 2): objects synced at once, each by one "
+        "thread from start to end; more for a slow API server (sample-controller's "
+        "controller.Run(ctx, 2), controller-runtime's MaxConcurrentReconciles).",
     )
     p.add_argument(
         "--resync-period",
@@ -325,8 +327,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--leader-elect-lease-name",
         type=dns_subdomain,
-        default="sample-controller",
-        help="Name of the Lease (default sample-controller).",
+        default=prog,
+        help=f"Name of the Lease (default {prog}).",
     )
     p.add_argument(
         "--leader-elect-namespace",
@@ -358,20 +360,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--sharding",
         action="store_true",
-        help="Share the Foos among all replicas, each holding a Lease of its own "
+        help="Share the objects among all replicas, each holding a Lease of its own "
         "(timings and namespace: the --leader-elect-* flags); not with --leader-elect.",
     )
     p.add_argument(
         "--sharding-ring",
         type=dns_label,
-        default="sample-controller",
-        help="The ring of replicas that share the Foos (default sample-controller).",
+        default=prog,
+        help=f"The ring of replicas that share the objects (default {prog}).",
     )
     p.add_argument(
         "--sharding-buckets",
         type=power_of_two,
         default=64,
-        help="Buckets the Foos are hashed into, a power of two; the same on every "
+        help="Buckets the objects are hashed into, a power of two; the same on every "
         "replica of a ring (default 64).",
     )
     p.add_argument(
@@ -381,7 +383,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="This replica's name: its Lease with --sharding, and in the User-Agent of "
         "every request (default: the hostname).",
     )
-    p.add_argument("--log-format", choices=("text", "json"), default="text")
+    p.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help='text: klog-style lines (I1203 12:00:00.000000 ... "msg" key=value); json: one '
+        "JSON object per line, for a log collector (default text).",
+    )
     p.add_argument(
         "--trace",
         action="store_true",
@@ -446,7 +454,7 @@ def combination_errors(options: Options) -> list[str]:
             )
         else:
             # imported only when there is a certificate to check
-            from controller.certificates import certificate_error
+            from runtime.certwatcher import certificate_error
 
             problem = certificate_error(
                 o.metrics_cert_path, o.metrics_cert_name, o.metrics_cert_key
@@ -469,16 +477,24 @@ def _render(address: BindAddress) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def options_from_args(args: argparse.Namespace) -> Options:
-    """The typed ``Options`` of parsed flags (each flag's ``dest`` is the field's name)."""
-    return Options(**{f.name: getattr(args, f.name) for f in fields(Options)})
+OptionsT = TypeVar("OptionsT", bound=Options)
 
 
-def parse_options(argv: Sequence[str] | None = None) -> Options:
-    """Parse and check ``argv`` (default ``sys.argv[1:]``); on any invalid value or
-    combination, print one line and exit with status 2 (``SystemExit``), as argparse does."""
-    parser = build_parser()
-    options = options_from_args(parser.parse_args(argv))
+def options_from_args(args: argparse.Namespace, cls: type[OptionsT] = Options) -> OptionsT:  # type: ignore[assignment]
+    """The typed options of parsed flags (each flag's ``dest`` is the field's name)."""
+    return cls(**{f.name: getattr(args, f.name) for f in fields(cls)})
+
+
+def parse_options(
+    argv: Sequence[str] | None = None,
+    parser: argparse.ArgumentParser | None = None,
+    cls: type[OptionsT] = Options,  # type: ignore[assignment]
+) -> OptionsT:
+    """Parse and check ``argv`` (default ``sys.argv[1:]``) with ``parser`` (default: the
+    process flags alone) into ``cls``; on any invalid value or combination, print one line and
+    exit with status 2 (``SystemExit``), as argparse does."""
+    parser = parser if parser is not None else build_parser()
+    options = options_from_args(parser.parse_args(argv), cls)
     errors = combination_errors(options)
     if errors:
         parser.error(errors[0])  # one line; the next one shows once this one is fixed

@@ -1,6 +1,6 @@
 """The sharder: one loop per replica that keeps its Lease, its buckets and its informers in step.
 
-No client-go twin (see ``controller.sharding``). Every retry period, and whenever a member Lease
+No client-go twin (see ``runtime.sharding``). Every retry period, and whenever a member Lease
 changes, it:
 
 1. renews its own Lease (``membership.OwnLease``), and stops acting on everything when it could
@@ -32,18 +32,6 @@ from typing import Any
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge
 
 from client.rest import Interface
-from controller.sharding.assignment import assign, encode_buckets
-from controller.sharding.gate import ActingGate
-from controller.sharding.membership import (
-    LEASE_GVR,
-    RING_LABEL,
-    Member,
-    MemberTracker,
-    OwnLease,
-    seen_at_or_after,
-)
-from controller.sharding.scope import Scope, ScopedListWatch
-from controller.trace import TRACE_LOGGER
 from informer.factory import SharedInformerFactory
 from informer.listwatch import ListerWatcher, ListWatch
 from informer.shared_informer import (
@@ -51,10 +39,22 @@ from informer.shared_informer import (
     SharedIndexInformer,
     wait_for_cache_sync,
 )
+from runtime.sharding.assignment import assign, encode_buckets
+from runtime.sharding.gate import ActingGate
+from runtime.sharding.membership import (
+    LEASE_GVR,
+    RING_LABEL,
+    Member,
+    MemberTracker,
+    OwnLease,
+    seen_at_or_after,
+)
+from runtime.sharding.scope import Scope, ScopedListWatch
+from runtime.trace import TRACE_LOGGER
 
 __all__ = ["ShardingMetrics", "Sharder"]
 
-log = logging.getLogger("controller.sharding")
+log = logging.getLogger("runtime.sharding")
 trace = logging.getLogger(TRACE_LOGGER)
 
 
@@ -94,17 +94,18 @@ class ShardingMetrics:
         self.reassignments.labels(ring)
         self.handovers.labels(ring, "in")
         self.handovers.labels(ring, "out")
-        self.dropped.labels("foos")
+        # (the dropped counter's series is made with the primary informer: wrap_primary)
 
 
 class Sharder:
     """The replica's membership, assignment, handovers and informer scopes (no client-go twin:
     see the module docstring).
 
-    Wiring (``controller.manager.run``): build it, give the Foo and Deployment informers its
-    ``wrap_foos`` / ``wrap_deployments``, give the controller its ``gate``, ``attach`` the
-    informers and the enqueue function, ``start`` it and ``wait_ready`` before starting the
-    informers; after the controller has drained, ``release``.
+    Wiring (``runtime.manager.Manager``): build it, wrap the controller's own kind's informer
+    with ``wrap_primary`` and its owned kinds' with ``wrap_owned``, give the controller its
+    ``gate``, ``attach`` the informers and the enqueue function, ``start`` it and
+    ``wait_ready`` before starting the informers; after the controllers have drained,
+    ``release``.
     """
 
     def __init__(
@@ -140,8 +141,9 @@ class Sharder:
         )
         self.tracker = MemberTracker(clock)
         self.gate = ActingGate(bucket_count)
-        self.foo_scope = Scope(bucket_count)
-        self.deployment_scope = Scope(bucket_count)
+        # the controller's own kind (a shardSelector), and the kinds it owns (the bucket label)
+        self.primary_scope = Scope(bucket_count)
+        self.owned_scope = Scope(bucket_count)
         self._scoped: list[ScopedListWatch] = []
         self._informers: list[SharedIndexInformer] = []
         self._enqueue: Callable[[frozenset[int]], None] = lambda buckets: None
@@ -181,26 +183,31 @@ class Sharder:
 
     # -- wiring -------------------------------------------------------------------------------
 
-    def wrap_foos(self, inner: ListWatch) -> ListerWatcher:
+    def wrap_primary(self, inner: ListWatch) -> ListerWatcher:
+        """The controller's own kind (the Foos), narrowed by ``shardSelector``."""
+        # the series exists at 0 from the start, as for every other sharding metric
+        dropped = self.metrics.dropped.labels(inner.resource)
         scoped = ScopedListWatch(
             inner,
-            self.foo_scope,
-            "foos",
-            on_dropped=self.metrics.dropped.labels("foos").inc,
+            self.primary_scope,
+            primary=True,
+            on_dropped=dropped.inc,
             on_listed=self.wake,
         )
         self._scoped.append(scoped)
         return scoped
 
-    def wrap_deployments(self, inner: ListWatch) -> ListerWatcher:
-        scoped = ScopedListWatch(inner, self.deployment_scope, "deployments", on_listed=self.wake)
+    def wrap_owned(self, inner: ListWatch) -> ListerWatcher:
+        """A kind the controller makes for its objects (the Deployments), by bucket label."""
+        scoped = ScopedListWatch(inner, self.owned_scope, primary=False, on_listed=self.wake)
         self._scoped.append(scoped)
         return scoped
 
     def attach(
         self, informers: list[SharedIndexInformer], enqueue: Callable[[frozenset[int]], None]
     ) -> None:
-        """The informers to relist on a re-scope, and how to enqueue every Foo of buckets."""
+        """The informers to relist on a re-scope, and how to enqueue every object of buckets
+        taken over."""
         self._informers = list(informers)
         self._enqueue = enqueue
 
@@ -425,8 +432,8 @@ class Sharder:
 
     def _rescope(self, buckets: frozenset[int]) -> None:
         changed = [
-            self.foo_scope.set(buckets),
-            self.deployment_scope.set(buckets),
+            self.primary_scope.set(buckets),
+            self.owned_scope.set(buckets),
         ]
         if any(changed):
             log.info("informers re-scoped", extra={"buckets": encode_buckets(buckets)})

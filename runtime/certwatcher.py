@@ -5,11 +5,11 @@ controller-runtime twins: ``pkg/certwatcher`` (``CertWatcher``: the files of
 on, without a restart) and the self-signed certificate ``pkg/metrics/server`` makes at start-up
 when no certificate is given (what matters is that the traffic is encrypted).
 
-Apart from ``controller.metricsserver`` so that the CLI can check the certificate flags (one
+Apart from ``runtime.metrics.server`` so that the CLI can check the certificate flags (one
 line and exit 2) without importing the server, and so that a process that serves no /metrics
 loads neither.
 
-The self-signed certificate is made by ``controller.selfsigned`` with ``cryptography``, in a
+The self-signed certificate is made by ``runtime.selfsigned`` with ``cryptography``, in a
 child process so that the controller does not keep the library in memory. The standard library
 can load a certificate but cannot make one, and the ``openssl`` command-line tool is not in
 every image.
@@ -36,7 +36,7 @@ __all__ = [
     "server_context",
 ]
 
-log = logging.getLogger("controller.metrics")
+log = logging.getLogger("runtime.metrics.reconcile")
 
 # certwatcher's defaultWatchInterval.
 CERT_WATCH_INTERVAL = 10.0
@@ -126,14 +126,14 @@ class StaticCertificate:
 
 def self_signed_certificate() -> tuple[bytes, bytes]:
     """A self-signed certificate and key (PEM) for localhost and 127.0.0.1, made by
-    ``controller.selfsigned`` in a child process: importing ``cryptography`` and making the key
+    ``runtime.selfsigned`` in a child process: importing ``cryptography`` and making the key
     costs 12 MB of resident memory that the controller would otherwise carry for its whole
     life, for a few milliseconds of work at start-up. Raises ``CertificateError``."""
     import subprocess
 
     try:
         child = subprocess.run(
-            [sys.executable, "-m", "controller.selfsigned"],
+            [sys.executable, "-m", "runtime.selfsigned"],
             capture_output=True,
             timeout=60,
             check=False,

@@ -21,11 +21,12 @@ sample-controller's ``controller.Run(ctx, 2)``, controller-runtime's
 
 What ours adds (no Go twin: a Go process ends its goroutines by exiting, a Python thread
 cannot be stopped from outside): a graceful-shutdown drain within a deadline
-(``controller.shutdown.ShutdownBudget``). On stop the queue refuses new keys and the workers
+(``runtime.shutdown.ShutdownBudget``). On stop the queue refuses new keys and the workers
 finish what is queued and in flight. Past the drain deadline no key starts, and a sync still
-in flight is abandoned at its next write: the reconcile asks ``before_deadline`` (or
-``time_for_write``) before each one, and gets ``AbandonedError``. The workers keep the keys in
-flight, for the shutdown's log and for the liveness probe's wedge detector.
+in flight is abandoned at its next write: the reconcile is handed a ``runtime.context.Context``,
+as a Go reconcile is handed ``ctx``, and asks it before each write (``AbandonedError`` once the
+deadline has passed). The workers keep the keys in flight, for the shutdown's log and for the
+liveness probe's wedge detector.
 """
 
 from __future__ import annotations
@@ -33,19 +34,23 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from controller.shutdown import ShutdownBudget
-from controller.trace import TRACE_LOGGER
+from client.errors import APIError
+from informer.interfaces import HandlerRegistration
+from informer.shared_informer import wait_for_cache_sync
+from runtime.context import AbandonedError, Context
+from runtime.shutdown import ShutdownBudget
+from runtime.trace import TRACE_LOGGER
+from runtime.writes import GoneError
 from workqueue import RateLimitingQueue
 
 if TYPE_CHECKING:
-    from controller.metrics import ReconcileMetrics
+    from runtime.metrics.reconcile import ReconcileMetrics
 
-__all__ = ["AbandonedError", "Reconciler", "Result", "Workers"]
+__all__ = ["AbandonedError", "Context", "Reconciler", "Result", "Workers", "result_of"]
 
 trace = logging.getLogger(TRACE_LOGGER)
 
@@ -65,13 +70,27 @@ class Result:
     cause: str = ""
 
 
-# The reconcile function: a key in, a Result out (controller-runtime's ``reconcile.Reconciler``).
-Reconciler = Callable[[str], Result]
+# The reconcile function: the context and a key in, a Result out (controller-runtime's
+# ``reconcile.Reconciler``). A key is ``"namespace/name"`` for sample-controller's way, a
+# ``runtime.reconcile.Request`` for controllers the Builder makes: anything the queue can hold.
+Reconciler = Callable[[Context, Any], Result]
 
 
-class AbandonedError(Exception):
-    """The shutdown budget's drain deadline has passed: the sync stops before its next write
-    (no client-go twin: a Go process ends its goroutines by exiting)."""
+def result_of(sync: Callable[[], object]) -> Result:
+    """Run a sync written sample-controller's way (it returns, or raises to be retried) and
+    read its ``Result``: a 409 Conflict or an object gone meanwhile (``GoneError``) is a
+    requeue, not an error (the cache was behind, and the event that catches it up enqueues
+    the key again; controller-runtime users return ``Requeue: true`` for it); any other
+    exception is an error, retried with backoff."""
+    try:
+        sync()
+    except (APIError, GoneError) as err:
+        if isinstance(err, GoneError) or err.code == 409:
+            return Result(requeue=True, cause=str(err))
+        return Result(error=err)
+    except Exception as err:
+        return Result(error=err)
+    return Result()
 
 
 class Workers:
@@ -91,6 +110,7 @@ class Workers:
         metrics: ReconcileMetrics | None = None,
     ) -> None:
         self.queue = queue
+        # called with (ctx, key) for every key taken off the queue
         self.reconcile = reconcile
         # threads are "<name>-worker-<n>"
         self.name = name
@@ -98,27 +118,46 @@ class Workers:
         # reconcile counters and durations; None in unit tests
         self.metrics = metrics
         # key -> monotonic start, while a worker syncs it
-        self._in_flight: dict[str, float] = {}
-        # Guards _in_flight and _abandoned: a key starts, or the drain deadline passes, first.
+        self._in_flight: dict[Hashable, float] = {}
+        # Guards _in_flight, so that a key starts and the drain deadline passes in one order.
         self._lock = threading.Lock()
         # the drain deadline has passed: start nothing, write nothing
-        self._abandoned = False
-        # set by run(): bounds the writes once stopping
-        self._budget: ShutdownBudget | None = None
+        self._abandoned = threading.Event()
+        # what every reconcile is handed; run() gives it the budget that bounds its writes
+        self.ctx = Context(None, self._abandoned)
         # started by run()
         self._threads: list[threading.Thread] = []
 
     # -- run: start, wait for the stop, drain ------------------------------------------------
 
-    def run(self, workers: int, stop: threading.Event, budget: ShutdownBudget) -> None:
-        """Run ``workers`` threads until ``stop`` is set, then drain within ``budget``.
+    def run(
+        self,
+        workers: int,
+        stop: threading.Event,
+        budget: ShutdownBudget,
+        synced: HandlerRegistration | None = None,
+        cache_sync_timeout: float | None = None,
+    ) -> None:
+        """Wait for ``synced`` (anything with ``has_synced()``: the caches the reconcile
+        reads), run ``workers`` threads until
+        ``stop`` is set, then drain within ``budget``.
 
-        On stop, the queue refuses new keys and the workers finish what is queued and in
-        flight, until the budget's drain deadline. Past it, no key is started, the syncs still
-        in flight are abandoned (they make no further write), and ``run`` returns without
-        waiting for them (the threads are daemons).
+        controller-runtime's ``Controller.Start`` waits for its sources' caches the same way,
+        up to ``CacheSyncTimeout`` (``cache_sync_timeout``; None: no limit): TimeoutError when
+        they do not sync in time, and nothing started when stopped first. On stop, the queue
+        refuses new keys and the workers finish what is queued and in flight, until the
+        budget's drain deadline. Past it, no key is started, the syncs still in flight are
+        abandoned (they make no further write), and ``run`` returns without waiting for them
+        (the threads are daemons).
         """
-        self._budget = budget
+        if synced is not None:
+            self.log.info("waiting for informer caches to sync")
+            if not wait_for_cache_sync(stop, synced, timeout=cache_sync_timeout):
+                self.queue.shut_down()
+                if stop.is_set():
+                    return
+                raise TimeoutError("failed to wait for caches to sync")
+        self.ctx = Context(budget, self._abandoned)
         self.log.info("starting workers", extra={"count": workers})
         # run_worker returns only once the queue has shut down and is empty: a sync's error is
         # its result, so (unlike Go's wait.Until) no restart loop is needed to survive one.
@@ -153,8 +192,8 @@ class Workers:
     def _abandon(self) -> list[str]:
         """Pass the drain deadline: no key starts from now on; returns the keys in flight."""
         with self._lock:
-            self._abandoned = True
-            return sorted(self._in_flight)
+            self._abandoned.set()
+            return sorted(str(key) for key in self._in_flight)
 
     # -- one worker ---------------------------------------------------------------------------
 
@@ -167,7 +206,7 @@ class Workers:
         """Take one key, reconcile it, and finish it by the result; False when the worker
         should stop (the queue has shut down, or the drain deadline has passed)."""
         # (checked again below: get() may block past it)
-        if self.past_drain_deadline():
+        if self.ctx.done():
             return False
         key, shutdown = self.queue.get()
         if shutdown:
@@ -177,7 +216,7 @@ class Workers:
         # no key starts (client-go's queue hands out queued keys until it is empty, so the
         # refusal is here, and the queue keeps client-go's contract).
         with self._lock:
-            refused = self._past_drain_deadline_locked()
+            refused = self.ctx.done()
             if not refused:
                 self._in_flight[key] = start
                 trace.info("dequeue", extra={"key": key})
@@ -187,7 +226,7 @@ class Workers:
             if refused:
                 return False
             try:
-                result = self.reconcile(key)
+                result = self.reconcile(self.ctx, key)
             except Exception as err:
                 # A reconcile should return its errors; one it raised is retried all the same
                 # (controller-runtime recovers a reconciler's panic), and no worker dies of it.
@@ -196,7 +235,7 @@ class Workers:
         finally:
             self.queue.done(key)
 
-    def _handle(self, key: str, start: float, result: Result) -> bool:
+    def _handle(self, key: Hashable, start: float, result: Result) -> bool:
         """Forget or requeue the key by its result (controller-runtime's reconcileHandler);
         False when the drain deadline has cut the sync (the worker should stop)."""
         # in flight until its sync ended, not until it is logged
@@ -204,7 +243,7 @@ class Workers:
             self._in_flight.pop(key, None)
         err = result.error
         if err is not None:
-            if isinstance(err, AbandonedError) or self.past_drain_deadline():
+            if isinstance(err, AbandonedError) or self.ctx.done():
                 # cut at the deadline (a write refused, or a request cut short): no retry
                 self.log.info(
                     "sync abandoned at the graceful shutdown deadline", extra={"key": key}
@@ -248,43 +287,6 @@ class Workers:
     def _observe(self, result: str, start: float) -> None:
         if self.metrics is not None:
             self.metrics.observe(result, time.monotonic() - start)
-
-    # -- the drain deadline, as the reconcile's writes see it --------------------------------
-
-    def past_drain_deadline(self) -> bool:
-        """The drain deadline has passed: by the clock already, before run() marks it."""
-        with self._lock:
-            return self._past_drain_deadline_locked()
-
-    def _past_drain_deadline_locked(self) -> bool:
-        if self._abandoned:
-            return True
-        budget = self._budget
-        return budget is not None and budget.started and budget.left(budget.drain_deadline) <= 0
-
-    @contextmanager
-    def before_deadline(self, what: str) -> Iterator[None]:
-        """Hold the drain deadline off while the block runs; AbandonedError if it has passed.
-
-        The reconcile announces each write (and records each Event) in such a block, so every
-        write the log announces was begun before the deadline's warning, and none after it.
-        """
-        with self._lock:
-            if self._past_drain_deadline_locked():
-                raise AbandonedError(what)
-            yield
-
-    def time_for_write(self, what: str, timeout: float) -> float:
-        """The timeout for a write about to be sent: ``timeout``, cut to the drain deadline
-        once stopping (a write begun before the stop is abandoned at its next one).
-        AbandonedError if the deadline has passed."""
-        with self._lock:
-            if self._past_drain_deadline_locked():
-                raise AbandonedError(what)
-        budget = self._budget
-        if budget is not None and budget.started:
-            return max(0.001, min(timeout, budget.left(budget.drain_deadline)))
-        return timeout
 
     # -- what the probes read -----------------------------------------------------------------
 

@@ -1,9 +1,9 @@
-"""``--trace``: the path of every change, one log line per step, on the ``controller.trace``
+"""``--trace``: the path of every change, one log line per step, on the ``runtime.trace``
 logger.
 
 No client-go twin: a learning aid (docs/walkthrough.md follows it line by line). The steps are
 logged where they happen: the Foo controller logs ``enqueue``, ``owner lookup`` and ``status
-write`` on this logger, its workers (``controller.worker``) ``dequeue``; ``install_trace`` adds
+write`` on this logger, its workers (``runtime.worker``) ``dequeue``; ``install_trace`` adds
 the first step, the informer's notification, as one more handler on the controller's own shared
 informer.
 
@@ -18,13 +18,13 @@ from __future__ import annotations
 import logging
 from typing import Any, Literal
 
-from controller.interfaces import TypedInformer
+from informer.interfaces import TypedInformer
 from informer.shared_informer import ResourceEventHandlerFuncs
 from informer.store import DeletedFinalStateUnknown
 
 __all__ = ["TRACE_LOGGER", "Notification", "install_trace"]
 
-TRACE_LOGGER = "controller.trace"
+TRACE_LOGGER = "runtime.trace"
 
 trace = logging.getLogger(TRACE_LOGGER)
 trace.setLevel(logging.WARNING)

@@ -6,8 +6,8 @@ Differs: an ECDSA P-256 key (milliseconds to make, where RSA-2048 takes far long
 separate CA (upstream's CA is thrown away too, so no client can verify either: the point is
 encryption).
 
-``python -m controller.selfsigned`` writes ``{"cert": PEM, "key": PEM}`` to stdout;
-``controller.metricsserver.self_signed_certificate`` runs it so that ``cryptography`` is loaded
+``python -m runtime.selfsigned`` writes ``{"cert": PEM, "key": PEM}`` to stdout;
+``runtime.metrics.server.self_signed_certificate`` runs it so that ``cryptography`` is loaded
 in a process that ends at once, not in the controller (12 MB of resident memory for its whole
 life). Nothing of ours is imported here, so the child starts fast.
 """

@@ -1,6 +1,6 @@
 """Buckets and who owns them: pure functions, computed alike by every replica.
 
-No client-go twin (see ``controller.sharding``). timebertt/kubernetes-controller-sharding
+No client-go twin (see ``runtime.sharding``). timebertt/kubernetes-controller-sharding
 assigns objects on a consistent hash ring with 100 virtual nodes per shard; here the unit of
 assignment is a bucket rather than an object, so that one design serves both halves of the
 read path: a bucket is a contiguous 1/B of the FNV-1a 64 hash space, which is one
@@ -32,7 +32,7 @@ __all__ = [
     "ranges_of",
 ]
 
-# the sharding labels' and annotations' prefix (controller.sharding.membership has the others)
+# the sharding labels' and annotations' prefix (runtime.sharding.membership has the others)
 PREFIX = "sharding.samplecontroller.k8s.io/"
 # On each Deployment the controller makes: its owner Foo's bucket, in decimal. Here, with the
 # buckets, so that the gate of an unsharded process imports nothing of the membership.

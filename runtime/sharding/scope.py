@@ -1,18 +1,19 @@
 """What each informer lists and watches in sharded mode, and the filter for servers without it.
 
-No client-go twin (see ``controller.sharding``): client-go's ``TweakListOptionsFunc`` sets a
+No client-go twin (see ``runtime.sharding``): client-go's ``TweakListOptionsFunc`` sets a
 selector once, for good; here the selector follows the assignment, so a ``ScopedListWatch``
 reads it from its ``Scope`` at every list and watch, and the sharder asks the informer to
 relist when the scope changes (``SharedIndexInformer.relist``): the relist's replace drops from
 the cache what left the scope and adds what entered it.
 
-- Foos: a KEP-5866 ``shardSelector`` of the buckets' hash ranges (adjacent ones merged). A
+- the controller's own kind (the Foos; a Builder's ``for_``): a KEP-5866 ``shardSelector`` of
+  the buckets' hash ranges (adjacent ones merged). A
   server that serves it echoes it in the list's ``metadata.shardInfo``; one that does not (the
-  gate off, or older than v1.36) ignores the parameter and answers with every Foo, so every
+  gate off, or older than v1.36) ignores the parameter and answers with every object, so every
   object is also checked here and a foreign one is dropped before it reaches the cache
   (counted in ``sharding_objects_dropped_total``). On a filtering server nothing is dropped.
-- Deployments: a set-based label selector on the bucket label the controller puts on each
-  Deployment it makes, ``sharding.samplecontroller.k8s.io/bucket in (3,17)``: every server
+- owned kinds (the Deployments): a set-based label selector on the bucket label the controller
+  puts on each object it makes, ``sharding.samplecontroller.k8s.io/bucket in (3,17)``: every server
   version filters that.
 """
 
@@ -26,14 +27,14 @@ from typing import Any
 from client.objects import Object
 from client.shard import format_selector
 from client.watch import Watch, WatchEvent
-from controller.sharding.assignment import BUCKET_LABEL, bucket_of, ranges_of
 from informer.listwatch import ListerWatcher
+from runtime.sharding.assignment import BUCKET_LABEL, bucket_of, ranges_of
 
-__all__ = ["NO_BUCKET", "Scope", "ScopedListWatch", "deployment_selector"]
+__all__ = ["NO_BUCKET", "Scope", "ScopedListWatch", "owned_selector"]
 
-log = logging.getLogger("controller.sharding")
+log = logging.getLogger("runtime.sharding")
 
-# A label value no bucket has: the Deployment selector of an empty scope selects nothing.
+# A label value no bucket has: the owned selector of an empty scope selects nothing.
 NO_BUCKET = "none"
 
 
@@ -58,8 +59,8 @@ class Scope:
             return changed
 
 
-def deployment_selector(buckets: frozenset[int]) -> str:
-    """The set-based label selector of the Deployments of these buckets."""
+def owned_selector(buckets: frozenset[int]) -> str:
+    """The set-based label selector of the owned objects of these buckets."""
     values = ",".join(str(b) for b in sorted(buckets)) or NO_BUCKET
     return f"{BUCKET_LABEL} in ({values})"
 
@@ -84,25 +85,25 @@ class ScopedListWatch:
     """A ``ListerWatcher`` whose lists and watches are narrowed to a ``Scope`` (no client-go
     twin; client-go's ``ListWatch`` with a ``TweakListOptionsFunc`` is the static kind).
 
-    ``kind`` is ``"foos"`` (a ``shardSelector``, and the client-side filter) or
-    ``"deployments"`` (the bucket label selector). ``listed`` is the scope of the last list
-    whose watch has opened, i.e. whose objects the reflector has handed to the store: the
-    sharder starts acting on a bucket only once both informers have listed it.
+    ``primary``: the controller's own kind, the Builder's ``for_`` (a ``shardSelector``, and
+    the client-side filter); else an owned kind (the bucket label selector). ``listed`` is the
+    scope of the last list whose watch has opened, i.e. whose objects the reflector has handed
+    to the store: the sharder acts on a bucket only once every scoped informer has listed it.
     """
 
     def __init__(
         self,
         inner: ListerWatcher,
         scope: Scope,
-        kind: str,
+        primary: bool,
         on_dropped: Callable[[int], None] = lambda n: None,
         on_listed: Callable[[], None] = lambda: None,
     ) -> None:
         self.inner = inner
         self.scope = scope
-        self.kind = kind
+        self.primary = primary
         # what the informer's logs and metrics name (SharedIndexInformer reads it)
-        self.resource = str(getattr(inner, "resource", kind))
+        self.resource = str(getattr(inner, "resource", ""))
         # called with the number of objects the client-side filter dropped
         self.on_dropped = on_dropped
         # called once a list's objects are in the store (the sharder may now act on them)
@@ -123,18 +124,18 @@ class ScopedListWatch:
 
     def _narrow(self, options: Mapping[str, Any], buckets: frozenset[int]) -> dict[str, Any]:
         params = dict(options)
-        if self.kind == "foos":
+        if self.primary:
             if buckets:
                 params["shardSelector"] = format_selector(
                     ranges_of(buckets, self.scope.bucket_count)
                 )
         else:
-            params["labelSelector"] = deployment_selector(buckets)
+            params["labelSelector"] = owned_selector(buckets)
         return params
 
     def _keep(self, buckets: frozenset[int]) -> Callable[[Any], bool]:
         count = self.scope.bucket_count
-        if self.kind != "foos":
+        if not self.primary:
             return lambda obj: True
 
         def keep(obj: Any) -> bool:
@@ -152,12 +153,12 @@ class ScopedListWatch:
             buckets = self._listing
         result = self.inner.list(self._narrow(options, buckets))
         meta = result.get("metadata") or {}
-        if self.kind == "foos":
+        if self.primary:
             filters = bool(meta.get("shardInfo"))
             if filters != self.server_filters:
                 log.info(
                     "server-side shard filter" if filters else "client-side shard filter",
-                    extra={"resource": self.kind, "serverFilters": filters},
+                    extra={"resource": self.resource, "serverFilters": filters},
                 )
             self.server_filters = filters
             keep = self._keep(buckets)
@@ -176,6 +177,6 @@ class ScopedListWatch:
         if listed:
             self.on_listed()
         stream = self.inner.watch(self._narrow(options, buckets), read_timeout=read_timeout)
-        if self.kind != "foos":
+        if not self.primary:
             return stream
         return _FilteredWatch(stream, self._keep(buckets))

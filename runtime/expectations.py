@@ -35,7 +35,7 @@ The Foo controller touches them in one place per path, as the ReplicaSet control
 - the sync's read of the caches: ``stale``, for the Foo and for its Deployment
   (``Controller._cache_behind_our_writes``), before anything is written;
 - the sync's writes: ``begin_create`` / ``begin_update`` and ``end_update`` around each request,
-  in ``controller.writes.TrackedWrites`` (RealPodControl's twin), so no write forgets either;
+  in ``runtime.writes.TrackedWrites`` (RealPodControl's twin), so no write forgets either;
 - a Foo gone from the cache: ``forget`` its entry (``Controller.sync_handler``).
 """
 

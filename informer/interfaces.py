@@ -1,35 +1,26 @@
-"""What the Foo controller takes: an informer per resource, its lister, an event recorder.
+"""What a controller takes: an informer per resource, its lister, its indexer.
 
-sample-controller twin: the interfaces ``NewController`` is declared with, which a Go reader
-finds in the generated typed packages controller.go imports (``informers.FooInformer``,
-``appsinformers.DeploymentInformer``, ``listers.FooLister``) and in client-go's
-``record.EventRecorder``.
+client-go twin: the interfaces of the generated typed packages a controller is declared with
+(``informers.FooInformer``, ``appsinformers.DeploymentInformer``, ``listers.FooLister``:
+``Informer()``, ``Lister()``, ``Get``), and ``cache.ResourceEventHandlerRegistration``.
 
-They live here, beside the controller, and not in ``informer/`` or ``tools/record``, for two
-reasons. In Go they are generated per type for the controller's use; here the informer is one
-generic class, and the only place that knows an informer holds Foos is the controller. And a
-Python ``Protocol`` is structural, so its natural home is with the code that depends on it: it
-says the least the controller needs (add a handler, ask whether it has synced, get by
-namespace and name, add an index and look it up, record an event), which
-``informer.SharedIndexInformer`` and ``tools.record.EventRecorder`` satisfy without naming it,
-and which a test double satisfies in a few lines.
+In Go they are generated per type; here the informer is one generic class, so they are
+generic ``Protocol``s, and a controller names its own by their type argument (the Foo
+controller's ``FooInformer = IndexedInformer[Foo]``, in ``controller.apis``). A ``Protocol`` is
+structural: it says the least a controller needs (add a handler, ask whether it has synced, get
+by namespace and name, add an index and look it up), which ``SharedIndexInformer`` satisfies
+without naming it, and which a test double satisfies in a few lines.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
-from controller.apis import Deployment, Foo
 from informer.shared_informer import ResourceEventHandler
 from informer.store import IndexFunc
 
 __all__ = [
-    "DeploymentInformer",
-    "DeploymentLister",
-    "EventRecorderInterface",
-    "FooInformer",
-    "FooLister",
     "HandlerRegistration",
     "IndexedInformer",
     "TypedIndexer",
@@ -79,15 +70,3 @@ class IndexedInformer(TypedInformer[T_co], Protocol[T_co]):
     def add_indexers(self, indexers: Mapping[str, IndexFunc]) -> None: ...
 
     def get_indexer(self) -> TypedIndexer[T_co]: ...
-
-
-class EventRecorderInterface(Protocol):
-    """client-go ``record.EventRecorder``'s ``Event``: never blocks, may drop under load."""
-
-    def event(self, obj: Any, event_type: str, reason: str, message: str) -> None: ...
-
-
-FooInformer = IndexedInformer[Foo]
-FooLister = TypedLister[Foo]
-DeploymentInformer = TypedInformer[Deployment]
-DeploymentLister = TypedLister[Deployment]

@@ -27,7 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from controller.options import parse_bind_address
+from runtime.options import parse_bind_address
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry

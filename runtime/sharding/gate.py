@@ -1,13 +1,15 @@
-"""The acting-set gate: which Foos this replica may reconcile now.
+"""The acting-set gate: which objects this replica may reconcile now.
 
-No client-go twin (see ``controller.sharding``). The Foo controller asks it once per sync,
-after reading the Foo from its cache (``Controller.sync_handler``): a Foo of a bucket this
-replica does not act on is left alone (its key is forgotten, not retried), and a Foo of one it
-does is held, for the whole sync, so that the sharder can wait for the bucket's syncs in
-flight to end before it hands the bucket over. Without sharding the gate is ``EVERY_FOO``.
+No client-go twin (see ``runtime.sharding``). A controller asks it once per sync, after
+reading its object from the cache (the Foo controller's ``sync_handler``, a Builder-made
+controller before its reconciler): an object of a bucket this replica does not act on is left
+alone (its key is forgotten, not retried), and one of a bucket it does is held, for the whole
+sync, so that the sharder can wait for the bucket's syncs in flight to end before it hands the
+bucket over. Without sharding the gate is ``EVERY_OBJECT``.
 
-It also names the label each Deployment made for a Foo carries: the owner's bucket, on which
-each replica's Deployment informer selects (``controller.sharding.scope``).
+It also names the label each object made for an owner carries (a Foo's Deployment): the
+owner's bucket, on which each replica's informers of owned kinds select
+(``runtime.sharding.scope``).
 """
 
 from __future__ import annotations
@@ -18,34 +20,34 @@ from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol
 
-from controller.sharding.assignment import BUCKET_LABEL, bucket_of
+from runtime.sharding.assignment import BUCKET_LABEL, bucket_of
 
-__all__ = ["EVERY_FOO", "ActingGate", "FooGate"]
+__all__ = ["EVERY_OBJECT", "ActingGate", "Gate"]
 
 
-class FooGate(Protocol):
-    """What the controller asks: may this Foo be synced now (held while it is)? No client-go
-    twin: upstream controllers own every object they watch."""
+class Gate(Protocol):
+    """What the controller asks: may this object be synced now (held while it is)? No
+    client-go twin: upstream controllers own every object they watch."""
 
-    def acting_on(self, foo: Mapping[str, Any]) -> AbstractContextManager[bool]: ...
+    def acting_on(self, obj: Mapping[str, Any]) -> AbstractContextManager[bool]: ...
 
-    def deployment_labels(self, foo: Mapping[str, Any]) -> dict[str, str]:
-        """The labels a Deployment made for this Foo must carry (none without sharding)."""
+    def owned_labels(self, owner: Mapping[str, Any]) -> dict[str, str]:
+        """The labels an object made for this owner must carry (none without sharding)."""
         ...
 
 
-class _EveryFoo:
-    """One replica does all the work: every Foo is its own."""
+class _EveryObject:
+    """One replica does all the work: every object is its own."""
 
     @contextmanager
-    def acting_on(self, foo: Mapping[str, Any]) -> Iterator[bool]:
+    def acting_on(self, obj: Mapping[str, Any]) -> Iterator[bool]:
         yield True
 
-    def deployment_labels(self, foo: Mapping[str, Any]) -> dict[str, str]:
+    def owned_labels(self, owner: Mapping[str, Any]) -> dict[str, str]:
         return {}
 
 
-EVERY_FOO: FooGate = _EveryFoo()
+EVERY_OBJECT: Gate = _EveryObject()
 
 
 class ActingGate:
@@ -63,8 +65,8 @@ class ActingGate:
             return self._acting
 
     @contextmanager
-    def acting_on(self, foo: Mapping[str, Any]) -> Iterator[bool]:
-        bucket = bucket_of(foo, self.bucket_count)
+    def acting_on(self, obj: Mapping[str, Any]) -> Iterator[bool]:
+        bucket = bucket_of(obj, self.bucket_count)
         with self._cond:
             mine = bucket in self._acting
             if mine:
@@ -79,9 +81,9 @@ class ActingGate:
                         del self._in_flight[bucket]
                     self._cond.notify_all()
 
-    def deployment_labels(self, foo: Mapping[str, Any]) -> dict[str, str]:
-        """The owner's bucket: each replica's Deployment informer selects its buckets."""
-        return {BUCKET_LABEL: str(bucket_of(foo, self.bucket_count))}
+    def owned_labels(self, owner: Mapping[str, Any]) -> dict[str, str]:
+        """The owner's bucket: each replica's informers of owned kinds select its buckets."""
+        return {BUCKET_LABEL: str(bucket_of(owner, self.bucket_count))}
 
     def start(self, buckets: frozenset[int]) -> None:
         """Act on these buckets too (their claim must be written already)."""

@@ -1,12 +1,14 @@
-"""What the controller process is asked to do: the flags, parsed, checked and typed.
+"""What a controller process is asked to do: the process flags, parsed, checked and typed.
 
-controller-runtime twin: ``manager.Options`` (with sample-controller's own flags beside it). The
-CLI (``controller.cli``) is the only place that turns text into these values: durations are
-float seconds, bind addresses are ``(host, port)`` or ``None`` for "off", and every value here
-has passed the checks the CLI makes, so the manager (``controller.manager``) never validates.
+controller-runtime twin: ``manager.Options``, with the flags every controller's main shares
+(client-go's, component-base's and kubebuilder's scaffold's). The flags (``runtime.flags``)
+are the only place that turns text into these values: durations are float seconds, bind
+addresses are ``(host, port)`` or ``None`` for "off", and every value here has passed the
+checks the flags make, so the manager (``runtime.manager``) never validates. A controller with
+flags of its own subclasses it (the Foo controller's ``FooOptions`` adds ``--foo-selector``).
 
-``Options()`` with no arguments is the process as ``sample-controller`` runs with no flags,
-which is also what tests start from (``dataclasses.replace(Options(), workers=1)``).
+``Options()`` with no arguments is the process as it runs with no flags, which is also what
+tests start from (``dataclasses.replace(Options(), workers=1)``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ FifoKind = Literal["real", "delta"]
 """The informers' queue: client-go's ``RealFIFO`` (default) or the classic ``DeltaFIFO``."""
 
 LogFormat = Literal["text", "json"]
-"""klog-style text lines, or one JSON object per line (``controller.logs``)."""
+"""klog-style text lines, or one JSON object per line (``runtime.log``)."""
 
 
 def parse_bind_address(value: str) -> BindAddress | None:
@@ -41,7 +43,7 @@ def parse_bind_address(value: str) -> BindAddress | None:
 
 @dataclass(frozen=True)
 class Options:
-    """The controller's settings, one field per flag (controller-runtime ``manager.Options``).
+    """The process's settings, one field per flag (controller-runtime ``manager.Options``).
 
     Frozen: the process reads them from many threads and nothing may change them once running.
     """
@@ -54,9 +56,6 @@ class Options:
 
     namespace: str = ""
     """The one namespace to watch (``--namespace``); empty: all (``metav1.NamespaceAll``)."""
-
-    foo_selector: str = ""
-    """Label selector narrowing the Foo informer (``--foo-selector``), to shard Foos."""
 
     workers: int = 2
     """Worker threads syncing Foos in parallel (``--workers``); at least 1."""
@@ -83,7 +82,7 @@ class Options:
 
     graceful_shutdown_timeout: float = 30.0
     """Seconds the graceful shutdown may take after SIGTERM, drain, Event flush and Lease release
-    together (``--graceful-shutdown-timeout``; ``controller.shutdown.ShutdownBudget``)."""
+    together (``--graceful-shutdown-timeout``; ``runtime.shutdown.ShutdownBudget``)."""
 
     metrics_bind_address: BindAddress | None = None
     """Where ``/metrics`` listens (``--metrics-bind-address``); None: not served (the default,
@@ -91,7 +90,7 @@ class Options:
 
     metrics_secure: bool = True
     """Serve ``/metrics`` over HTTPS, to readers a TokenReview and a SubjectAccessReview let in
-    (``--metrics-secure``); False: plain HTTP to anyone (``controller.metricsserver``)."""
+    (``--metrics-secure``); False: plain HTTP to anyone (``runtime.metrics.server``)."""
 
     enable_http2: bool = False
     """Accepted as kubebuilder's ``--enable-http2``; the metrics server speaks HTTP/1.1 only."""
@@ -130,7 +129,7 @@ class Options:
 
     sharding: bool = False
     """Share the Foos among every replica, each on a Lease of its own (``--sharding``,
-    ``controller.sharding``); exclusive with ``leader_elect``. The Lease timings and namespace
+    ``runtime.sharding``); exclusive with ``leader_elect``. The Lease timings and namespace
     are leader election's flags."""
 
     sharding_ring: str = "sample-controller"
@@ -148,7 +147,7 @@ class Options:
     """How log lines are written (``--log-format``)."""
 
     trace: bool = False
-    """Log the path of every change, one line per step (``--trace``, ``controller.trace``)."""
+    """Log the path of every change, one line per step (``--trace``, ``runtime.trace``)."""
 
     verbosity: int = 0
     """Log verbosity as klog's ``-v``: 0 default, 4 debug (``-v``/``--v``)."""

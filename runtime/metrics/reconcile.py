@@ -8,11 +8,12 @@ workqueue's ``workqueue_*`` series come from ``workqueue.metrics``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import weakref
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     # imported when the metrics are built: only a process that serves /metrics builds them
-    # (controller.manager.run), so one that does not never loads prometheus_client
+    # (runtime.manager.Metrics), so one that does not never loads prometheus_client
     from prometheus_client import CollectorRegistry
 
 __all__ = ["ReconcileMetrics"]
@@ -62,6 +63,13 @@ _BUCKETS = (
 )
 
 
+# The families registered in each registry: every controller of a process counts into the same
+# three families, under its own ``controller`` label (a family cannot be registered twice).
+_FAMILIES: weakref.WeakKeyDictionary[CollectorRegistry, tuple[Any, Any, Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 class ReconcileMetrics:
     """Counters and a histogram for one controller, labelled ``controller=<name>``
     (controller-runtime's reconcile metrics; sample-controller has none)."""
@@ -69,33 +77,43 @@ class ReconcileMetrics:
     def __init__(self, controller: str, registry: CollectorRegistry | None) -> None:
         """``registry``: where the metrics are registered (None: nowhere, for a test that reads
         them off this object)."""
-        from prometheus_client import Counter, Histogram
-
         # the label value, e.g. "foo"
         self.controller = controller
-        self.total = Counter(
+        if registry is not None and registry in _FAMILIES:
+            self.total, self.errors, self.duration = _FAMILIES[registry]
+        else:
+            self.total, self.errors, self.duration = self._families(registry)
+            if registry is not None:
+                _FAMILIES[registry] = (self.total, self.errors, self.duration)
+        # create the series at zero so a scrape shows them before the first reconcile
+        for result in ("success", "error", "requeue"):
+            self.total.labels(controller, result)
+        self.errors.labels(controller)
+
+    @staticmethod
+    def _families(registry: CollectorRegistry | None) -> tuple[Any, Any, Any]:
+        from prometheus_client import Counter, Histogram
+
+        total = Counter(
             "controller_runtime_reconcile_total",
             "Total number of reconciliations per controller",
             ["controller", "result"],
             registry=registry,
         )
-        self.errors = Counter(
+        errors = Counter(
             "controller_runtime_reconcile_errors_total",
             "Total number of reconciliation errors per controller",
             ["controller"],
             registry=registry,
         )
-        self.duration = Histogram(
+        duration = Histogram(
             "controller_runtime_reconcile_time_seconds",
             "Length of time per reconciliation per controller",
             ["controller"],
             buckets=_BUCKETS,
             registry=registry,
         )
-        # create the series at zero so a scrape shows them before the first reconcile
-        for result in ("success", "error", "requeue"):
-            self.total.labels(controller, result)
-        self.errors.labels(controller)
+        return total, errors, duration
 
     def observe(self, result: str, seconds: float) -> None:
         self.total.labels(self.controller, result).inc()
