@@ -28,9 +28,9 @@ from informer.store import (
     meta_namespace_key_func,
     split_meta_namespace_key,
 )
+from runtime.context import Context
 from runtime.log import configure_logging
 from runtime.shutdown import ShutdownBudget
-from runtime.context import Context
 from runtime.worker import Result, Workers
 from workqueue import RateLimitingQueue, default_controller_rate_limiter
 
