@@ -5,7 +5,7 @@
 # cryptography for the metrics server's self-signed certificate). No test extras, and no
 # kubesim or jsonschema, which only the tests use. It runs as a numeric non-root
 # user, so the Deployment's runAsNonRoot can be checked by the kubelet, on a read-only root
-# filesystem. tests/unit/test_image_contents.py keeps the COPY list equal to the packages the
+# filesystem. tests/image/test_image_contents.py keeps the COPY list equal to the packages the
 # controller imports.
 #
 # Needs BuildKit (the default builder since Docker 23; DOCKER_BUILDKIT=1 on 20.10, which

@@ -24,7 +24,7 @@ What the plain import loads besides, and how it is skipped:
   and oauthlib, for the OIDC refresh only.
 
 While ``kubernetes.config`` is imported, those three names are bound to stand-ins that import
-the real thing when first used (an OIDC refresh works as before: tests/unit/test_official.py
+the real thing when first used (an OIDC refresh works as before: tests/client/test_official.py
 runs one). The stand-ins are then taken out of ``kubernetes.client`` and ``sys.modules``: only
 kube_config's own globals keep them, and every later import gets the real modules.
 ``kubernetes.client``'s own ``__init__`` resolves its exports lazily and runs as usual.

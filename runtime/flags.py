@@ -132,7 +132,7 @@ def file_name(text: str) -> str:
 
 
 def identity_name(text: str) -> str:
-    """A replica's name, which names its Lease: an object name, or empty (the hostname)."""
+    """A replica's name, which names its Lease: an object name, or empty (the default)."""
     return dns_subdomain(text) if text else text
 
 
@@ -381,7 +381,8 @@ def build_parser(
         type=identity_name,
         default="",
         help="This replica's name: its Lease with --sharding, and in the User-Agent of "
-        "every request (default: the hostname).",
+        "every request (default: the hostname and a suffix random to the process, so that "
+        "two replicas on one host never share a Lease).",
     )
     p.add_argument(
         "--log-format",

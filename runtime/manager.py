@@ -34,6 +34,7 @@ Deliberate differences from controller-runtime:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import logging
@@ -42,7 +43,7 @@ import signal
 import socket
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -93,6 +94,7 @@ __all__ = [
     "StartupError",
     "check_api",
     "connect",
+    "default_identity",
     "identity_of",
     "install_signal_handlers",
     "pod_namespace",
@@ -156,8 +158,17 @@ class _WorkerPool(Protocol):
 
 def identity_of(options: Options) -> str:
     """This replica's name: ``--identity``, else the hostname (a pod's name), lowercased so
-    that it can name a Lease."""
-    return options.identity or socket.gethostname().lower()
+    that it can name a Lease, and a suffix random to this process (``default_identity``)."""
+    return options.identity or default_identity()
+
+
+@functools.cache
+def default_identity() -> str:
+    """``<hostname>-<8 hex digits>``, the same for the whole process. The suffix keeps two
+    replicas on one machine (or two pods given one hostname) apart, as leader election's
+    ``<hostname>_<uuid>`` does: sharing a name, they would share one member Lease and both act
+    on every bucket."""
+    return f"{socket.gethostname().lower()}-{uuid.uuid4().hex[:8]}"
 
 
 def user_agent(options: Options, agent: str = USER_AGENT) -> str:
@@ -311,6 +322,19 @@ def _default_registry(options: Options) -> CollectorRegistry | None:
     from prometheus_client import REGISTRY
 
     return REGISTRY
+
+
+@contextlib.contextmanager
+def _naming_the_flag(flag: str, address: tuple[str, int]) -> Iterator[None]:
+    """An address that cannot be bound names its flag and address, so that the one line the
+    user sees says what to change (``--metrics-bind-address: cannot listen on 0.0.0.0:8080:
+    Address already in use``), as kubesim's ``--listen`` does."""
+    try:
+        yield
+    except OSError as err:
+        host, port = address
+        where = f"[{host}]:{port}" if ":" in host else f"{host or '0.0.0.0'}:{port}"
+        raise OSError(f"{flag}: cannot listen on {where}: {err.strerror or err}") from err
 
 
 class _Idle:
@@ -567,13 +591,17 @@ class Manager:
             if self.registry is not None and self.options.metrics_bind_address is not None:
                 from runtime.metrics.server import new_metrics_server
 
-                metrics = new_metrics_server(self.options, self.rest, self.registry)
+                address = self.options.metrics_bind_address
+                with _naming_the_flag("--metrics-bind-address", address):
+                    metrics = new_metrics_server(self.options, self.rest, self.registry)
                 if metrics is not None:
                     servers.append(metrics.start())
             if self.options.health_probe_bind_address is not None:
                 from runtime.healthz import EndpointServer
 
-                server = EndpointServer(self.options.health_probe_bind_address, "health-probes")
+                address = self.options.health_probe_bind_address
+                with _naming_the_flag("--health-probe-bind-address", address):
+                    server = EndpointServer(address, "health-probes")
                 server.add_checks("/healthz", self.healthz_checks())
                 server.add_checks("/readyz", self.readyz_checks())
                 servers.append(server.start())

@@ -141,7 +141,8 @@ class Options:
 
     identity: str = ""
     """This replica's name (``--identity``): its member Lease with ``--sharding``, and in
-    every request's User-Agent; empty: the hostname (a pod's name)."""
+    every request's User-Agent; empty: the hostname (a pod's name) and a suffix random to the
+    process (``runtime.manager.default_identity``)."""
 
     log_format: LogFormat = "text"
     """How log lines are written (``--log-format``)."""

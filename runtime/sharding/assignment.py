@@ -10,7 +10,7 @@ label value for the Deployment's set-based label selector.
 A bucket's owner is the live member with the highest rendezvous ("highest random weight")
 score, ``fmix64(fnv1a64(f"{member}\\x00{bucket}"))``: adding or removing one of N members
 moves only the buckets won or lost by that member, about B/N of them, and no bucket moves
-between two members that stayed (tests/unit/test_sharding.py shows it).
+between two members that stayed (tests/runtime/test_sharding.py shows it).
 """
 
 from __future__ import annotations

@@ -17,8 +17,10 @@ No client-go twin (see ``runtime.sharding``); the Lease rules are leader electio
 from __future__ import annotations
 
 import logging
+import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +32,7 @@ from runtime.sharding.assignment import BUCKET_LABEL, PREFIX, decode_buckets, en
 from tools.leaderelection.resourcelock import micro_time
 
 __all__ = [
+    "IdentityInUseError",
     "BUCKETS_ANNOTATION",
     "BUCKET_COUNT_ANNOTATION",
     "BUCKET_LABEL",
@@ -125,6 +128,13 @@ class MemberTracker:
         }
 
 
+class IdentityInUseError(Exception):
+    """The member Lease of our identity is held, live, by another process: two replicas were
+    started with one ``--identity``. Both acting would break "one replica per bucket", so the
+    later one waits until the other's Lease expires (as a leader election candidate waits for
+    the leader's). No client-go twin."""
+
+
 class OwnLease:
     """This replica's Lease: created (or taken back) at start, renewed with the claim, deleted
     on a graceful stop. Every write is a PUT guarded by the resourceVersion last written (no
@@ -161,6 +171,14 @@ class OwnLease:
         self.resource_version = ""
         # writes come from the sharder's loop and from the shutdown; one at a time
         self._lock = threading.Lock()
+        # Who holds the Lease, written as its holderIdentity: this process (host and a uuid of
+        # this run, as leader election's identity), so that a second process started with the
+        # same --identity can tell the Lease is not its own.
+        self.holder = f"{socket.gethostname()}_{uuid.uuid4()}"
+        # another holder's (holderIdentity, renewTime) as first seen, and when (local clock):
+        # it has expired once unchanged for its lease duration (client-go's observedTime)
+        self._foreign: tuple[str, str] = ("", "")
+        self._foreign_seen = 0.0
 
     def describe(self) -> str:
         return f"{self.namespace}/{self.identity}"
@@ -172,7 +190,7 @@ class OwnLease:
         now = micro_time(time.time())
         spec: dict[str, Any] = {
             **((self._lease or {}).get("spec") or {}),
-            "holderIdentity": self.identity,
+            "holderIdentity": self.holder,
             "leaseDurationSeconds": max(1, round(self.lease_duration)),
             "renewTime": now,
         }
@@ -193,9 +211,27 @@ class OwnLease:
             "spec": spec,
         }
 
+    def _held_by_another(self, lease: Mapping[str, Any] | None) -> str | None:
+        """The holder of ``lease`` when it is another process's and still live, else None.
+
+        Live is judged as client-go's leader election judges a leader: on the local clock, by
+        how long the record has gone unchanged (its renewTime), never by comparing the
+        writer's clock with ours."""
+        spec = (lease or {}).get("spec") or {}
+        holder = str(spec.get("holderIdentity") or "")
+        if not holder or holder == self.holder:
+            return None
+        record = (holder, str(spec.get("renewTime") or ""))
+        now = self._clock()
+        if record != self._foreign:
+            self._foreign, self._foreign_seen = record, now
+        duration = float(spec.get("leaseDurationSeconds") or self.lease_duration)
+        return holder if now - self._foreign_seen < duration else None
+
     def acquire(self) -> None:
         """Create the Lease, or take back the one a previous run of this identity left (its
-        claims are dropped: that run is gone). Raises APIError / TransportError."""
+        claims are dropped: that run is gone). Raises IdentityInUseError while another process
+        renews it, and APIError / TransportError."""
         with self._lock:
             sent = self._clock()
             try:
@@ -206,6 +242,12 @@ class OwnLease:
                 if not is_not_found(err):
                     raise
                 self._lease = None
+            holder = self._held_by_another(self._lease)
+            if holder is not None:
+                raise IdentityInUseError(
+                    f"the member lease {self.describe()} is held by {holder}: another replica "
+                    f"runs with --identity {self.identity}; waiting until its lease expires"
+                )
             body = self._body(frozenset(), acquire=True)
             if self._lease is None:
                 meta = body["metadata"]
@@ -235,10 +277,16 @@ class OwnLease:
             except APIError as err:
                 if not is_conflict(err):
                     raise
-                # someone else wrote our Lease (a user's label?): read it and write again
+                # someone else wrote our Lease (a user's label?): read it and write again,
+                # unless another process took it over (it judged ours expired)
                 self._lease = self.rest.request(
                     "GET", self._path(self.identity), timeout=self.timeout
                 )
+                holder = str(((self._lease or {}).get("spec") or {}).get("holderIdentity") or "")
+                if holder != self.holder:
+                    raise IdentityInUseError(
+                        f"the member lease {self.describe()} was taken over by {holder}"
+                    ) from err
                 self._lease = self._put(self._body(wanted, acquire=False))
             self.claims = wanted
             self.last_write = sent

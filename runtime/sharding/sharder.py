@@ -44,6 +44,7 @@ from runtime.sharding.gate import ActingGate
 from runtime.sharding.membership import (
     LEASE_GVR,
     RING_LABEL,
+    IdentityInUseError,
     Member,
     MemberTracker,
     OwnLease,
@@ -243,10 +244,17 @@ class Sharder:
                 "buckets": self.bucket_count,
             },
         )
+        in_use = ""
         while not self._done.is_set():
             try:
                 self.own.acquire()
                 break
+            except IdentityInUseError as err:
+                # (before the log line: whoever reads it finds /readyz saying so)
+                self._problem = str(err)
+                if str(err) != in_use:
+                    log.error(str(err), extra={"lease": self.own.describe()})
+                in_use = str(err)
             except Exception as err:
                 log.error(
                     "cannot write the member lease",

@@ -9,7 +9,7 @@ They quote six kinds of things, each checked against the code or against a real 
 
 - inline code that names something of ours (`informer.reflector.Reflector`,
   `controller.foo_controller.Controller.sync_handler`) must import and resolve; inline code that
-  is a repository path (`crds/foo-crd.yaml`, `tests/unit/test_store.py::test_namespace_index`)
+  is a repository path (`crds/foo-crd.yaml`, `tests/informer/test_store.py::test_namespace_index`)
   must exist, down to the test function;
 - shell commands (```sh blocks, ```console transcripts, inline `python -m ...`, `make ...`,
   `kubectl ...`) must run or parse: `--help` runs, other flags must be accepted, make targets

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.test_kubeconfig import BROKEN
+from tests.client.test_kubeconfig import BROKEN
 
 PYTHON = sys.executable
 CONTROLLER = str(Path(sys.executable).with_name("sample-controller"))

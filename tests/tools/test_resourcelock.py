@@ -1,5 +1,5 @@
 """tools.leaderelection.resourcelock: the Lease record, MicroTime and LeaseLock's reads and
-guarded writes, against an in-memory Lease endpoint (tests/unit/fake_lease_server.py)."""
+guarded writes, against an in-memory Lease endpoint (tests/tools/fake_lease_server.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 import pytest
 
 from client.errors import APIError
-from tests.unit.fake_lease_server import FakeLeaseServer
+from tests.tools.fake_lease_server import FakeLeaseServer
 from tools.leaderelection.resourcelock import LeaderElectionRecord, LeaseLock, micro_time
 
 

@@ -285,11 +285,23 @@ def test_our_claim_counts_as_seen_once_the_cache_holds_that_write_or_a_later_one
 def test_every_request_names_the_replica_in_its_user_agent(monkeypatch):
     import socket
 
-    from runtime.manager import USER_AGENT, identity_of, user_agent
+    import re
+
+    from runtime.manager import USER_AGENT, default_identity, identity_of, user_agent
     from runtime.options import Options
 
     assert user_agent(Options(identity="pod-1")) == f"{USER_AGENT} (pod-1)"
-    # without --identity: the hostname (a pod's name), lowercased so that it names a Lease
+    # without --identity: the hostname (a pod's name), lowercased so that it names a Lease,
+    # and a suffix random to the process, the same for all of it
     monkeypatch.setattr(socket, "gethostname", lambda: "Worker-7.Example")
-    assert identity_of(Options()) == "worker-7.example"
-    assert user_agent(Options()) == f"{USER_AGENT} (worker-7.example)"
+    default_identity.cache_clear()
+    try:
+        name = identity_of(Options())
+        assert re.fullmatch(r"worker-7\.example-[0-9a-f]{8}", name)
+        assert identity_of(Options()) == name
+        assert user_agent(Options()) == f"{USER_AGENT} ({name})"
+        # another process on the same host: another name (two replicas never share a Lease)
+        default_identity.cache_clear()
+        assert identity_of(Options()) != name
+    finally:
+        default_identity.cache_clear()

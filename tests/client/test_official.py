@@ -24,7 +24,7 @@ from kubernetes import client
 
 from client.official import LightApiClient
 from tests.helpers import ROOT
-from tests.unit.test_auth import write_exec_kubeconfig
+from tests.client.test_auth import write_exec_kubeconfig
 
 # What the controller's start-up must not load: the official client's models and their
 # validation (pydantic), its async client (aiohttp), the ApiClient that needs them, and what

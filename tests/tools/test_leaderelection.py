@@ -1,5 +1,5 @@
 """tools.leaderelection.leaderelection: the election loop against an in-memory Lease endpoint
-with resourceVersion checks (tests/unit/fake_lease_server.py)."""
+with resourceVersion checks (tests/tools/fake_lease_server.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry
 
 from client.errors import TransportError
 from tests.helpers import wait_for
-from tests.unit.fake_lease_server import FakeLeaseServer
+from tests.tools.fake_lease_server import FakeLeaseServer
 from tools.leaderelection.leaderelection import LeaderElectionConfig, LeaderElector
 from tools.leaderelection.resourcelock import LeaseLock
 

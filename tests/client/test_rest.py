@@ -115,7 +115,7 @@ def test_request_sends_json_with_auth_and_params(server):
     ],
 )
 def test_status_replies_become_api_errors(server, code, reason):
-    # how each (code, reason) is classified is client.errors' part: tests/unit/test_errors.py
+    # how each (code, reason) is classified is client.errors' part: tests/client/test_errors.py
     _, api = server
     status = {
         "kind": "Status",
