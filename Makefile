@@ -35,8 +35,8 @@ demo: venv
 demo-ui: venv
 	$(PY) -m demo.ui $(ARGS)
 
-## sim: kubesim for a local run, in the foreground: the CRDs installed, a stand-in deployment
-## controller, and the `export KUBECONFIG=...` line to paste in another terminal (its own file,
+## sim: kubesim for a local run, in the foreground: the CRDs installed, Deployments' Pods run on a
+## simulated node, and the `export KUBECONFIG=...` line to paste in another terminal (its own file,
 ## .kubesim/kubeconfig); Ctrl-C stops it and removes that file (ARGS=--listen=HOST:PORT to choose)
 sim: venv
 	$(PY) -m demo.sim $(ARGS)

@@ -4,9 +4,10 @@ No client-go twin: a convenience of this repository, as ``make demo``. It starts
 what a local run needs and nothing to paste first:
 
 - the CRDs installed: ``crds/foo-crd.yaml``, and ``examples/bar/crd.yaml`` when it is there;
-- the stand-in deployment controller (kubesim's ``full`` mode): a Deployment gets a ReplicaSet
-  and Events, and its replicas become available ``--status-delay`` seconds after a change, so a
-  Foo's status reaches READY True as on a real cluster;
+- the workload chain and a simulated node (kubesim's ``pods`` mode with ``simulated_node``):
+  a Deployment owns a ReplicaSet, which owns Pods; a scheduler binds them to the node and its
+  kubelet reports them Running ``--status-delay`` seconds later, so ``kubectl get pods`` shows
+  them and a Foo's status reaches READY True as on a real cluster;
 - a kubeconfig written to a path of its own (``--kubeconfig``, default
   ``.kubesim/kubeconfig`` under the repository), and the line to paste into another terminal:
   ``export KUBECONFIG=...``.
@@ -37,10 +38,10 @@ PROG = "make sim"
 DEFAULT_KUBECONFIG = ROOT / ".kubesim" / "kubeconfig"
 CRD_FILES = (ROOT / "crds" / "foo-crd.yaml", ROOT / "examples" / "bar" / "crd.yaml")
 
-# Extra KubeSim options for a local run. kubesim is gaining a simulated node and its pods (a
-# KubeSim option of its own): when it has it, turn it on here, so that `kubectl get pods` shows
-# the Foo's pods as on a real cluster.
-SIM_OPTIONS: dict[str, Any] = {}
+# What stands in for the rest of a cluster: the real workload chain (Deployments -> ReplicaSets
+# -> Pods) and one simulated node that runs the Pods, so that `kubectl get pods` shows the Foo's
+# pods. {"deployment_controller": "full"} instead: Deployment status only, no Pods.
+SIM_OPTIONS: dict[str, Any] = {"deployment_controller": "pods", "simulated_node": True}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,8 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         "--status-delay",
         type=seconds,
         default=1.0,
-        help="seconds the stand-in deployment controller takes to make replicas available "
-        "(default 1)",
+        help="seconds a Pod takes to run on the simulated node (default 1)",
     )
     opts = parser.parse_args(argv)
 
@@ -90,7 +90,6 @@ def main(argv: list[str] | None = None) -> int:
         int(port),
         crds=crds,
         deployment_status_delay=opts.status_delay,
-        deployment_controller="full",
         **SIM_OPTIONS,
     )
     stop = threading.Event()

@@ -14,11 +14,12 @@ from kubesim.protobuf.schema_core import CORE
 from kubesim.protobuf.schema_groups import APPS, AUTOSCALING, COORDINATION, EVENTS, RBAC
 from kubesim.protobuf.schema_meta import META
 from kubesim.protobuf.schema_pod import POD
+from kubesim.protobuf.schema_podstatus import POD_STATUS
 
 register(
     {
         "meta": META,
-        "core": {**CORE, **POD},
+        "core": {**CORE, **POD, **POD_STATUS},
         "apps": APPS,
         "autoscaling": AUTOSCALING,
         "coordination": COORDINATION,
@@ -44,6 +45,7 @@ KINDS: dict[tuple[str, str], str] = {
         "core",
         _with_lists("Namespace", "ConfigMap", "Secret", "ServiceAccount", "Service", "Event"),
     ),
+    **_kinds("v1", "core", [*_with_lists("Pod"), "Binding"]),
     ("v1", "List"): "meta.List",
     **_kinds("apps/v1", "apps", _with_lists("Deployment", "ReplicaSet")),
     **_kinds("autoscaling/v1", "autoscaling", ["Scale"]),

@@ -121,7 +121,8 @@ def _scale_of(info: ResourceInfo, obj: dict) -> dict:
     spec_r = get_path(obj, paths.get("spec") or ".spec.replicas") or 0
     status_r = get_path(obj, paths.get("status") or ".status.replicas") or 0
     selector = None
-    if info.kind == "Deployment" and not info.custom:
+    if info.kind in ("Deployment", "ReplicaSet") and not info.custom:
+        # scaleFromDeployment, scaleFromReplicaSet: the spec's selector as a string
         selector = str(selector_from_label_selector((obj.get("spec") or {}).get("selector")))
     elif paths.get("selector"):
         selector = get_path(obj, paths["selector"])

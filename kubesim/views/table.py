@@ -39,6 +39,7 @@ from kubesim.views.table_printers import (
     human_duration,
     since,
 )
+from kubesim.views.table_workloads import WORKLOAD_PRINTERS
 
 __all__ = [
     "TableOptions",
@@ -266,7 +267,8 @@ def render_table(
 ) -> dict:
     """A Table for one object (GET, a write's answer, a watch event) or a list (list_meta)."""
     opts = options or TableOptions()
-    printer = None if info.custom else PRINTERS.get((info.group, info.kind))
+    kind = (info.group, info.kind)
+    printer = None if info.custom else PRINTERS.get(kind) or WORKLOAD_PRINTERS.get(kind)
     empty_rows: list | None = []
     if info.custom:
         cols, row_fn = _custom_printer(info)

@@ -1,7 +1,7 @@
 """``make sim`` (``python -m demo.sim``): kubesim for a local run, as a learner starts it.
 
 It prints the ``export KUBECONFIG=...`` line; that kubeconfig reaches a server with the Foo CRD
-and a stand-in deployment controller; a second sim does not overwrite the first one's file; and
+and the workload chain on a simulated node; a second sim does not overwrite the first one's file; and
 Ctrl-C stops it with exit 0, no traceback, and the file removed.
 """
 
@@ -85,7 +85,8 @@ def test_make_sim_serves_the_crds_and_stops_cleanly(tmp_path: Path, sims: list[S
     assert (ROOT / "examples" / "bar" / "crd.yaml").exists() == (
         "bars.tutorial.example.com" in names
     )
-    # the stand-in deployment controller: a Deployment's replicas become available
+    # the workload chain on the simulated node: a Deployment's Pods run, and it becomes
+    # available through them
     api.request(
         "POST",
         resource_path("apps", "v1", "deployments", "default"),
@@ -110,6 +111,9 @@ def test_make_sim_serves_the_crds_and_stops_cleanly(tmp_path: Path, sims: list[S
         ),
         message="the Deployment available",
     )
+    pods = api.request("GET", resource_path("", "v1", "pods", "default"))["items"]
+    assert len(pods) == 2
+    assert {p["status"]["phase"] for p in pods} == {"Running"}
 
     # a second sim would overwrite the file of this one, still serving: refused, in one line
     second = subprocess.run(
