@@ -1,8 +1,8 @@
 """``make sim`` (``python -m demo.sim``): kubesim for a local run, as a learner starts it.
 
 It prints the ``export KUBECONFIG=...`` line; that kubeconfig reaches a server with the Foo CRD
-and the workload chain on a simulated node; a second sim does not overwrite the first one's file; and
-Ctrl-C stops it with exit 0, no traceback, and the file removed.
+and the workload chain on a simulated node; a second sim does not overwrite the first one's
+file; and Ctrl-C stops it with exit 0, no traceback, and the file removed.
 """
 
 from __future__ import annotations
