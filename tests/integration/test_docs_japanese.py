@@ -24,8 +24,9 @@ RETIRED: dict[str, tuple[str, str]] = {
     "再一覧": ("not the glossary's term for relist", "再リスト"),
     "こだま": ("not the usual word for a write's echo, and not in the glossary", "エコー"),
     "ウォッチの裏": ("reads as 'the back side of the watch'", "ウォッチが切れている間に"),
+    # (包む for a bundle that packages manifests is fine: only wrapping a function is ラップ)
     "包んで": ("'wrap' a function is ラップ in Japanese programming prose", "ラップして"),
-    "包む": ("'wrap' a function is ラップ in Japanese programming prose", "ラップする"),
+    "を包む": ("'wrap' a function is ラップ in Japanese programming prose", "をラップする"),
     "包んだ": ("'wrap' a function is ラップ in Japanese programming prose", "ラップした"),
     "古い版での書き込み": ("版 is vague: say which version", "古い resourceVersion での書き込み"),
     "下の層の上に立ち": ("a literal 'stands on the layers below'", "下の層だけを使って作られ"),
