@@ -35,20 +35,20 @@ from kubesim.sim import KubeSim
 from kubesim.storage.store import WATCH_CACHE_UPPER_BOUND
 
 PROG = "kubesim"
-# the distribution kubesim ships in (pyproject.toml); --version names it
-DISTRIBUTION = "sample-controller-py"
+# kubesim's own distribution (kubesim/pyproject.toml); --version names it
+DISTRIBUTION = "kubesim"
 
 
 def version_line() -> str:
-    """``kubesim (sample-controller-py 0.1.0)``, or "unknown" when run from a tree that is not
-    installed (no distribution metadata to read)."""
+    """``kubesim 0.1.0``: the distribution and its version, or "unknown" when run from a tree
+    that is not installed (no distribution metadata to read)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
         number = version(DISTRIBUTION)
     except PackageNotFoundError:
         number = "unknown"
-    return f"{PROG} ({DISTRIBUTION} {number})"
+    return f"{DISTRIBUTION} {number}"
 
 
 class _Parser(argparse.ArgumentParser):
