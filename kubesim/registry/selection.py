@@ -56,8 +56,10 @@ def _parse_fields(info: ResourceInfo, text: str) -> list[tuple[str, str, bool]]:
 
 
 def _field_value(obj: dict, field: str) -> str:
-    if field == "source" and "source" in obj:  # Events: source means source.component
-        v = (obj.get("source") or {}).get("component")
+    if field == "source" and obj.get("kind", "Event") == "Event":
+        # the event registry's field set: source.component, or the reporting controller
+        # when that is empty (an events.k8s.io Event has no deprecatedSource of its own)
+        v = (obj.get("source") or {}).get("component") or obj.get("reportingComponent")
     else:
         v = get_path(obj, field)
     if v is None:

@@ -290,7 +290,11 @@ def test_empty_deployment_name_is_reported_once_without_retry_loop(sim):
     crd_without_validation = {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": "foos.samplecontroller.k8s.io"},
+        "metadata": {
+            "name": "foos.samplecontroller.k8s.io",
+            # a *.k8s.io group needs the API review's annotation (KEP-1111)
+            "annotations": {"api-approved.kubernetes.io": "unapproved, example API"},
+        },
         "spec": {
             "group": "samplecontroller.k8s.io",
             "scope": "Namespaced",
