@@ -130,7 +130,14 @@ def test_collision_with_a_deployment_we_do_not_own(harness):
         message="workqueue retries metric",
     )
     after = h.get_deployment("taken")
-    assert after["metadata"]["resourceVersion"] == foreign["metadata"]["resourceVersion"]
+    # (not its resourceVersion: kubesim's status loop writes the Deployment's status)
+    writes = [
+        r
+        for r in h.sim.request_log
+        if r.resource.startswith("deployments") and r.name == "taken" and r.verb != "get"
+        and r.verb not in ("list", "watch") and r.user_agent == "sample-controller-py/test"
+    ]  # fmt: skip
+    assert writes == [] and foreign["metadata"]["uid"] == after["metadata"]["uid"]
     assert after["spec"]["replicas"] == 2
     assert "ownerReferences" not in after["metadata"]
 
