@@ -60,7 +60,6 @@ from demo.narration import (
     tap_queue,
     tap_writes,
 )
-from demo.sim import SIM_OPTIONS
 from runtime.manager import USER_AGENT, check_api
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -166,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
 
     headline("starting kubesim, the embedded API server (deployment status loop on)")
     with (
-        KubeSim(deployment_status_delay=opts.status_delay, **SIM_OPTIONS) as sim,
+        KubeSim(deployment_status_delay=opts.status_delay) as sim,
         tempfile.TemporaryDirectory(prefix="sample-controller-demo-") as tmp,
     ):
         kubeconfig = sim.write_kubeconfig(Path(tmp) / "kubeconfig")
