@@ -196,6 +196,9 @@ def _review(group: str, plural: str, kind: str, namespaced: bool = False) -> Res
 
 
 def _builtin() -> list[ResourceInfo]:
+    # the generic kinds' table builds ResourceInfos, so it is read once this module has them
+    from kubesim.api.builtin_kinds import GENERIC_KINDS
+
     return [
         ResourceInfo(
             "",
@@ -225,6 +228,8 @@ def _builtin() -> list[ResourceInfo]:
             status_subresource=True,
             has_generation=False,
             require_rv_on_update=False,
+            # the node conversion's field labels (the framework lists schedulable nodes so)
+            field_selectors=("metadata.name", "spec.unschedulable"),
         ),
         ResourceInfo(
             "",
@@ -349,6 +354,7 @@ def _builtin() -> list[ResourceInfo]:
             status_subresource=True,
             has_generation=False,
             require_rv_on_update=False,
+            field_selectors=("metadata.name", "metadata.namespace", "spec.clusterIP", "spec.type"),
         ),
         *(
             ResourceInfo(
@@ -389,21 +395,11 @@ def _builtin() -> list[ResourceInfo]:
             status_subresource=True,
             field_selectors=("metadata.name",),
         ),
+        *GENERIC_KINDS,
     ]
 
 
 BUILTIN_RESOURCES = _builtin()
-
-# Versions the server claims for built-in groups, in preference order (APIGroup.versions).
-_GROUP_PREFERRED = {
-    "apps": "v1",
-    "events.k8s.io": "v1",
-    "authentication.k8s.io": "v1",
-    "authorization.k8s.io": "v1",
-    "rbac.authorization.k8s.io": "v1",
-    "coordination.k8s.io": "v1",
-    "apiextensions.k8s.io": "v1",
-}
 
 
 def crd_resource_infos(crd: dict) -> list[ResourceInfo]:
@@ -569,8 +565,11 @@ class Registry:
             served = {
                 g: [v for v in self._version_order[g] if (g, v) in self._by_gv] for g in order
             }
-        builtin = [g for g in _GROUP_PREFERRED if g in served]
-        rest = sorted(g for g in served if g not in _GROUP_PREFERRED)
+        from kubesim.api.builtin_kinds import GROUP_PRIORITY
+
+        # built-in groups by the aggregator's priority, ties by name; then CRD groups by name
+        builtin = sorted((g for g in served if g in GROUP_PRIORITY), key=_priority_key)
+        rest = sorted(g for g in served if g not in GROUP_PRIORITY)
         groups = [self._group_doc(g, served[g]) for g in builtin + rest if served[g]]
         return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
@@ -599,6 +598,12 @@ class Registry:
             "groupVersion": gv,
             "resources": entries,
         }
+
+
+def _priority_key(group: str) -> tuple[int, str]:
+    from kubesim.api.builtin_kinds import GROUP_PRIORITY
+
+    return (-GROUP_PRIORITY[group], group)
 
 
 def _sort_versions(versions: list[str]) -> list[str]:
