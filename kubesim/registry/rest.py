@@ -22,8 +22,9 @@ from typing import Any
 from kubesim.api import errors, warning
 from kubesim.api.resources import Registry, ResourceInfo
 from kubesim.api.version import DEFAULT_SERVER_VERSION, ServerVersion
+from kubesim.protobuf.kinds import message_for
 from kubesim.registry import patch as patches
-from kubesim.registry import sharding, strategy
+from kubesim.registry import service, sharding, strategy
 from kubesim.registry.fieldmanager import (
     ABSENT,
     IN_PROCESS_MANAGER,
@@ -489,6 +490,9 @@ class Rest:
         if existing is not None:
             deleting = bool(existing.obj["metadata"].get("deletionTimestamp"))
             raise errors.already_exists(info.group, info.plural, name, deleting)
+        if (info.group, info.kind) == ("", "Service") and not info.custom:
+            # the REST layer's allocator: ClusterIPs and node ports are cluster-wide
+            service.allocate(obj, [s.obj for s in self.storage.items(info.storage_key)])
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = strategy.now_rfc3339()
         if info.has_generation:
@@ -757,7 +761,9 @@ class Rest:
             elif ptype == patches.JSON_PATCH:
                 new = patches.apply_json_patch(base, body)
             elif ptype == patches.STRATEGIC:
-                new = patches.apply_strategic_merge_patch(base, body)
+                new = patches.apply_strategic_merge_patch(
+                    base, body, message_for(info.group_version, info.kind)
+                )
             else:
                 _check_apply_name(body, name)
                 new = self.fields.apply(info, base, body, manager, force, sub)

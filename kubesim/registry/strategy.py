@@ -14,6 +14,7 @@ from typing import Any
 
 from kubesim.api import errors
 from kubesim.api.resources import ResourceInfo
+from kubesim.registry import service
 from kubesim.validation import kindvalidation, metavalidation
 
 __all__ = [
@@ -75,6 +76,9 @@ def prepare_create(info: ResourceInfo, obj: dict, omit_zero_timestamp: bool = Tr
         obj["status"] = {"phase": "Active"}
     elif kind == "CustomResourceDefinition":
         default_crd(obj, on_create=True)
+    elif kind == "Service" and info.group == "":
+        service.default_service(obj)
+        service.reset_status(obj)
 
 
 def default_deployment(obj: dict, omit_zero_timestamp: bool = True) -> None:
@@ -229,6 +233,9 @@ def prepare_update(
         )
     if info.kind == "Deployment" and not info.custom:
         default_deployment(new, omit_zero_timestamp)
+    if (info.group, info.kind) == ("", "Service") and not info.custom and sub is None:
+        service.keep_allocated(new, old)
+        service.default_service(new)
     if info.kind == "CustomResourceDefinition" and not info.custom:
         default_crd(new, on_create=False)
         if new.get("spec") != old.get("spec"):
@@ -322,6 +329,8 @@ def validate(
         causes = metavalidation.validate_object_meta(meta, info.namespaced, name_fn, core_meta)
     if (group, kind) == ("apiextensions.k8s.io", "CustomResourceDefinition"):
         causes += _validate_crd(obj)
+    if (group, kind) == ("", "Service"):
+        causes += service.validate_service(obj)
     return causes
 
 

