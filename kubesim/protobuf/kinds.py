@@ -69,6 +69,7 @@ def _table_kinds() -> dict[tuple[str, str], str]:
 _TABLE_OF_GROUP_VERSION = {
     "v1": "core",
     "admissionregistration.k8s.io/v1": "admissionregistration",
+    "apiextensions.k8s.io/v1": "apiextensions",
     "apiregistration.k8s.io/v1": "apiregistration",
     "apps/v1": "apps",
     "autoscaling/v2": "autoscaling_v2",

@@ -8,7 +8,7 @@ the Go struct declares them (which is also the order Go's JSON encoder writes th
 ``type`` is a scalar (``string int32 int64 bool bytes``), one of the Kubernetes value types
 (``time`` metav1.Time, ``microtime`` metav1.MicroTime, ``quantity`` resource.Quantity,
 ``intstr`` intstr.IntOrString, ``rawext`` runtime.RawExtension, ``fieldsv1``
-metav1.FieldsV1) or a message name; ``[T]`` is a repeated field and ``{T}`` a
+metav1.FieldsV1, ``jsonschema`` a CRD's JSONSchemaProps, see :mod:`kubesim.protobuf.jsonschema`) or a message name; ``[T]`` is a repeated field and ``{T}`` a
 ``map<string, T>``. Message names are looked up in the table's own group first, then in
 ``meta`` and ``core``; ``group.Name`` names one explicitly. Flags, from the Go field:
 
@@ -31,7 +31,9 @@ import re
 from dataclasses import dataclass, field, replace
 
 SCALARS = frozenset({"string", "int32", "int64", "bool", "bytes"})
-VALUE_TYPES = frozenset({"time", "microtime", "quantity", "intstr", "rawext", "fieldsv1"})
+VALUE_TYPES = frozenset(
+    {"time", "microtime", "quantity", "intstr", "rawext", "fieldsv1", "jsonschema"}
+)
 _SEARCH_GROUPS = ("meta", "core")
 _LINE = re.compile(
     r"^(\d+)\s+(\w+)\s+(\[\w+(?:\.\w+)?\]|\{\w+(?:\.\w+)?\}|\w+(?:\.\w+)?)([*!^]*)(?:\s+~(\w*))?$"

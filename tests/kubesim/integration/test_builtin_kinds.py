@@ -373,3 +373,73 @@ spec:
     out = run("get", "ingress,daemonsets,jobs", "-o", "name")
     assert "ingress.networking.k8s.io/web" in out
     assert "daemonset.apps/agent" in out and "job.batch/kjob" in out
+
+
+# ---- CustomResourceDefinitions over protobuf ----------------------------------------------------
+
+
+def _crd() -> dict:
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "required": ["size"],
+                "properties": {
+                    "size": {"type": "integer", "minimum": 1, "maximum": 5},
+                    "ratio": {"type": "number", "multipleOf": 0.5},
+                    "mode": {"type": "string", "enum": ["a", "b"], "default": "a"},
+                    "extra": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                },
+            }
+        },
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.pb.example.com"},
+        "spec": {
+            "group": "pb.example.com",
+            "names": {"plural": "widgets", "kind": "Widget"},
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": schema},
+                    "subresources": {"status": {}},
+                }
+            ],
+        },
+    }
+
+
+def test_a_crd_created_as_protobuf_serves_its_resource(sim):
+    crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    code, headers, body = raw(
+        sim, "POST", crds, codec.encode(_crd()), {"Content-Type": PB, "Accept": PB}
+    )
+    assert code == 201, body
+    created = codec.decode(body)
+    version = created["spec"]["versions"][0]
+    assert version["subresources"] == {"status": {}}
+    spec_schema = version["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    assert spec_schema["properties"]["size"] == {"type": "integer", "maximum": 5, "minimum": 1}
+    assert spec_schema["properties"]["ratio"]["multipleOf"] == 0.5
+    assert spec_schema["properties"]["mode"]["default"] == "a"
+    assert spec_schema["properties"]["extra"]["additionalProperties"] == {"type": "string"}
+    assert spec_schema["properties"]["free"]["x-kubernetes-preserve-unknown-fields"] is True
+    assert {c["type"] for c in created["status"]["conditions"]} >= {"Established"}
+    # the JSON read of the same CRD carries the same schema
+    as_json = json.loads(raw(sim, "GET", f"{crds}/widgets.pb.example.com")[2])
+    assert as_json["spec"]["versions"][0]["schema"] == version["schema"]
+    widgets = f"/apis/pb.example.com/v1/namespaces/{NS}/widgets"
+    widget = {"apiVersion": "pb.example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+    code, status = _create(sim, widgets, dict(widget, spec={"size": 9}))
+    assert code == 422  # the schema sent as protobuf validates
+    code, made = _create(sim, widgets, dict(widget, spec={"size": 2}))
+    assert code == 201 and made["spec"]["mode"] == "a"  # and defaults
+    code, _, body = raw(sim, "GET", crds, headers={"Accept": PB})
+    assert code == 200 and codec.decode(body)["kind"] == "CustomResourceDefinitionList"
