@@ -187,7 +187,7 @@ def _decode_value(kind: str, value: int | bytes) -> Any:
 def decode_schema(buf: bytes) -> dict[str, Any]:
     """A JSONSchemaProps message as the JSON object Go writes for it."""
     found: dict[int, list[int | bytes]] = {}
-    for number, wire_type, value in iter_fields(buf):
+    for number, _, value in iter_fields(buf):
         if number in _BY_NUMBER:
             found.setdefault(number, []).append(value)
     out: dict[str, Any] = {}

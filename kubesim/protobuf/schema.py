@@ -8,8 +8,9 @@ the Go struct declares them (which is also the order Go's JSON encoder writes th
 ``type`` is a scalar (``string int32 int64 bool bytes``), one of the Kubernetes value types
 (``time`` metav1.Time, ``microtime`` metav1.MicroTime, ``quantity`` resource.Quantity,
 ``intstr`` intstr.IntOrString, ``rawext`` runtime.RawExtension, ``fieldsv1``
-metav1.FieldsV1, ``jsonschema`` a CRD's JSONSchemaProps, see :mod:`kubesim.protobuf.jsonschema`) or a message name; ``[T]`` is a repeated field and ``{T}`` a
-``map<string, T>``. Message names are looked up in the table's own group first, then in
+metav1.FieldsV1, ``jsonschema`` a CRD's JSONSchemaProps, see
+:mod:`kubesim.protobuf.jsonschema`) or a message name; ``[T]`` is a repeated field and
+``{T}`` a ``map<string, T>``. Message names are looked up in the table's own group first, then in
 ``meta`` and ``core``; ``group.Name`` names one explicitly. Flags, from the Go field:
 
 ``*``  a pointer: written only when set, and kept in JSON even when zero (``replicas: 0``);
