@@ -13,8 +13,9 @@ import re
 from typing import Any
 
 from kubesim.api import errors
+from kubesim.api.builtin_kinds import GENERIC_KINDS
 from kubesim.api.resources import ResourceInfo
-from kubesim.registry import service
+from kubesim.registry import kindstrategy, service
 from kubesim.validation import kindvalidation, metavalidation
 
 __all__ = [
@@ -31,6 +32,8 @@ __all__ = [
 ]
 
 CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
+# The kinds served by the generic store alone, whose rules are in kindstrategy.py.
+GENERIC = frozenset((info.group, info.kind) for info in GENERIC_KINDS)
 
 
 def now_rfc3339() -> str:
@@ -79,6 +82,8 @@ def prepare_create(info: ResourceInfo, obj: dict, omit_zero_timestamp: bool = Tr
     elif kind == "Service" and info.group == "":
         service.default_service(obj)
         service.reset_status(obj)
+    elif (info.group, kind) in GENERIC:
+        kindstrategy.default_on_create(info.group, kind, obj, info.status_subresource)
 
 
 def default_deployment(obj: dict, omit_zero_timestamp: bool = True) -> None:
@@ -233,6 +238,8 @@ def prepare_update(
         )
     if info.kind == "Deployment" and not info.custom:
         default_deployment(new, omit_zero_timestamp)
+    if (info.group, info.kind) in GENERIC and not info.custom:
+        kindstrategy.default_on_update(info.group, info.kind, new)
     if (info.group, info.kind) == ("", "Service") and not info.custom and sub is None:
         service.keep_allocated(new, old)
         service.default_service(new)
@@ -331,6 +338,8 @@ def validate(
         causes += _validate_crd(obj)
     if (group, kind) == ("", "Service"):
         causes += service.validate_service(obj)
+    if (group, kind) in GENERIC:
+        causes += kindstrategy.validate_kind(group, kind, obj, old)
     return causes
 
 

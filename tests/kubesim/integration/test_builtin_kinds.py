@@ -172,7 +172,12 @@ def test_protobuf_create_and_read_of_generic_kinds(sim):
         "metadata": {"name": "pb", "namespace": NS},
         "spec": {
             "backoffLimit": 2,
-            "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}},
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "c", "image": "busybox"}],
+                }
+            },
         },
     }
     path = f"/apis/batch/v1/namespaces/{NS}/jobs"
@@ -495,3 +500,122 @@ def test_kubectl_reads_aggregated_discovery(sim, tmp_path: Path):
     paths = [r.path for r in list(sim.request_log)[before:]]
     # one aggregated read of /api and /apis, no per-group documents
     assert "/apis/batch/v1" not in paths
+
+
+# ---- the kinds' own defaults and validation ----------------------------------------------------
+
+
+def _job(**pod) -> dict:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": pod.pop("name", "defaults")},
+        "spec": {"template": {"spec": dict(containers=[{"name": "c", "image": "busybox"}], **pod)}},
+    }
+
+
+JOBS = f"/apis/batch/v1/namespaces/{NS}/jobs"
+
+
+def test_job_defaults_and_its_status_starts_empty(sim):
+    body = _job(restartPolicy="Never")
+    body["status"] = {"succeeded": 5}
+    code, job = _create(sim, JOBS, body)
+    assert code == 201, job
+    spec = job["spec"]
+    assert (spec["completions"], spec["parallelism"], spec["backoffLimit"]) == (1, 1, 6)
+    assert spec["completionMode"] == "NonIndexed" and spec["suspend"] is False
+    container = spec["template"]["spec"]["containers"][0]
+    assert container["imagePullPolicy"] == "Always"
+    assert container["terminationMessagePolicy"] == "File"
+    assert job["status"] == {}
+
+
+def test_a_job_must_not_restart_always(sim):
+    # the pod template's default restartPolicy is Always, which a Job refuses
+    code, status = _create(sim, JOBS, _job(name="always"))
+    assert code == 422
+    (cause,) = status["details"]["causes"]
+    assert cause["field"] == "spec.template.spec.restartPolicy"
+    assert cause["message"] == 'Unsupported value: "Always": supported values: "OnFailure", "Never"'
+    assert raw(sim, "GET", f"{JOBS}/always")[0] == 404
+
+
+def test_statefulset_and_pvc_defaults(sim):
+    sts = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "db"},
+        "spec": {
+            "serviceName": "db",
+            "selector": {"matchLabels": {"app": "db"}},
+            "template": {
+                "metadata": {"labels": {"app": "db"}},
+                "spec": {"containers": [{"name": "db", "image": "postgres:16"}]},
+            },
+        },
+    }
+    code, made = _create(sim, f"/apis/apps/v1/namespaces/{NS}/statefulsets", sts)
+    assert code == 201, made
+    assert made["spec"]["replicas"] == 1
+    assert made["spec"]["podManagementPolicy"] == "OrderedReady"
+    assert made["spec"]["updateStrategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"partition": 0},
+    }
+    assert made["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] == "IfNotPresent"
+    pvc = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+    code, made = _create(sim, f"/api/v1/namespaces/{NS}/persistentvolumeclaims", pvc)
+    assert code == 201 and made["status"] == {"phase": "Pending"}
+    assert made["spec"]["volumeMode"] == "Filesystem"
+    del pvc["spec"]["accessModes"]
+    pvc["metadata"]["name"] = "noaccess"
+    code, status = _create(sim, f"/api/v1/namespaces/{NS}/persistentvolumeclaims", pvc)
+    assert code == 422 and status["details"]["causes"][0]["field"] == "spec.accessModes"
+
+
+def test_an_ingress_path_needs_a_path_type(sim):
+    ing = {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": {"name": "notype"},
+        "spec": {
+            "rules": [
+                {
+                    "http": {
+                        "paths": [
+                            {
+                                "path": "/",
+                                "backend": {"service": {"name": "s", "port": {"number": 80}}},
+                            }
+                        ]
+                    }
+                }
+            ]
+        },
+    }
+    code, status = _create(sim, f"/apis/networking.k8s.io/v1/namespaces/{NS}/ingresses", ing)
+    assert code == 422
+    assert status["details"]["causes"][0]["field"] == "spec.rules[0].http.paths[0].pathType"
+
+
+def test_an_immutable_field_cannot_change(sim):
+    sc = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": "immutable"},
+        "provisioner": "a.example.com",
+    }
+    code, made = _create(sim, "/apis/storage.k8s.io/v1/storageclasses", sc)
+    assert code == 201
+    assert (made["reclaimPolicy"], made["volumeBindingMode"]) == ("Delete", "Immediate")
+    made["provisioner"] = "b.example.com"
+    code, _, body = raw(sim, "PUT", "/apis/storage.k8s.io/v1/storageclasses/immutable", made)
+    assert code == 422
+    cause = json.loads(body)["details"]["causes"][0]
+    assert cause["field"] == "provisioner" and "field is immutable" in cause["message"]
