@@ -8,9 +8,8 @@ required fields of each kind (``pkg/apis/<group>/validation``), with the real fi
 and messages.
 
 Deliberate differences: defaults are the common ones, not every nested default (a Job's pod
-failure policy, a PV source's own defaults); a Job gets no generated selector or
-controller-uid labels (nothing runs it); validation checks presence and a few enums, not
-every rule.
+failure policy, a PV source's own defaults); validation checks presence, a few enums and the
+immutable fields, not every rule.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from typing import Any
 
 from kubesim.api import errors
 
-__all__ = ["default_on_create", "default_on_update", "validate_kind"]
+__all__ = ["default_on_create", "default_on_update", "validate_kind", "with_uid"]
 
 # ---- defaults ----------------------------------------------------------------------------------
 
@@ -257,6 +256,27 @@ def default_on_update(group: str, kind: str, obj: dict) -> None:
     fill = _DEFAULTS.get((group, kind))
     if fill is not None:
         fill(obj)
+
+
+def with_uid(group: str, kind: str, obj: dict) -> None:
+    """What a create derives from the new object's UID: a Job's selector and pod labels
+    (the job strategy's generateSelector, which runs once the UID is set)."""
+    if (group, kind) != ("batch", "Job"):
+        return
+    spec = obj.setdefault("spec", {})
+    if spec.get("manualSelector"):
+        return
+    meta = obj["metadata"]
+    uid, name = meta["uid"], meta.get("name", "")
+    template_meta = (spec.get("template") or {}).setdefault("metadata", {})
+    template_meta["labels"] = {
+        **(template_meta.get("labels") or {}),
+        "batch.kubernetes.io/controller-uid": uid,
+        "batch.kubernetes.io/job-name": name,
+        "controller-uid": uid,
+        "job-name": name,
+    }
+    spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
 
 
 # ---- validation --------------------------------------------------------------------------------

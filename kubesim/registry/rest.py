@@ -23,8 +23,8 @@ from kubesim.api import errors, warning
 from kubesim.api.resources import Registry, ResourceInfo
 from kubesim.api.version import DEFAULT_SERVER_VERSION, ServerVersion
 from kubesim.protobuf.kinds import message_for
+from kubesim.registry import kindstrategy, service, sharding, strategy
 from kubesim.registry import patch as patches
-from kubesim.registry import service, sharding, strategy
 from kubesim.registry.fieldmanager import (
     ABSENT,
     IN_PROCESS_MANAGER,
@@ -494,6 +494,7 @@ class Rest:
             # the REST layer's allocator: ClusterIPs and node ports are cluster-wide
             service.allocate(obj, [s.obj for s in self.storage.items(info.storage_key)])
         meta["uid"] = str(uuid.uuid4())
+        kindstrategy.with_uid(info.group, info.kind, obj)
         meta["creationTimestamp"] = strategy.now_rfc3339()
         if info.has_generation:
             meta["generation"] = 1

@@ -619,3 +619,51 @@ def test_an_immutable_field_cannot_change(sim):
     assert code == 422
     cause = json.loads(body)["details"]["causes"][0]
     assert cause["field"] == "provisioner" and "field is immutable" in cause["message"]
+
+
+# ---- tables -------------------------------------------------------------------------------------
+
+TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
+
+
+def test_a_job_is_printed_with_its_printers_columns_and_selector(sim):
+    code, job = _create(sim, JOBS, _job(name="printed", restartPolicy="OnFailure"))
+    assert code == 201
+    uid = job["metadata"]["uid"]
+    # the job strategy's generated selector and pod labels, from the UID
+    assert job["spec"]["selector"] == {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+    assert job["spec"]["template"]["metadata"]["labels"]["job-name"] == "printed"
+    code, _, body = raw(sim, "GET", f"{JOBS}/printed", headers={"Accept": TABLE})
+    table = json.loads(body)
+    columns = [(c["name"], c["priority"]) for c in table["columnDefinitions"]]
+    assert columns == [
+        ("Name", 0),
+        ("Status", 0),
+        ("Completions", 0),
+        ("Duration", 0),
+        ("Age", 0),
+        ("Containers", 1),
+        ("Images", 1),
+        ("Selector", 1),
+    ]
+    cells = table["rows"][0]["cells"]
+    assert cells[:4] == ["printed", "Running", "0/1", ""]
+    assert cells[5:] == ["c", "busybox", f"batch.kubernetes.io/controller-uid={uid}"]
+
+
+def test_a_default_storage_class_is_marked_in_its_table(sim):
+    sc = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {
+            "name": "marked",
+            "annotations": {"storageclass.kubernetes.io/is-default-class": "true"},
+        },
+        "provisioner": "x.example.com",
+    }
+    assert _create(sim, "/apis/storage.k8s.io/v1/storageclasses", sc)[0] == 201
+    _, _, body = raw(
+        sim, "GET", "/apis/storage.k8s.io/v1/storageclasses/marked", headers={"Accept": TABLE}
+    )
+    cells = json.loads(body)["rows"][0]["cells"]
+    assert cells[:5] == ["marked (default)", "x.example.com", "Delete", "Immediate", False]
