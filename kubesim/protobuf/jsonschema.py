@@ -151,11 +151,11 @@ def _simple(buf: bytes, fields: tuple[tuple[int, str, str], ...]) -> dict[str, A
         found[number] = value
     out: dict[str, Any] = {}
     for number, name, kind in fields:
-        value = found.get(number)
-        if value is None:
+        if number not in found:
             if kind.endswith("!"):
                 out[name] = ""
             continue
+        value = found[number]
         decoded: Any = value.decode() if isinstance(value, bytes) else value != 0
         if kind.endswith("*") or decoded or kind.endswith("!"):
             out[name] = decoded

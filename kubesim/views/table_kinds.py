@@ -313,7 +313,7 @@ def _csi_driver_row(o: dict) -> list:
 def _ingress_row(o: dict) -> list:
     spec, status = o.get("spec") or {}, o.get("status") or {}
     hosts = [
-        r.get("host") for r in spec.get("rules") or [] if isinstance(r, dict) and r.get("host")
+        str(r["host"]) for r in spec.get("rules") or [] if isinstance(r, dict) and r.get("host")
     ]
     if not hosts:
         host_text = "*"
@@ -775,7 +775,8 @@ def _quota_cells(o: dict) -> list[str]:
     """printResourceQuota: "name: used/hard" pairs of the requests and of the limits."""
     status = o.get("status") or {}
     hard, used = status.get("hard") or {}, status.get("used") or {}
-    requests, limits = [], []
+    requests: list[str] = []
+    limits: list[str] = []
     for name in sorted(hard):
         pair = f"{name}: {used.get(name, '0')}/{hard[name]}"
         (limits if name.startswith("limits.") else requests).append(pair)
