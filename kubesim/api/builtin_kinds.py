@@ -34,6 +34,7 @@ def _kind(
     generation: bool = False,
     version: str = "v1",
     scale: bool = False,
+    subresources: tuple[str, ...] = (),
 ) -> ResourceInfo:
     """One served resource. ``fields``: field labels beyond the ObjectMeta ones; ``generation``:
     the strategy bumps metadata.generation on spec changes; ``scale``: /scale on .spec.replicas."""
@@ -55,6 +56,7 @@ def _kind(
         has_generation=generation,
         require_rv_on_update=False,
         field_selectors=_NAME_NS + fields,
+        extra_subresources=subresources,
     )
 
 
@@ -182,6 +184,7 @@ GENERIC_KINDS: list[ResourceInfo] = [
         ("csr",),
         status=True,
         fields=("spec.signerName",),
+        subresources=("approval",),
     ),
     # discovery.k8s.io/v1
     _kind("discovery.k8s.io", "endpointslices", "EndpointSlice", True, generation=True),

@@ -63,6 +63,8 @@ class ResourceInfo:
     storage_group: str | None = None
     # serves the serviceaccounts/token subresource (TokenRequest): ServiceAccounts only
     token_request: bool = False
+    # other subresources written like /status, each with its own strategy (a CSR's approval)
+    extra_subresources: tuple[str, ...] = ()
 
     @property
     def group_version(self) -> str:
@@ -155,6 +157,16 @@ class ResourceInfo:
             out.append(
                 {
                     "name": f"{self.plural}/status",
+                    "singularName": "",
+                    "namespaced": self.namespaced,
+                    "kind": self.kind,
+                    "verbs": ["get", "patch", "update"],
+                }
+            )
+        for sub in self.extra_subresources:
+            out.append(
+                {
+                    "name": f"{self.plural}/{sub}",
                     "singularName": "",
                     "namespaced": self.namespaced,
                     "kind": self.kind,

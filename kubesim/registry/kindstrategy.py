@@ -19,7 +19,13 @@ from typing import Any
 
 from kubesim.api import errors
 
-__all__ = ["default_on_create", "default_on_update", "validate_kind", "with_uid"]
+__all__ = [
+    "default_on_create",
+    "default_on_update",
+    "validate_csr_conditions",
+    "validate_kind",
+    "with_uid",
+]
 
 # ---- defaults ----------------------------------------------------------------------------------
 
@@ -436,6 +442,36 @@ _VALIDATORS: dict[tuple[str, str], Callable[[dict], list[dict]]] = {
         _one_of(o, "addressType", ["FQDN", "IPv4", "IPv6"]) + _required(o, "addressType")
     ),
 }
+
+
+def validate_csr_conditions(obj: dict) -> list[dict]:
+    """A CSR's conditions: a known type, a True/False/Unknown status, not approved and denied
+    both (validateConditions in pkg/apis/certificates/validation)."""
+    causes: list[dict] = []
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    for i, c in enumerate(conditions):
+        if not isinstance(c, dict):
+            continue
+        where = f"status.conditions[{i}]"
+        if not c.get("type"):
+            causes.append(errors.field_required(f"{where}.type"))
+        if c.get("status") not in ("True", "False", "Unknown"):
+            causes.append(
+                errors.field_not_supported(
+                    f"{where}.status", c.get("status"), ["False", "True", "Unknown"]
+                )
+            )
+    types = {c.get("type") for c in conditions if isinstance(c, dict) and c.get("status") == "True"}
+    if {"Approved", "Denied"} <= types:
+        causes.append(
+            errors.field_invalid(
+                "status.conditions",
+                "Approved",
+                "Approved and Denied conditions are mutually exclusive",
+            )
+        )
+    return causes
+
 
 # Fields a kind's ValidateUpdate refuses to change once set (field path, message).
 _IMMUTABLE: dict[tuple[str, str], tuple[str, ...]] = {

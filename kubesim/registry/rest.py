@@ -621,8 +621,8 @@ class Rest:
                 f"({name})"
             )
         obj["kind"], obj["apiVersion"] = old.obj["kind"], info.stored_api_version
-        if sub == "status":
-            obj = strategy.prepare_status_update(info, obj, old.obj)
+        if sub in ("status", "approval"):
+            obj = strategy.prepare_status_update(info, obj, old.obj, sub)
             meta = obj["metadata"]
             self._validate(info, obj, name, old.obj, sub)
         else:

@@ -249,11 +249,22 @@ def prepare_update(
             new["status"] = crd_status(new)
 
 
-def prepare_status_update(info: ResourceInfo, new: dict, old: dict) -> dict:
-    """PrepareForUpdate of /status: everything but .status comes from the stored object."""
+def prepare_status_update(info: ResourceInfo, new: dict, old: dict, sub: str = "status") -> dict:
+    """PrepareForUpdate of /status: everything but .status comes from the stored object.
+
+    A CSR's /approval (csrApprovalStrategy) takes only the conditions; the rest of the status,
+    the issued certificate, stays as stored."""
     out = dict(old)
     out["metadata"] = dict(old["metadata"])
-    if "status" in new:
+    if sub == "approval":
+        status = dict(old.get("status") or {})
+        conditions = (new.get("status") or {}).get("conditions")
+        if conditions:
+            status["conditions"] = conditions
+        else:
+            status.pop("conditions", None)
+        out["status"] = status
+    elif "status" in new:
         out["status"] = new["status"]
     else:
         out.pop("status", None)
@@ -314,10 +325,12 @@ def validate(
             )
         return metavalidation.validate_object_meta_update(meta)
     core_meta = group in _CORE_META_GROUPS
-    if sub == "status":
+    if sub in ("status", "approval"):
         causes = metavalidation.validate_object_meta_update(meta, core_meta)
         if (group, kind) == ("apps", "Deployment"):
             causes += kindvalidation.validate_deployment_status(obj)
+        if (group, kind) == ("certificates.k8s.io", "CertificateSigningRequest"):
+            causes += kindstrategy.validate_csr_conditions(obj)
         return causes
     if (group, kind) == ("", "Namespace"):
         if sub == "finalize":

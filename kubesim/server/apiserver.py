@@ -337,4 +337,5 @@ def _subresources(info: ResourceInfo) -> set[str]:
         subs.add("scale")
     if info.kind == "Namespace" and not info.custom:
         subs.add("finalize")
+    subs.update(info.extra_subresources)
     return subs

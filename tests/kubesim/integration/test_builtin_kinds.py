@@ -667,3 +667,38 @@ def test_a_default_storage_class_is_marked_in_its_table(sim):
     )
     cells = json.loads(body)["rows"][0]["cells"]
     assert cells[:5] == ["marked (default)", "x.example.com", "Delete", "Immediate", False]
+
+
+# ---- CertificateSigningRequests: /approval ------------------------------------------------------
+
+
+def test_csr_approval_subresource_sets_conditions_only(sim):
+    csrs = "/apis/certificates.k8s.io/v1/certificatesigningrequests"
+    csr = {
+        "apiVersion": "certificates.k8s.io/v1",
+        "kind": "CertificateSigningRequest",
+        "metadata": {"name": "me"},
+        "spec": {
+            "request": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K",
+            "signerName": "example.com/signer",
+            "usages": ["client auth"],
+        },
+    }
+    code, made = _create(sim, csrs, csr)
+    assert code == 201, made
+    discovery = json.loads(raw(sim, "GET", "/apis/certificates.k8s.io/v1")[2])
+    assert "certificatesigningrequests/approval" in {r["name"] for r in discovery["resources"]}
+    approved = dict(made)
+    approved["status"] = {
+        "conditions": [{"type": "Approved", "status": "True", "reason": "Test"}],
+        "certificate": "bm90IGFsbG93ZWQgaGVyZQ==",
+    }
+    code, _, body = raw(sim, "PUT", f"{csrs}/me/approval", approved)
+    assert code == 200, body
+    status = json.loads(body)["status"]
+    assert status["conditions"][0]["type"] == "Approved"
+    assert "certificate" not in status  # /approval writes the conditions only
+    both = json.loads(body)
+    both["status"]["conditions"].append({"type": "Denied", "status": "True"})
+    code, _, body = raw(sim, "PUT", f"{csrs}/me/approval", both)
+    assert code == 422 and "mutually exclusive" in json.loads(body)["message"]
