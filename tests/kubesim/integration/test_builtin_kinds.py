@@ -702,3 +702,27 @@ def test_csr_approval_subresource_sets_conditions_only(sim):
     both["status"]["conditions"].append({"type": "Denied", "status": "True"})
     code, _, body = raw(sim, "PUT", f"{csrs}/me/approval", both)
     assert code == 422 and "mutually exclusive" in json.loads(body)["message"]
+
+
+def test_statefulset_scale_subresource(sim):
+    sts = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "scaled"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "scaled"}},
+            "template": {
+                "metadata": {"labels": {"app": "scaled"}},
+                "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+            },
+        },
+    }
+    path = f"/apis/apps/v1/namespaces/{NS}/statefulsets"
+    assert _create(sim, path, sts)[0] == 201
+    scale = json.loads(raw(sim, "GET", f"{path}/scaled/scale")[2])
+    assert scale["kind"] == "Scale" and scale["spec"]["replicas"] == 1
+    assert scale["status"]["selector"] == "app=scaled"
+    scale["spec"]["replicas"] = 3
+    code, _, _ = raw(sim, "PUT", f"{path}/scaled/scale", scale)
+    assert code == 200
+    assert json.loads(raw(sim, "GET", f"{path}/scaled")[2])["spec"]["replicas"] == 3
