@@ -194,11 +194,20 @@ def keep_allocated(new: dict, old: dict) -> None:
 _TYPES = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"]
 
 
-def validate_service(obj: dict) -> list[dict]:
+def validate_service(obj: dict, old: dict | None = None) -> list[dict]:
     """The parts of ValidateService a test meets first: the type, the ports' presence and
-    numbers (pkg/apis/core/validation/validation.go)."""
+    numbers, and on update an allocated ClusterIP that must not change
+    (pkg/apis/core/validation/validation.go)."""
     spec = obj.get("spec") or {}
     causes: list[dict] = []
+    if old is not None:
+        ospec = old.get("spec") or {}
+        before, after = ospec.get("clusterIPs") or [], spec.get("clusterIPs") or []
+        external = "ExternalName" in (spec.get("type"), ospec.get("type"))
+        if before and not external and after[:1] != before[:1]:
+            causes.append(
+                errors.field_invalid("spec.clusterIPs[0]", after, "may not change once set")
+            )
     kind = spec.get("type")
     if kind not in _TYPES:
         causes.append(errors.field_not_supported("spec.type", kind, _TYPES))

@@ -350,7 +350,7 @@ def validate(
     if (group, kind) == ("apiextensions.k8s.io", "CustomResourceDefinition"):
         causes += _validate_crd(obj)
     if (group, kind) == ("", "Service"):
-        causes += service.validate_service(obj)
+        causes += service.validate_service(obj, old)
     if (group, kind) in GENERIC:
         causes += kindstrategy.validate_kind(group, kind, obj, old)
     return causes

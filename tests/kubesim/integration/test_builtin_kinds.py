@@ -726,3 +726,13 @@ def test_statefulset_scale_subresource(sim):
     code, _, _ = raw(sim, "PUT", f"{path}/scaled/scale", scale)
     assert code == 200
     assert json.loads(raw(sim, "GET", f"{path}/scaled")[2])["spec"]["replicas"] == 3
+
+
+def test_an_allocated_cluster_ip_may_not_change(sim):
+    code, svc = _create(sim, SVC, _service("fixed"))
+    assert code == 201
+    svc["spec"]["clusterIP"] = svc["spec"]["clusterIPs"][0] = "10.96.0.77"
+    code, _, body = raw(sim, "PUT", f"{SVC}/fixed", svc)
+    assert code == 422
+    cause = json.loads(body)["details"]["causes"][0]
+    assert cause["field"] == "spec.clusterIPs[0]" and "may not change once set" in cause["message"]
