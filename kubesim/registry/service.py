@@ -98,7 +98,9 @@ def allocate(obj: dict, services: list[dict]) -> None:
 
 def _allocate_cluster_ip(spec: dict, services: list[dict]) -> list[dict]:
     requested = spec.get("clusterIP") or ((spec.get("clusterIPs") or [""])[0])
-    spec.setdefault("ipFamilyPolicy", "SingleStack")
+    # a headless Service without a selector takes every family the cluster has (one here)
+    headless_any = requested == "None" and not spec.get("selector")
+    spec.setdefault("ipFamilyPolicy", "RequireDualStack" if headless_any else "SingleStack")
     spec.setdefault("ipFamilies", ["IPv4"])
     if requested == "None":
         spec["clusterIP"], spec["clusterIPs"] = "None", ["None"]

@@ -267,6 +267,12 @@ def test_nodeport_services_get_node_ports_and_a_taken_one_is_422(sim):
 def test_headless_and_external_name_services(sim):
     code, svc = _create(sim, SVC, _service("headless", clusterIP="None", ports=[]))
     assert code == 201 and svc["spec"]["clusterIPs"] == ["None"]
+    # without a selector: every family of the cluster
+    assert svc["spec"]["ipFamilyPolicy"] == "RequireDualStack"
+    code, svc = _create(
+        sim, SVC, _service("headless-sel", clusterIP="None", ports=[], selector={"a": "b"})
+    )
+    assert svc["spec"]["ipFamilyPolicy"] == "SingleStack"
     code, svc = _create(
         sim, SVC, _service("ext", type="ExternalName", externalName="example.com", ports=[])
     )
