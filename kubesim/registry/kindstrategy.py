@@ -399,6 +399,20 @@ def _pdb_causes(obj: dict) -> list[dict]:
     return []
 
 
+def _api_service_name(obj: dict) -> list[dict]:
+    """An APIService is named ``<version>.<group>`` (kube-aggregator's ValidateAPIService)."""
+    spec = obj.get("spec") or {}
+    required = f"{spec.get('version', '')}.{spec.get('group', '')}"
+    name = obj["metadata"].get("name", "")
+    if name == required:
+        return []
+    return [
+        errors.field_invalid(
+            "metadata.name", name, f'must be `spec.version+"."+spec.group`: "{required}"'
+        )
+    ]
+
+
 def _priority_class_causes(obj: dict) -> list[dict]:
     value = obj.get("value")
     if not isinstance(value, int) or isinstance(value, bool):
@@ -432,8 +446,8 @@ _VALIDATORS: dict[tuple[str, str], Callable[[dict], list[dict]]] = {
     ("certificates.k8s.io", "CertificateSigningRequest"): lambda o: _required(
         o, "spec.request", "spec.signerName"
     ),
-    ("apiregistration.k8s.io", "APIService"): lambda o: _required(
-        o, "spec.groupPriorityMinimum", "spec.versionPriority"
+    ("apiregistration.k8s.io", "APIService"): lambda o: (
+        _api_service_name(o) + _required(o, "spec.groupPriorityMinimum", "spec.versionPriority")
     ),
     ("flowcontrol.apiserver.k8s.io", "FlowSchema"): lambda o: _required(
         o, "spec.priorityLevelConfiguration.name"

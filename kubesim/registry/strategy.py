@@ -297,6 +297,13 @@ def spec_changed(info: ResourceInfo, new: dict, old: dict) -> bool:
 # subdomain (NameIsDNSSubdomain, the rule of every other kind kubesim stores).
 NAME_RULES: dict[tuple[str, str], metavalidation.NameFunc] = {
     ("", "Service"): metavalidation.name_is_dns1035_label,  # ValidateServiceName
+    # path segments: ValidateFlowSchemaName, ValidatePriorityLevelConfigurationName and the
+    # first check of kube-aggregator's APIService name (kindstrategy.py adds "version.group")
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): metavalidation.path_segment_name,
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): (
+        metavalidation.path_segment_name
+    ),
+    ("apiregistration.k8s.io", "APIService"): metavalidation.path_segment_name,
     **{
         ("rbac.authorization.k8s.io", kind): metavalidation.path_segment_name  # ValidateRBACName
         for kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")

@@ -742,3 +742,25 @@ def test_an_allocated_cluster_ip_may_not_change(sim):
     assert code == 422
     cause = json.loads(body)["details"]["causes"][0]
     assert cause["field"] == "spec.clusterIPs[0]" and "may not change once set" in cause["message"]
+
+
+def test_an_api_service_is_named_version_dot_group(sim):
+    body = {
+        "apiVersion": "apiregistration.k8s.io/v1",
+        "kind": "APIService",
+        "metadata": {"name": "wrong"},
+        "spec": {
+            "group": "x.example.com",
+            "version": "v1",
+            "groupPriorityMinimum": 10,
+            "versionPriority": 5,
+        },
+    }
+    code, status = _create(sim, "/apis/apiregistration.k8s.io/v1/apiservices", body)
+    assert code == 422
+    cause = status["details"]["causes"][0]
+    assert cause["field"] == "metadata.name"
+    assert (
+        cause["message"]
+        == 'Invalid value: "wrong": must be `spec.version+"."+spec.group`: "v1.x.example.com"'
+    )
