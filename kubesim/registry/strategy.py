@@ -15,7 +15,7 @@ from typing import Any
 from kubesim.api import errors
 from kubesim.api.builtin_kinds import GENERIC_KINDS
 from kubesim.api.resources import ResourceInfo
-from kubesim.registry import kindstrategy, service
+from kubesim.registry import decoding, kindstrategy, service
 from kubesim.validation import kindvalidation, metavalidation
 
 __all__ = [
@@ -80,9 +80,11 @@ def prepare_create(info: ResourceInfo, obj: dict, omit_zero_timestamp: bool = Tr
     elif kind == "CustomResourceDefinition":
         default_crd(obj, on_create=True)
     elif kind == "Service" and info.group == "":
+        decoding.check_decodable(info.group_version, kind, info.version, obj)
         service.default_service(obj)
         service.reset_status(obj)
     elif (info.group, kind) in GENERIC:
+        decoding.check_decodable(info.group_version, kind, info.version, obj)
         kindstrategy.default_on_create(info.group, kind, obj, info.status_subresource)
 
 
@@ -239,8 +241,10 @@ def prepare_update(
     if info.kind == "Deployment" and not info.custom:
         default_deployment(new, omit_zero_timestamp)
     if (info.group, info.kind) in GENERIC and not info.custom:
+        decoding.check_decodable(info.group_version, info.kind, info.version, new)
         kindstrategy.default_on_update(info.group, info.kind, new)
     if (info.group, info.kind) == ("", "Service") and not info.custom and sub is None:
+        decoding.check_decodable(info.group_version, info.kind, info.version, new)
         service.keep_allocated(new, old)
         service.default_service(new)
     if info.kind == "CustomResourceDefinition" and not info.custom:

@@ -764,3 +764,51 @@ def test_an_api_service_is_named_version_dot_group(sim):
         cause["message"]
         == 'Invalid value: "wrong": must be `spec.version+"."+spec.group`: "v1.x.example.com"'
     )
+
+
+# ---- bodies that do not fit the Go types ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            {"backoffLimit": "six"},
+            "json: cannot unmarshal string into Go struct field JobSpec.spec.backoffLimit of type "
+            "int32",
+        ),
+        (
+            {"parallelism": 1.5},
+            "json: cannot unmarshal number 1.5 into Go struct field JobSpec.spec.parallelism of "
+            "type int32",
+        ),
+        (
+            {"template": {"spec": {"containers": "c"}}},
+            "json: cannot unmarshal string into Go struct field PodSpec.spec.template.spec."
+            "containers of type []v1.Container",
+        ),
+        (
+            {"template": {"spec": {"containers": [{"name": "c", "image": 7}]}}},
+            "json: cannot unmarshal number into Go struct field Container.spec.template.spec."
+            "containers.image of type string",
+        ),
+        (
+            "everything",
+            "json: cannot unmarshal string into Go struct field Job.spec of type v1.JobSpec",
+        ),
+    ],
+    ids=["string-for-int", "fraction", "string-for-list", "number-for-string", "string-for-struct"],
+)
+def test_a_body_that_does_not_fit_the_go_types_is_400(sim, spec, message):
+    body = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "typed"}, "spec": spec}
+    code, status = _create(sim, JOBS, body)
+    assert code == 400
+    assert status["message"] == f'Job in version "v1" cannot be handled as a Job: {message}'
+    assert raw(sim, "GET", f"{JOBS}/typed")[0] == 404
+
+
+def test_a_service_spec_of_the_wrong_type_is_400_not_500(sim):
+    code, status = _create(
+        sim, SVC, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "t"}, "spec": []}
+    )
+    assert code == 400 and "of type v1.ServiceSpec" in status["message"]
