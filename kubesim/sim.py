@@ -30,6 +30,7 @@ from kubesim.controllers.manager import ControllerManager
 from kubesim.faults import FaultInjector
 from kubesim.registry.fieldmanager import FieldManager
 from kubesim.registry.rest import Rest
+from kubesim.registry.service import SERVICE_CIDR
 from kubesim.server.apiserver import ApiServer
 from kubesim.server.request import RequestRecord
 from kubesim.storage.store import COMPACTION_INTERVAL, WATCH_CACHE_UPPER_BOUND, Storage
@@ -171,6 +172,7 @@ class KubeSim:
         for name in DEFAULT_NAMESPACES:
             # (created by the API server itself, as its bootstrap controller does)
             self.rest.create(ns_info, "", {"metadata": {"name": name}}, {}, "kube-apiserver")
+        self._default_service_cidr()
         if self.auth.mode == RBAC:
             # the default policy a cluster reconciles at start-up (bootstrappolicy)
             for group_plural, docs in (
@@ -185,6 +187,24 @@ class KubeSim:
         for crd in crds:
             for doc in _load_docs(crd):
                 self.create_crd(doc)
+
+    def _default_service_cidr(self) -> None:
+        """The ServiceCIDR "kubernetes" of --service-cluster-ip-range, which kube-apiserver's
+        default-servicecidr controller creates and marks Ready (pkg/controlplane/controller/
+        defaultservicecidr); Services are allocated from it."""
+        info = self.registry.lookup("networking.k8s.io", "v1", "servicecidrs")
+        assert info is not None  # built in
+        body = {"metadata": {"name": "kubernetes"}, "spec": {"cidrs": [str(SERVICE_CIDR)]}}
+        _, stored = self.rest.create(info, "", body, {}, "kube-apiserver")
+        ready = {
+            "type": "Ready",
+            "status": "True",
+            "lastTransitionTime": stored.obj["metadata"]["creationTimestamp"],
+            "reason": "",
+            "message": "Kubernetes Service CIDR is ready",
+        }
+        status = dict(stored.obj, status={"conditions": [ready]})
+        self.rest.update(info, "", "kubernetes", status, {}, "status", "kube-apiserver")
 
     def create_crd(self, crd: dict | str | os.PathLike) -> dict:
         """Create (or replace) a CRD directly in storage and make its resources servable."""

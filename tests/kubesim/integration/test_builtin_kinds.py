@@ -812,3 +812,11 @@ def test_a_service_spec_of_the_wrong_type_is_400_not_500(sim):
         sim, SVC, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "t"}, "spec": []}
     )
     assert code == 400 and "of type v1.ServiceSpec" in status["message"]
+
+
+def test_the_default_service_cidr_is_there_and_ready(sim):
+    code, _, body = raw(sim, "GET", "/apis/networking.k8s.io/v1/servicecidrs/kubernetes")
+    assert code == 200
+    cidr = json.loads(body)
+    assert cidr["spec"]["cidrs"] == ["10.96.0.0/12"]
+    assert [(c["type"], c["status"]) for c in cidr["status"]["conditions"]] == [("Ready", "True")]
