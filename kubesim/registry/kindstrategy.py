@@ -78,13 +78,21 @@ def _job_spec(spec: dict) -> None:
     spec.setdefault("completionMode", "NonIndexed")
     spec.setdefault("suspend", False)
     spec.setdefault("podReplacementPolicy", "TerminatingOrFailed")
+    spec.setdefault("manualSelector", False)
     # the pod template's restartPolicy defaults to Always, which a Job's validation refuses:
     # a Job must say OnFailure or Never
     _pod_template(spec.get("template"))
 
 
 def _job(obj: dict) -> None:
-    _job_spec(obj.setdefault("spec", {}))
+    spec = obj.setdefault("spec", {})
+    _job_spec(spec)
+    # SetDefaults_Job: a Job without labels takes its pod template's (in Go the same map, so
+    # the labels the strategy adds to the template later show on the Job too: with_uid)
+    template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
+    meta = obj.setdefault("metadata", {})
+    if not meta.get("labels") and template_labels:
+        meta["labels"] = dict(template_labels)
 
 
 def _cronjob(obj: dict) -> None:
@@ -275,6 +283,7 @@ def with_uid(group: str, kind: str, obj: dict) -> None:
     meta = obj["metadata"]
     uid, name = meta["uid"], meta.get("name", "")
     template_meta = (spec.get("template") or {}).setdefault("metadata", {})
+    shared = bool(meta.get("labels")) and meta.get("labels") == template_meta.get("labels")
     template_meta["labels"] = {
         **(template_meta.get("labels") or {}),
         "batch.kubernetes.io/controller-uid": uid,
@@ -282,7 +291,16 @@ def with_uid(group: str, kind: str, obj: dict) -> None:
         "controller-uid": uid,
         "job-name": name,
     }
-    spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+    if shared:
+        meta["labels"] = dict(template_meta["labels"])
+    selector = spec.get("selector") or {}
+    spec["selector"] = dict(
+        selector,
+        matchLabels={
+            **(selector.get("matchLabels") or {}),
+            "batch.kubernetes.io/controller-uid": uid,
+        },
+    )
 
 
 # ---- validation --------------------------------------------------------------------------------

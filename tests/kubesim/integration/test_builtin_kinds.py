@@ -531,6 +531,7 @@ def test_job_defaults_and_its_status_starts_empty(sim):
     spec = job["spec"]
     assert (spec["completions"], spec["parallelism"], spec["backoffLimit"]) == (1, 1, 6)
     assert spec["completionMode"] == "NonIndexed" and spec["suspend"] is False
+    assert spec["manualSelector"] is False
     container = spec["template"]["spec"]["containers"][0]
     assert container["imagePullPolicy"] == "Always"
     assert container["terminationMessagePolicy"] == "File"
@@ -820,3 +821,14 @@ def test_the_default_service_cidr_is_there_and_ready(sim):
     cidr = json.loads(body)
     assert cidr["spec"]["cidrs"] == ["10.96.0.0/12"]
     assert [(c["type"], c["status"]) for c in cidr["status"]["conditions"]] == [("Ready", "True")]
+
+
+def test_a_job_with_pod_labels_shows_the_generated_labels_too(sim):
+    body = _job(name="labelled", restartPolicy="Never")
+    body["spec"]["template"]["metadata"] = {"labels": {"app": "batch"}}
+    code, job = _create(sim, JOBS, body)
+    assert code == 201
+    # the Job took its template's labels (one map in Go), so it shows the generated ones too
+    labels = job["metadata"]["labels"]
+    assert labels["app"] == "batch" and labels["job-name"] == "labelled"
+    assert labels["batch.kubernetes.io/controller-uid"] == job["metadata"]["uid"]
