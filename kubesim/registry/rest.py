@@ -490,9 +490,12 @@ class Rest:
         if existing is not None:
             deleting = bool(existing.obj["metadata"].get("deletionTimestamp"))
             raise errors.already_exists(info.group, info.plural, name, deleting)
-        if (info.group, info.kind) == ("", "Service") and not info.custom:
+        ip_info = self.registry.lookup("networking.k8s.io", "v1", "ipaddresses")
+        is_service = (info.group, info.kind) == ("", "Service") and not info.custom
+        if is_service and ip_info is not None:
             # the REST layer's allocator: ClusterIPs and node ports are cluster-wide
-            service.allocate(obj, [s.obj for s in self.storage.items(info.storage_key)])
+            reserved = [s.obj["metadata"]["name"] for s in self.storage.items(ip_info.storage_key)]
+            service.allocate(obj, [s.obj for s in self.storage.items(info.storage_key)], reserved)
         meta["uid"] = str(uuid.uuid4())
         kindstrategy.with_uid(info.group, info.kind, obj)
         meta["creationTimestamp"] = strategy.now_rfc3339()
@@ -513,6 +516,9 @@ class Rest:
         stored = self.storage.put(info.storage_key, ns, name, obj)
         if info.kind == "CustomResourceDefinition" and not info.custom:
             self._crd_changed(stored.obj)
+        if is_service and ip_info is not None:
+            for address in service.ip_addresses(stored.obj):
+                self._create_locked(ip_info, "", address, False, "kube-apiserver")
         return stored
 
     def _crd_changed(self, crd: dict | None, name: str = "") -> None:
@@ -930,6 +936,11 @@ class Rest:
     def _after_delete(self, info: ResourceInfo, obj: dict) -> None:
         if info.kind == "CustomResourceDefinition" and not info.custom:
             self._crd_changed(None, obj["metadata"]["name"])
+        ip_info = self.registry.lookup("networking.k8s.io", "v1", "ipaddresses")
+        if (info.group, info.kind) == ("", "Service") and not info.custom and ip_info:
+            # the allocator releases the Service's IPs: their IPAddress objects go
+            for address in service.ip_addresses(obj):
+                self.storage.remove(ip_info.storage_key, "", address["metadata"]["name"])
 
     def delete_collection(self, info: ResourceInfo, ns: str, query: dict, body: Any) -> bytes:
         """DELETE on a collection: delete every match; returns the list of deleted objects."""

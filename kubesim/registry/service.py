@@ -6,9 +6,10 @@ Twin of k8s.io/kubernetes ``pkg/apis/core/v1/defaults.go`` (SetDefaults_Service)
 allocator: ipFamilies, ipFamilyPolicy, clusterIPs, node ports, and ``patchAllocatedValues``,
 which keeps allocated values an update leaves out).
 
-Deliberate differences: one IPv4 service CIDR, 10.96.0.0/12, and no IPAddress objects are
-written for the allocated IPs (the real MultiCIDRServiceAllocator records each one);
-allocation scans the stored Services under the storage lock instead of keeping a bitmap.
+Each allocated ClusterIP is recorded as an IPAddress object named by the IP, as the
+MultiCIDRServiceAllocator (GA since v1.33) writes it, and an IPAddress a user created holds
+its IP too. Deliberate differences: one IPv4 service CIDR, 10.96.0.0/12; allocation scans the
+stored Services and IPAddresses under the storage lock instead of keeping a bitmap.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ __all__ = [
     "SERVICE_CIDR",
     "allocate",
     "default_service",
+    "ip_addresses",
     "keep_allocated",
 ]
 
@@ -78,25 +80,26 @@ def _node_ports(services: Iterable[dict], skip: str = "") -> set[int]:
     return out
 
 
-def allocate(obj: dict, services: list[dict]) -> None:
+def allocate(obj: dict, services: list[dict], reserved: Iterable[str] = ()) -> None:
     """Allocate what a new Service needs, or raise 422 as the real allocator does.
 
     ``services``: every stored Service (all namespaces: ClusterIPs and node ports are
-    cluster-wide). ExternalName Services get no IP; headless ones ("None") keep it.
+    cluster-wide); ``reserved``: the IPs that IPAddress objects hold. ExternalName Services
+    get no IP; headless ones ("None") keep it.
     """
     spec = obj["spec"]
     name = obj["metadata"].get("name", "")
     kind = spec.get("type")
     causes: list[dict] = []
     if kind != "ExternalName":
-        causes += _allocate_cluster_ip(spec, services)
+        causes += _allocate_cluster_ip(spec, services, set(reserved))
     if kind in _NODE_PORT_TYPES:
         causes += _allocate_node_ports(spec, services)
     if causes:
         raise errors.invalid("", "Service", name, causes)
 
 
-def _allocate_cluster_ip(spec: dict, services: list[dict]) -> list[dict]:
+def _allocate_cluster_ip(spec: dict, services: list[dict], reserved: set[str]) -> list[dict]:
     requested = spec.get("clusterIP") or ((spec.get("clusterIPs") or [""])[0])
     # a headless Service without a selector takes every family the cluster has (one here)
     headless_any = requested == "None" and not spec.get("selector")
@@ -105,7 +108,7 @@ def _allocate_cluster_ip(spec: dict, services: list[dict]) -> list[dict]:
     if requested == "None":
         spec["clusterIP"], spec["clusterIPs"] = "None", ["None"]
         return []
-    used = _service_ips(services)
+    used = _service_ips(services) | reserved
     if requested:
         field = "spec.clusterIPs"
         try:
@@ -171,6 +174,38 @@ def _allocate_node_ports(spec: dict, services: list[dict]) -> list[dict]:
         port["nodePort"] = free[0]
         used.add(free[0])
     return causes
+
+
+def ip_addresses(svc: dict) -> list[dict]:
+    """The IPAddress objects that record a Service's ClusterIPs (the allocator writes one per
+    IP, named by it, its parentRef the Service)."""
+    meta = svc["metadata"]
+    out = []
+    for ip in (svc.get("spec") or {}).get("clusterIPs") or []:
+        if ip == "None":
+            continue
+        out.append(
+            {
+                "apiVersion": "networking.k8s.io/v1",
+                "kind": "IPAddress",
+                "metadata": {
+                    "name": ip,
+                    "labels": {
+                        "ipaddress.kubernetes.io/ip-family": "IPv4",
+                        "ipaddress.kubernetes.io/managed-by": "ipallocator.k8s.io",
+                    },
+                },
+                "spec": {
+                    "parentRef": {
+                        "group": "",
+                        "resource": "services",
+                        "namespace": meta.get("namespace", ""),
+                        "name": meta.get("name", ""),
+                    }
+                },
+            }
+        )
+    return out
 
 
 def keep_allocated(new: dict, old: dict) -> None:

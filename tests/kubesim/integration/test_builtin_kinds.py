@@ -832,3 +832,37 @@ def test_a_job_with_pod_labels_shows_the_generated_labels_too(sim):
     labels = job["metadata"]["labels"]
     assert labels["app"] == "batch" and labels["job-name"] == "labelled"
     assert labels["batch.kubernetes.io/controller-uid"] == job["metadata"]["uid"]
+
+
+IPS = "/apis/networking.k8s.io/v1/ipaddresses"
+
+
+def test_a_cluster_ip_is_recorded_as_an_ip_address_and_released_with_its_service(sim):
+    code, svc = _create(sim, SVC, _service("recorded"))
+    ip = svc["spec"]["clusterIP"]
+    code, _, body = raw(sim, "GET", f"{IPS}/{ip}")
+    assert code == 200
+    address = json.loads(body)
+    assert address["spec"]["parentRef"] == {
+        "group": "",
+        "resource": "services",
+        "namespace": NS,
+        "name": "recorded",
+    }
+    assert (
+        address["metadata"]["labels"]["ipaddress.kubernetes.io/managed-by"] == "ipallocator.k8s.io"
+    )
+    assert raw(sim, "DELETE", f"{SVC}/recorded")[0] == 200
+    assert raw(sim, "GET", f"{IPS}/{ip}")[0] == 404
+
+
+def test_an_ip_address_object_holds_its_ip(sim):
+    held = {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "IPAddress",
+        "metadata": {"name": "10.96.0.99"},
+        "spec": {"parentRef": {"group": "", "resource": "services", "namespace": NS, "name": "x"}},
+    }
+    assert _create(sim, IPS, held)[0] == 201
+    code, status = _create(sim, SVC, _service("wants-held", clusterIP="10.96.0.99"))
+    assert code == 422 and "provided IP is already allocated" in status["message"]
