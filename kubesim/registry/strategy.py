@@ -279,8 +279,10 @@ def spec_changed(info: ResourceInfo, new: dict, old: dict) -> bool:
     """Does this update bump metadata.generation? (spec changes only, per kind)."""
     if not info.has_generation:
         return False
-    if info.custom:
-        # Every top-level field but metadata (and status when it is a subresource).
+    if info.custom or (info.group, info.kind) in GENERIC:
+        # Every top-level field but metadata (and status when it is a subresource): a custom
+        # resource's, and a generic kind's whose desired state is not under spec (a webhook
+        # configuration's webhooks bump its generation too).
         skip = {"metadata", "kind", "apiVersion"} | (
             {"status"} if info.status_subresource else set()
         )
