@@ -35,6 +35,7 @@ def _kind(
     version: str = "v1",
     scale: bool = False,
     subresources: tuple[str, ...] = (),
+    deprecation: str = "",
 ) -> ResourceInfo:
     """One served resource. ``fields``: field labels beyond the ObjectMeta ones; ``generation``:
     the strategy bumps metadata.generation on spec changes; ``scale``: /scale on .spec.replicas."""
@@ -57,6 +58,7 @@ def _kind(
         require_rv_on_update=False,
         field_selectors=_NAME_NS + fields,
         extra_subresources=subresources,
+        deprecation=deprecation,
     )
 
 
@@ -65,7 +67,15 @@ _EXT = ("api-extensions",)
 
 GENERIC_KINDS: list[ResourceInfo] = [
     # core/v1
-    _kind("", "endpoints", "Endpoints", True, ("ep",)),
+    _kind(
+        "",
+        "endpoints",
+        "Endpoints",
+        True,
+        ("ep",),
+        # KEP-4974: Endpoints stay served, with a warning
+        deprecation="v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice",
+    ),
     _kind("", "limitranges", "LimitRange", True, ("limits",)),
     _kind("", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",), status=True),
     _kind("", "persistentvolumes", "PersistentVolume", False, ("pv",), status=True),

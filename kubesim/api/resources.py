@@ -65,6 +65,8 @@ class ResourceInfo:
     token_request: bool = False
     # other subresources written like /status, each with its own strategy (a CSR's approval)
     extra_subresources: tuple[str, ...] = ()
+    # the Warning every request to a deprecated resource gets ("" when it is not deprecated)
+    deprecation: str = ""
 
     @property
     def group_version(self) -> str:

@@ -312,6 +312,9 @@ class ApiServer:
             return send(h, req, 200, b"", "application/json")
         if method == "OPTIONS":
             raise errors.method_not_allowed()
+        if info.deprecation:
+            # the deprecation filter warns on every request to a deprecated resource
+            warning.add_warning(info.deprecation)
         if info.namespaced and not ns and name:
             raise errors.page_not_found()
         if self.auth.is_review(info.group, info.plural, sub):

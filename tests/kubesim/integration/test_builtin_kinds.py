@@ -891,3 +891,11 @@ def test_a_webhook_configurations_generation_follows_its_webhooks(sim):
     labelled["metadata"]["labels"] = {"a": "b"}
     code, _, out = raw(sim, "PUT", f"{path}/gen", labelled)
     assert json.loads(out)["metadata"]["generation"] == 2  # metadata is not the desired state
+
+
+def test_every_request_to_endpoints_is_warned_deprecated(sim):
+    warned = '299 - "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"'
+    code, headers, _ = raw(sim, "GET", f"/api/v1/namespaces/{NS}/endpoints")
+    assert code == 200 and headers["Warning"] == warned
+    _, headers, _ = raw(sim, "GET", f"/apis/discovery.k8s.io/v1/namespaces/{NS}/endpointslices")
+    assert "Warning" not in headers
