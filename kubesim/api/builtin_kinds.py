@@ -35,10 +35,13 @@ def _kind(
     version: str = "v1",
     scale: bool = False,
     subresources: tuple[str, ...] = (),
-    deprecation: str = "",
+    deprecation: tuple[int, str] = (0, ""),
+    since: int = 0,
 ) -> ResourceInfo:
     """One served resource. ``fields``: field labels beyond the ObjectMeta ones; ``generation``:
-    the strategy bumps metadata.generation on spec changes; ``scale``: /scale on .spec.replicas."""
+    the strategy bumps metadata.generation on spec changes; ``scale``: /scale on .spec.replicas;
+    ``since``: the minor release whose kube-apiserver first served it at this version (an
+    older ``server_version`` does not); ``deprecation``: (since which minor, the warning)."""
     return ResourceInfo(
         group,
         version,
@@ -58,7 +61,9 @@ def _kind(
         require_rv_on_update=False,
         field_selectors=_NAME_NS + fields,
         extra_subresources=subresources,
-        deprecation=deprecation,
+        deprecated_since=deprecation[0],
+        deprecation=deprecation[1],
+        served_since=since,
     )
 
 
@@ -74,7 +79,10 @@ GENERIC_KINDS: list[ResourceInfo] = [
         True,
         ("ep",),
         # KEP-4974: Endpoints stay served, with a warning
-        deprecation="v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice",
+        deprecation=(
+            33,
+            "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice",
+        ),
     ),
     _kind("", "limitranges", "LimitRange", True, ("limits",)),
     _kind("", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",), status=True),
@@ -118,6 +126,7 @@ GENERIC_KINDS: list[ResourceInfo] = [
         categories=_EXT,
         status=True,
         generation=True,
+        since=30,
     ),
     _kind(
         _ADMISSION,
@@ -126,6 +135,7 @@ GENERIC_KINDS: list[ResourceInfo] = [
         False,
         categories=_EXT,
         generation=True,
+        since=30,
     ),
     _kind(
         _ADMISSION,
@@ -134,6 +144,7 @@ GENERIC_KINDS: list[ResourceInfo] = [
         False,
         categories=_EXT,
         generation=True,
+        since=36,
     ),
     _kind(
         _ADMISSION,
@@ -142,6 +153,7 @@ GENERIC_KINDS: list[ResourceInfo] = [
         False,
         categories=_EXT,
         generation=True,
+        since=36,
     ),
     # apiregistration.k8s.io/v1: stored; no aggregated server is proxied to
     _kind(
@@ -206,6 +218,7 @@ GENERIC_KINDS: list[ResourceInfo] = [
         False,
         status=True,
         generation=True,
+        since=29,
     ),
     _kind(
         "flowcontrol.apiserver.k8s.io",
@@ -214,17 +227,18 @@ GENERIC_KINDS: list[ResourceInfo] = [
         False,
         status=True,
         generation=True,
+        since=29,
     ),
     # networking.k8s.io/v1
     _kind("networking.k8s.io", "ingressclasses", "IngressClass", False, generation=True),
     _kind(
         "networking.k8s.io", "ingresses", "Ingress", True, ("ing",), status=True, generation=True
     ),
-    _kind("networking.k8s.io", "ipaddresses", "IPAddress", False, ("ip",)),
+    _kind("networking.k8s.io", "ipaddresses", "IPAddress", False, ("ip",), since=33),
     _kind(
         "networking.k8s.io", "networkpolicies", "NetworkPolicy", True, ("netpol",), generation=True
     ),
-    _kind("networking.k8s.io", "servicecidrs", "ServiceCIDR", False, status=True),
+    _kind("networking.k8s.io", "servicecidrs", "ServiceCIDR", False, status=True, since=33),
     # node.k8s.io/v1
     _kind("node.k8s.io", "runtimeclasses", "RuntimeClass", False),
     # policy/v1
@@ -238,9 +252,9 @@ GENERIC_KINDS: list[ResourceInfo] = [
         generation=True,
     ),
     # resource.k8s.io/v1 (dynamic resource allocation: stored, never allocated)
-    _kind("resource.k8s.io", "deviceclasses", "DeviceClass", False, generation=True),
-    _kind("resource.k8s.io", "resourceclaims", "ResourceClaim", True, status=True),
-    _kind("resource.k8s.io", "resourceclaimtemplates", "ResourceClaimTemplate", True),
+    _kind("resource.k8s.io", "deviceclasses", "DeviceClass", False, generation=True, since=34),
+    _kind("resource.k8s.io", "resourceclaims", "ResourceClaim", True, status=True, since=34),
+    _kind("resource.k8s.io", "resourceclaimtemplates", "ResourceClaimTemplate", True, since=34),
     _kind(
         "resource.k8s.io",
         "resourceslices",
@@ -248,6 +262,7 @@ GENERIC_KINDS: list[ResourceInfo] = [
         False,
         fields=("spec.nodeName", "spec.driver"),
         generation=True,
+        since=34,
     ),
     # scheduling.k8s.io/v1
     _kind("scheduling.k8s.io", "priorityclasses", "PriorityClass", False, ("pc",)),
@@ -257,7 +272,14 @@ GENERIC_KINDS: list[ResourceInfo] = [
     _kind("storage.k8s.io", "csistoragecapacities", "CSIStorageCapacity", True),
     _kind("storage.k8s.io", "storageclasses", "StorageClass", False, ("sc",)),
     _kind("storage.k8s.io", "volumeattachments", "VolumeAttachment", False, status=True),
-    _kind("storage.k8s.io", "volumeattributesclasses", "VolumeAttributesClass", False, ("vac",)),
+    _kind(
+        "storage.k8s.io",
+        "volumeattributesclasses",
+        "VolumeAttributesClass",
+        False,
+        ("vac",),
+        since=34,
+    ),
 ]
 
 # Every built-in group kubesim serves. /apis lists them by the aggregator's priority

@@ -13,7 +13,7 @@ import base64
 import hashlib
 import json
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kubesim.api.conversion import CONFIGMAP_V1, EVENTS_V1, SECRET_V1, Converter
@@ -65,8 +65,13 @@ class ResourceInfo:
     token_request: bool = False
     # other subresources written like /status, each with its own strategy (a CSR's approval)
     extra_subresources: tuple[str, ...] = ()
-    # the Warning every request to a deprecated resource gets ("" when it is not deprecated)
+    # the Warning every request to a deprecated resource gets ("" when it is not deprecated),
+    # from the release deprecated_since on
     deprecation: str = ""
+    deprecated_since: int = 0
+    # the first minor release that serves the resource at this version (0: every release
+    # kubesim answers as); an older emulated release does not serve it
+    served_since: int = 0
 
     @property
     def group_version(self) -> str:
@@ -467,13 +472,19 @@ class Registry:
     changes happen under one small lock; ResourceInfo objects are replaced, never mutated.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, minor: int = 36) -> None:
+        """``minor``: the Kubernetes 1.x release answered as; it decides which built-in
+        resources are served and which carry a deprecation warning."""
         self._lock = threading.Lock()  # guards every field below
         self._by_gvr: dict[tuple[str, str, str], ResourceInfo] = {}  # every served resource
         self._by_gv: dict[tuple[str, str], dict[str, ResourceInfo]] = {}  # (g, v) -> plural -> info
         self._crd_gvrs: dict[str, list[tuple[str, str, str]]] = {}  # CRD name -> keys it serves
         self._version_order: dict[str, list[str]] = {}  # group -> versions, preferred first
         for info in BUILTIN_RESOURCES:
+            if info.served_since > minor:
+                continue
+            if info.deprecation and info.deprecated_since > minor:
+                info = replace(info, deprecation="")
             self._add(info)
             versions = self._version_order.setdefault(info.group, [])
             if info.version not in versions:  # one entry per version, however many resources

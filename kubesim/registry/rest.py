@@ -492,9 +492,14 @@ class Rest:
             raise errors.already_exists(info.group, info.plural, name, deleting)
         ip_info = self.registry.lookup("networking.k8s.io", "v1", "ipaddresses")
         is_service = (info.group, info.kind) == ("", "Service") and not info.custom
-        if is_service and ip_info is not None:
-            # the REST layer's allocator: ClusterIPs and node ports are cluster-wide
-            reserved = [s.obj["metadata"]["name"] for s in self.storage.items(ip_info.storage_key)]
+        if is_service:
+            # the REST layer's allocator: ClusterIPs and node ports are cluster-wide, and an
+            # IPAddress object holds its IP (IPAddresses are served from 1.33 on)
+            reserved = (
+                [s.obj["metadata"]["name"] for s in self.storage.items(ip_info.storage_key)]
+                if ip_info is not None
+                else []
+            )
             service.allocate(obj, [s.obj for s in self.storage.items(info.storage_key)], reserved)
         meta["uid"] = str(uuid.uuid4())
         kindstrategy.with_uid(info.group, info.kind, obj)

@@ -899,3 +899,17 @@ def test_every_request_to_endpoints_is_warned_deprecated(sim):
     assert code == 200 and headers["Warning"] == warned
     _, headers, _ = raw(sim, "GET", f"/apis/discovery.k8s.io/v1/namespaces/{NS}/endpointslices")
     assert "Warning" not in headers
+
+
+def test_an_older_release_serves_what_it_served():
+    with KubeSim(server_version="1.24") as old:
+        groups = [g["name"] for g in json.loads(raw(old, "GET", "/apis")[2])["groups"]]
+        assert "batch" in groups and "resource.k8s.io" not in groups
+        networking = json.loads(raw(old, "GET", "/apis/networking.k8s.io/v1")[2])
+        names = {r["name"] for r in networking["resources"]}
+        assert "ingresses" in names and "servicecidrs" not in names
+        # Endpoints were not deprecated yet
+        _, headers, _ = raw(old, "GET", f"/api/v1/namespaces/{NS}/endpoints")
+        assert "Warning" not in headers
+        code, svc = _create(old, SVC, _service("old"))
+        assert code == 201 and svc["spec"]["clusterIP"].startswith("10.")
