@@ -494,6 +494,26 @@ def _simple(columns: list[tuple[str, str, str, int]], cells: Any) -> Printer:
     return Printer((_NAME, *columns, _AGE), lambda o: [_name(o), *cells(o), _age(o)])
 
 
+def _quota_cells(o: dict) -> list[str]:
+    """printResourceQuota: "name: used/hard" pairs of the requests and of the limits."""
+    status = o.get("status") or {}
+    hard, used = status.get("hard") or {}, status.get("used") or {}
+    requests: list[str] = []
+    limits: list[str] = []
+    for name in sorted(hard):
+        pair = f"{name}: {used.get(name, '0')}/{hard[name]}"
+        (limits if name.startswith("limits.") else requests).append(pair)
+    return [", ".join(requests), ", ".join(limits)]
+
+
+def _parent_ref(ref: Any) -> str:
+    if not isinstance(ref, dict):
+        return "<none>"
+    group = f".{ref['group']}" if ref.get("group") else ""
+    namespace = f"{ref['namespace']}/" if ref.get("namespace") else ""
+    return f"{ref.get('resource', '')}{group}/{namespace}{ref.get('name', '')}"
+
+
 _W = 1  # priority of the wide columns (-o wide)
 
 KIND_PRINTERS: dict[tuple[str, str], Printer] = {
@@ -768,74 +788,49 @@ KIND_PRINTERS: dict[tuple[str, str], Printer] = {
         ],
         _priority_level_row,
     ),
-}
-
-
-def _quota_cells(o: dict) -> list[str]:
-    """printResourceQuota: "name: used/hard" pairs of the requests and of the limits."""
-    status = o.get("status") or {}
-    hard, used = status.get("hard") or {}, status.get("used") or {}
-    requests: list[str] = []
-    limits: list[str] = []
-    for name in sorted(hard):
-        pair = f"{name}: {used.get(name, '0')}/{hard[name]}"
-        (limits if name.startswith("limits.") else requests).append(pair)
-    return [", ".join(requests), ", ".join(limits)]
-
-
-# Kinds whose columns are a path or two, then Age.
-for key, columns, cells in (
-    (
-        ("scheduling.k8s.io", "PriorityClass"),
+    # kinds whose columns are a path or two, then Age
+    ("scheduling.k8s.io", "PriorityClass"): _simple(
         [
             ("Value", "integer", "The priority value.", 0),
             ("Global-Default", "boolean", "Whether this is the default priority class.", 0),
         ],
         lambda o: [o.get("value", 0), bool(o.get("globalDefault"))],
     ),
-    (
-        ("node.k8s.io", "RuntimeClass"),
+    ("node.k8s.io", "RuntimeClass"): _simple(
         [("Handler", "string", "The CRI handler.", 0)],
         lambda o: [o.get("handler", "")],
     ),
-    (
-        ("storage.k8s.io", "CSINode"),
+    ("storage.k8s.io", "CSINode"): _simple(
         [("Drivers", "integer", "The number of drivers.", 0)],
         lambda o: [len((o.get("spec") or {}).get("drivers") or [])],
     ),
-    (
-        ("storage.k8s.io", "VolumeAttributesClass"),
+    ("storage.k8s.io", "VolumeAttributesClass"): _simple(
         [("DriverName", "string", "The CSI driver of the class.", 0)],
         lambda o: [o.get("driverName", "")],
     ),
-    (
-        ("networking.k8s.io", "ServiceCIDR"),
+    ("networking.k8s.io", "ServiceCIDR"): _simple(
         [("CIDRs", "string", "The service CIDRs.", 0)],
         lambda o: [",".join((o.get("spec") or {}).get("cidrs") or [])],
     ),
-    (
-        ("networking.k8s.io", "IPAddress"),
+    ("networking.k8s.io", "IPAddress"): _simple(
         [("ParentRef", "string", "The object the address belongs to.", 0)],
         lambda o: [_parent_ref((o.get("spec") or {}).get("parentRef"))],
     ),
-    (
-        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): _simple(
         [
             ("PolicyName", "string", "The bound policy.", 0),
             ("ParamRef", "string", "The parameter resource.", 0),
         ],
         lambda o: _policy_binding_row(o)[1:3],
     ),
-    (
-        ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"): _simple(
         [
             ("PolicyName", "string", "The bound policy.", 0),
             ("ParamRef", "string", "The parameter resource.", 0),
         ],
         lambda o: _policy_binding_row(o)[1:3],
     ),
-    (
-        ("resource.k8s.io", "ResourceSlice"),
+    ("resource.k8s.io", "ResourceSlice"): _simple(
         [
             ("Node", "string", "The node the slice belongs to.", 0),
             ("Driver", "string", "The driver that publishes the slice.", 0),
@@ -847,13 +842,4 @@ for key, columns, cells in (
             ((o.get("spec") or {}).get("pool") or {}).get("name", ""),
         ],
     ),
-):
-    KIND_PRINTERS[key] = _simple(columns, cells)
-
-
-def _parent_ref(ref: Any) -> str:
-    if not isinstance(ref, dict):
-        return "<none>"
-    group = f".{ref['group']}" if ref.get("group") else ""
-    namespace = f"{ref['namespace']}/" if ref.get("namespace") else ""
-    return f"{ref.get('resource', '')}{group}/{namespace}{ref.get('name', '')}"
+}
