@@ -913,3 +913,21 @@ def test_an_older_release_serves_what_it_served():
         assert "Warning" not in headers
         code, svc = _create(old, SVC, _service("old"))
         assert code == 201 and svc["spec"]["clusterIP"].startswith("10.")
+
+
+def test_a_node_speaks_protobuf(sim):
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "pb-node", "labels": {"kubernetes.io/os": "linux"}},
+        "spec": {"unschedulable": True, "taints": [{"key": "k", "effect": "NoSchedule"}]},
+    }
+    code, _, body = raw(
+        sim, "POST", "/api/v1/nodes", codec.encode(node), {"Content-Type": PB, "Accept": PB}
+    )
+    assert code == 201, body
+    made = codec.decode(body)
+    assert made["spec"]["unschedulable"] is True
+    assert made["spec"]["taints"] == [{"key": "k", "effect": "NoSchedule"}]
+    picked = _names(sim, "/api/v1/nodes?fieldSelector=spec.unschedulable%3Dtrue")
+    assert picked == ["pb-node"]
