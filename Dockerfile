@@ -5,7 +5,7 @@
 # cryptography for the metrics server's self-signed certificate). No test extras, and no
 # kubesim or jsonschema, which only the tests use. It runs as a numeric non-root
 # user, so the Deployment's runAsNonRoot can be checked by the kubelet, on a read-only root
-# filesystem. tests/unit/test_image_contents.py keeps the COPY list equal to the packages the
+# filesystem. tests/image/test_image_contents.py keeps the COPY list equal to the packages the
 # controller imports.
 #
 # Needs BuildKit (the default builder since Docker 23; DOCKER_BUILDKIT=1 on 20.10, which
@@ -42,6 +42,7 @@ COPY workqueue/ workqueue/
 COPY client/ client/
 COPY informer/ informer/
 COPY tools/ tools/
+COPY runtime/ runtime/
 COPY controller/ controller/
 # kubesim/ is not copied, so the wheel leaves it out; drop its console script too. The import
 # at the end fails the build, not the pod, if a package the controller needs was left out.
@@ -52,7 +53,7 @@ RUN --mount=type=secret,id=pip_cert --mount=type=secret,id=pip_conf \
     python3 -m venv /opt/venv; \
     /opt/venv/bin/pip install .; \
     rm -f /opt/venv/bin/kubesim; \
-    /opt/venv/bin/python -c "import controller.cli, controller.manager, controller.metricsserver, controller.sharding.sharder, tools.leaderelection, prometheus_client"
+    /opt/venv/bin/python -c "import runtime.flags, runtime.manager, runtime.metrics.server, runtime.sharding.sharder, tools.leaderelection, prometheus_client"
 
 FROM ${PYTHON_IMAGE}
 # 65532: the conventional "nonroot" uid; manifests/base/deployment.yaml runs the pod as the same.

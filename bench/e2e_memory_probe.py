@@ -2,7 +2,7 @@
 
     python -m bench.e2e_memory_probe --kubeconfig PATH --expect 10000 [--strip] [--tracemalloc]
 
-Runs the real controller (``controller.manager.run``, the function the CLI runs) against a
+Runs the real controller (``runtime.manager.run``, the function the CLI runs) against a
 kubesim that holds ``--expect`` converged Foos and as many Deployments, waits until both caches
 hold every object and the workers are idle, and prints one JSON line:
 
@@ -30,9 +30,9 @@ import tracemalloc
 from kubernetes import client, config
 from prometheus_client import CollectorRegistry
 
-import controller.manager as manager
+import controller.main as manager
 from client.rest import RESTClient, resource_path
-from controller.cli import parse_options
+from controller.main import parse_foo_options as parse_options
 from informer.transforms import transform_strip_managed_fields
 
 FOO_GVR = ("samplecontroller.k8s.io", "v1alpha1", "foos")

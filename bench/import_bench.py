@@ -68,13 +68,13 @@ IMPORTS: dict[str, str] = {
         "import kubernetes.config\n"
         "from kubernetes import client\n"
         "client.ApiClient(client.Configuration())\n"
-        "import controller.cli, controller.manager"
+        "import runtime.flags, runtime.manager"
     ),
     # as ``controller.__main__.main`` does it: ``import_light`` first
     "controller start-up imports, now": (
         "from client.official import LightApiClient, import_light\n"
         "import_light()\n"
-        "import controller.cli, controller.manager\n"
+        "import runtime.flags, runtime.manager\n"
         "from kubernetes.client.configuration import Configuration\n"
         "LightApiClient(Configuration())"
     ),

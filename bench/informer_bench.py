@@ -889,7 +889,7 @@ def report(args, sync_rows, events, memory, elapsed) -> str:
         "dropped, events are dropped), so they barely pay it; the informer keeps everything. A "
         f"controller process should raise the thresholds at start-up (the *GC tuned* rows use "
         f"`gc.set_threshold{TUNED_GC_THRESHOLD}`, applied to floor and informer alike).",
-        "- **`sample-controller` runs with the GC tuned** (`controller.manager.tune_gc`), so the "
+        "- **`sample-controller` runs with the GC tuned** (`runtime.manager.tune_gc`), so the "
         "GC-tuned *as shipped* row is the informer as the controller runs it; the untuned rows "
         "show what a library user gets who keeps CPython's defaults.",
         "- **The transport keeps up with the floor reader.** `WatchStream` splits each HTTP "

@@ -30,7 +30,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from controller.logs import JSONFormatter, TextFormatter, configure_logging
+from runtime.log import JSONFormatter, TextFormatter, configure_logging
 
 KEY = "bench-ns/foo-00042"
 ERROR = (

@@ -38,7 +38,7 @@ from kubesim import KubeSim
 __all__ = ["main", "run"]
 
 DEPLOYMENTS = ("apps", "v1", "deployments")
-USER_AGENT = "sample-controller-py/0.1.0"  # controller.manager.USER_AGENT
+USER_AGENT = "sample-controller-py/0.1.0"  # runtime.manager.USER_AGENT
 STEP_TIMEOUT = 600.0  # seconds each step may take to converge
 
 

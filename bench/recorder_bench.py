@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from controller.logs import configure_logging
+from runtime.log import configure_logging
 from tools.record import EVENT_TYPE_NORMAL, EventRecorder
 from tools.record.recorder import _rfc3339
 

@@ -42,9 +42,9 @@ from pathlib import Path
 
 from bench.e2e.harness import CRD, NAMESPACE, PY, ROOT, create_foos, foo_names, free_port
 from bench.e2e.measure import Tracker, cpu_seconds
-from controller.sharding.assignment import assign, bucket_of_uid, decode_buckets
-from controller.sharding.membership import BUCKETS_ANNOTATION, RING_LABEL
 from kubesim import KubeSim
+from runtime.sharding.assignment import assign, bucket_of_uid, decode_buckets
+from runtime.sharding.membership import BUCKETS_ANNOTATION, RING_LABEL
 
 FOO_KEY = ("samplecontroller.k8s.io", "foos")
 DEPLOY_KEY = ("apps", "deployments")

@@ -16,7 +16,7 @@ defects included.
 The limits (line length, number of headers) and their errors are the standard ones.
 
 ``install()`` puts it in place of ``http.client.parse_headers`` for the whole process (that is
-where ``HTTPResponse.begin`` looks it up); ``controller.manager.run_process`` calls it.
+where ``HTTPResponse.begin`` looks it up); ``runtime.manager.run_process`` calls it.
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@ client-go twins: ``k8s.io/apimachinery/pkg/apis/meta/v1/unstructured`` (``Unstru
 ``Object`` is a ``map[string]interface{}``) and ``meta/v1`` ``Status``, ``StatusDetails`` and
 ``StatusCause``.
 
-Objects stay plain dicts straight from ``json.loads`` (DESIGN.md, "Objects are plain dicts"), so
-``Object`` is an alias, not a class: it costs nothing at run time and says what a ``dict`` is.
+Objects stay plain dicts straight from ``json.loads`` (model classes are slow to decode into
+and cannot hold custom resources), so ``Object`` is an alias, not a class: it costs nothing at
+run time and says what a ``dict`` is.
 ``Status`` is a ``TypedDict`` because its fields are fixed by the API and code reads them by
 name (``reason``, ``details.causes``, ``details.retryAfterSeconds``).
 """

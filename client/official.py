@@ -3,8 +3,8 @@
 No client-go twin: client-go's ``tools/clientcmd`` and ``transport`` are packages a Go binary
 links on their own. The official Python client's are not: ``import kubernetes.config`` (37.x)
 takes a fresh interpreter from about 11 MB to 44 MB of RSS and 477 modules
-(``python -m bench.import_bench``), and the process uses only this of it (DESIGN.md, "Config
-and auth come from the official client"):
+(``python -m bench.import_bench``), and the process uses only this of it (config loading and
+auth come from the official client; requests go through our own transport, client/rest.py):
 
 - ``kubernetes.client.configuration.Configuration``: host, TLS, proxy, credentials;
 - ``kubernetes.config``: kubeconfig and in-cluster loading, exec and auth-provider plugins;
@@ -24,7 +24,7 @@ What the plain import loads besides, and how it is skipped:
   and oauthlib, for the OIDC refresh only.
 
 While ``kubernetes.config`` is imported, those three names are bound to stand-ins that import
-the real thing when first used (an OIDC refresh works as before: tests/unit/test_official.py
+the real thing when first used (an OIDC refresh works as before: tests/client/test_official.py
 runs one). The stand-ins are then taken out of ``kubernetes.client`` and ``sys.modules``: only
 kube_config's own globals keep them, and every later import gets the real modules.
 ``kubernetes.client``'s own ``__init__`` resolves its exports lazily and runs as usual.

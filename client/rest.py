@@ -4,15 +4,15 @@ client-go twin: ``rest.RESTClient`` as the dynamic client uses it (``k8s.io/clie
 with the errors of ``client/errors.py`` (``k8s.io/apimachinery/pkg/api/errors``).
 
 Why not the generated ``*Api`` classes? They decode every response into model classes, which is
-slow and does not cover custom resources (DESIGN.md, "Objects are plain dicts"). Why not a
-hand-written HTTP client? The official client already knows kubeconfig, in-cluster config, token
-refresh, exec plugins, client certificates, TLS and proxies; we keep all of that: the credentials
-come from the official loaders (``client/auth.py`` builds the headers once and refreshes them on
-the credential's own schedule, or when a 401 says they are stale), and every request goes through
-the client's own urllib3 pool (``client/transport.py``), which carries the TLS and proxy settings.
-What the official per-request path costs (``param_serialize``, the refresh hook re-reading the
-environment, URL parsing) is paid once. Only the encoding and decoding of bodies is ours:
-``client/jsonutil.py`` on plain dicts (msgspec when installed, else ``json``).
+slow and does not cover custom resources. Why not a hand-written HTTP client? The official client
+already knows kubeconfig, in-cluster config, token refresh, exec plugins, client certificates, TLS
+and proxies; we keep all of that: the credentials come from the official loaders
+(``client/auth.py`` builds the headers once and refreshes them on the credential's own schedule, or
+when a 401 says they are stale), and every request goes through the client's own urllib3 pool
+(``client/transport.py``), which carries the TLS and proxy settings. What the official per-request
+path costs (``param_serialize``, the refresh hook re-reading the environment, URL parsing) is paid
+once. Only the encoding and decoding of bodies is ours: ``client/jsonutil.py`` on plain dicts
+(msgspec when installed, else ``json``).
 
 Two things client-go's transport does that the official Python client does not, and that a
 controller needs, are added here:

@@ -1,11 +1,12 @@
 """``sample-controller`` / ``python -m controller``: sample-controller's main.go.
 
-It parses the flags (``controller.cli``: a bad value ends here, exit status 2) and runs the
-process (``controller.manager.run_process``): build the client, check that the API server
-answers and serves Foos, start the informers, the event recorder and the controller, then run
-until SIGTERM or SIGINT. The first signal starts a graceful shutdown (finish in-flight work,
-drain the queue, flush Events); a second one exits at once with status 1, as
-sample-controller's signal handler does.
+The work is in ``controller.main``.
+
+It parses the flags (a bad value ends here, exit status 2) and runs the process on the runtime's
+manager: build the client, check that the API server answers and serves Foos, start the
+informers, the event recorder and the controller, then run until SIGTERM or SIGINT. The first
+signal starts a graceful shutdown (finish in-flight work, drain the queue, flush Events); a
+second one exits at once with status 1, as sample-controller's signal handler does.
 """
 
 from __future__ import annotations
@@ -22,10 +23,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from client.official import import_light
 
     import_light()
-    from controller.cli import parse_options
-    from controller.manager import run_process
+    from controller.main import main as run_main
 
-    return run_process(parse_options(argv))
+    return run_main(argv)
 
 
 if __name__ == "__main__":

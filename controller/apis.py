@@ -13,17 +13,35 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
+from informer.interfaces import IndexedInformer, TypedInformer, TypedLister
+
 __all__ = [
+    "DEPLOYMENT_GVR",
+    "DEPLOYMENT_NAME_INDEX",
+    "FOO_GVR",
     "Condition",
     "Deployment",
+    "DeploymentInformer",
+    "DeploymentLister",
     "DeploymentSpec",
     "DeploymentStatus",
     "Foo",
+    "FooInformer",
+    "FooLister",
     "FooSpec",
     "FooStatus",
     "ObjectMeta",
     "OwnerReference",
 ]
+
+
+# The resources the controller reads and writes (sample-controller's register.go names the
+# group and version; the resource is the CRD's plural).
+FOO_GVR = ("samplecontroller.k8s.io", "v1alpha1", "foos")
+DEPLOYMENT_GVR = ("apps", "v1", "deployments")
+
+# The Foo informer's own index: Foos by the Deployment they name, "namespace/deploymentName".
+DEPLOYMENT_NAME_INDEX = "byDeploymentName"
 
 
 class OwnerReference(TypedDict, total=False):
@@ -118,3 +136,12 @@ class Deployment(TypedDict, total=False):
     metadata: ObjectMeta
     spec: DeploymentSpec
     status: DeploymentStatus
+
+
+# What the controller takes, by type: the generated ``informers.FooInformer`` and
+# ``appsinformers.DeploymentInformer`` of sample-controller's NewController, as the generic
+# Protocols of ``informer.interfaces``.
+FooInformer = IndexedInformer[Foo]
+FooLister = TypedLister[Foo]
+DeploymentInformer = TypedInformer[Deployment]
+DeploymentLister = TypedLister[Deployment]

@@ -19,6 +19,7 @@ from controller.validation import Problem
 __all__ = [
     "FOO_API_VERSION",
     "READY",
+    "blocked_before",
     "controller_of",
     "deployment_name_index_func",
     "desired_status",
@@ -172,6 +173,13 @@ def keep_transition_times(current: FooStatus, desired: FooStatus) -> FooStatus:
             cond = {**cond, "lastTransitionTime": kept}
         conditions.append(cond)
     return {**desired, "conditions": conditions}
+
+
+def blocked_before(foo: Foo, reason: str) -> bool:
+    """The Foo's status already says it is not ready for ``reason`` (e.g. blocked by a
+    Deployment it does not own)."""
+    conditions = (foo.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == READY and c.get("reason") == reason for c in conditions)
 
 
 def status_differs(foo: Foo, status: FooStatus) -> bool:

@@ -40,8 +40,8 @@ from prometheus_client import CollectorRegistry
 from client.config import load_client_configuration
 from client.errors import APIError
 from client.rest import RESTClient, resource_path
-from controller.cli import parse_options
-from controller.manager import USER_AGENT, Components, check_api, run
+from controller.apis import FOO_GVR
+from controller.main import Components, parse_foo_options, run
 from demo.narration import (
     DEPLOYMENTS,
     FOOS,
@@ -57,6 +57,7 @@ from demo.narration import (
     tap_queue,
     tap_writes,
 )
+from runtime.manager import USER_AGENT, check_api
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -89,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     from kubesim import KubeSim  # the demo's only extra: the embedded API server
 
     logging.basicConfig(level=logging.WARNING, format="  %(levelname)s %(name)s: %(message)s")
-    for name in ("controller", "tools"):  # the controller's own lines and its Events
+    for name in ("controller", "runtime", "tools"):  # the controller's lines, its Events
         logging.getLogger(name).setLevel(logging.INFO)
         logging.getLogger(name).addHandler(Narrator())
         logging.getLogger(name).propagate = False
@@ -109,14 +110,16 @@ def main(argv: list[str] | None = None) -> int:
 
         headline("starting the controller: sample-controller --kubeconfig " + kubeconfig)
         # --trace: its "informer" records are the watch lines (see demo.narration)
-        options = parse_options(["--kubeconfig", kubeconfig, "--resync-period", "30s", "--trace"])
+        options = parse_foo_options(
+            ["--kubeconfig", kubeconfig, "--resync-period", "30s", "--trace"]
+        )
         rest = RESTClient(
             client.ApiClient(load_client_configuration(kubeconfig)),
             qps=options.kube_api_qps,
             burst=options.kube_api_burst,
             user_agent=USER_AGENT,
         )
-        check_api(rest, sim.url)
+        check_api(rest, sim.url, FOO_GVR)
         stop, ready = threading.Event(), threading.Event()
         started: list[Components] = []
         exit_codes: list[int] = []

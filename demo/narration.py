@@ -3,7 +3,7 @@
 No client-go twin: part of the demo. Every line comes from something the controller or the
 server already reports, never from a second copy of its logic:
 
-- ``watch`` lines are the controller's own ``--trace`` records (``controller.trace``: one
+- ``watch`` lines are the controller's own ``--trace`` records (``runtime.trace``: one
   ``"informer"`` record per notification), rendered by ``Narrator``;
 - ``sync`` and ``event`` lines are its log records (reconcile results, recorded Events);
 - ``queue`` lines come from ``tap_queue``, which sees every key added to the workqueue, also
@@ -29,7 +29,7 @@ from typing import Any
 
 from client.rest import RESTClient, resource_path
 from controller.foo_controller import Controller
-from controller.manager import USER_AGENT
+from runtime.manager import USER_AGENT
 
 __all__ = [
     "DEPLOYMENTS",
@@ -238,19 +238,19 @@ def tap_queue(controller: Controller) -> None:
 
 def tap_writes(controller: Controller) -> None:
     """Remember the resourceVersion of each Foo the controller writes (its status writes go
-    through ``controller.writes``), for the ``watch`` lines of their echoes."""
+    through ``runtime.writes``), for the ``watch`` lines of their echoes."""
     global _own_writes
     own = _own_writes = OwnWrites()
     writes: Any = controller.writes
     update = writes.update
 
-    def remembered_update(resource: str, key: str, *args: Any, **kwargs: Any) -> Any:
+    def remembered_update(ctx: Any, resource: str, key: str, *args: Any, **kwargs: Any) -> Any:
         if resource != "foos":
-            return update(resource, key, *args, **kwargs)
+            return update(ctx, resource, key, *args, **kwargs)
         own.begin(key)
         written = None
         try:
-            written = update(resource, key, *args, **kwargs)
+            written = update(ctx, resource, key, *args, **kwargs)
             return written
         finally:
             own.end(key, ((written or {}).get("metadata") or {}).get("resourceVersion"))

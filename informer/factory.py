@@ -112,7 +112,7 @@ class SharedInformerFactory:
         ``resync`` and ``indexers`` only matter on that first request (client-go
         ``WithCustomResyncConfig``; ``AddIndexers`` before start). So does ``wrap``, which
         puts a list/watch of its own around the factory's (no client-go twin: sharding's
-        ``controller.sharding.scope.ScopedListWatch``, whose selectors change at run time).
+        ``runtime.sharding.scope.ScopedListWatch``, whose selectors change at run time).
         """
         gvr = GroupVersionResource(group, version, resource)
         with self._lock:

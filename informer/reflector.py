@@ -270,7 +270,7 @@ class Reflector:
 
     def request_relist(self) -> None:
         """End the open watch and list again at once (no client-go twin: there a selector is
-        fixed for the reflector's life; controller.sharding changes its selectors at run time).
+        fixed for the reflector's life; runtime.sharding changes its selectors at run time).
 
         The list's replace removes from the store what the new selector no longer selects and
         adds what it now does. A list in progress finishes, and another one follows it.

@@ -3,7 +3,7 @@
     python -m kubesim --listen 127.0.0.1:0 --kubeconfig /tmp/kubesim.kubeconfig \
         [--crd crds/foo.yaml ...] [--deployment-status-delay 1] [--tls] [--token T]
         [--emulate 1.24] [--no-watch-list] [--feature-gates ShardedListAndWatch=true]
-        [--authorization-mode RBAC]
+        [--authorization-mode RBAC] [--webhook-service NAMESPACE/NAME[:PORT]=HOST:PORT ...]
 
 Prints the server URL on the first line of stdout (then flushes), so a parent process can read
 it, and writes a kubeconfig for the server when --kubeconfig is given.
@@ -92,6 +92,21 @@ def token(value: str) -> str:
     if not value:
         raise argparse.ArgumentTypeError("must not be empty (omit it to turn authentication off)")
     return value
+
+
+def webhook_service(value: str) -> tuple[str, str]:
+    """NAMESPACE/NAME[:PORT]=HOST:PORT: where a webhook's service reference is dialled."""
+    service, sep, target = value.partition("=")
+    namespace, slash, name = service.partition("/")
+    name, colon, port = name.partition(":")
+    host, target_colon, target_port = target.rpartition(":")
+    if not (sep and slash and namespace and name and target_colon and host):
+        raise argparse.ArgumentTypeError(
+            f"expected NAMESPACE/NAME[:PORT]=HOST:PORT (got {value!r})"
+        )
+    if (colon and not port.isdigit()) or not target_port.isdigit():
+        raise argparse.ArgumentTypeError(f"ports must be numbers (got {value!r})")
+    return service, target
 
 
 # The feature gates kubesim models, with their defaults (those of kube-apiserver v1.36).
@@ -188,6 +203,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="kube-apiserver's flag: ShardedListAndWatch=true serves shardSelector on list and "
         "watch (KEP-5866; default false, as in v1.36); repeatable, later values win",
     )
+    p.add_argument(
+        "--webhook-service",
+        type=webhook_service,
+        action="append",
+        default=[],
+        metavar="NAMESPACE/NAME[:PORT]=HOST:PORT",
+        help="where an admission webhook's clientConfig.service is reached (kubesim has no "
+        "service network; the certificate is still checked for NAME.NAMESPACE.svc); "
+        "repeatable",
+    )
     return p
 
 
@@ -215,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
             watch_list=args.watch_list,
             sharded_list_and_watch=gates["ShardedListAndWatch"],
             authorization_mode=args.authorization_mode,
+            webhook_services=dict(args.webhook_service),
         )
     except ApiError as err:  # the server's own validation refused a CRD
         fail(f"argument --crd: {err}")

@@ -17,10 +17,11 @@ import copy
 import os
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from kubesim.admission.dispatcher import WebhookAdmission
 from kubesim.api.resources import Registry
 from kubesim.api.version import DEFAULT_SERVER_VERSION, ServerVersion
 from kubesim.auth import bootstrap
@@ -87,6 +88,10 @@ class KubeSim:
             and off by default there, as here). On, list and watch honour ``shardSelector``
             (registry/sharding.py) and a filtered list carries ``metadata.shardInfo``; off, the
             parameter is ignored, as by a v1.36 server without the gate or an older one.
+        webhook_services: where a webhook's ``clientConfig.service`` is reached, since kubesim
+            has no service network: ``{"namespace/name:port": "host:port"}`` (``namespace/name``
+            alone stands for port 443). The certificate is still verified for the service's
+            DNS name, ``name.namespace.svc``.
     """
 
     def __init__(
@@ -110,6 +115,7 @@ class KubeSim:
         watch_list: bool | None = None,
         sharded_list_and_watch: bool = False,
         authorization_mode: str = ALWAYS_ALLOW,
+        webhook_services: Mapping[str, str] | None = None,
     ):
         # the release answered as; every behaviour that differs reads it (ValueError if unknown)
         self.server_version = ServerVersion.parse(server_version)
@@ -136,6 +142,10 @@ class KubeSim:
             self.server_version.serves_watch_list if watch_list is None else watch_list
         )
         self.rest.sharded_list_and_watch = sharded_list_and_watch
+        # admission webhooks: the stored configurations' webhooks are called on every write
+        # through the API (kubesim/admission/); services resolve through webhook_services
+        self.admission = WebhookAdmission(self.storage, self.registry, webhook_services)
+        self.rest.admission = self.admission
         self.faults = FaultInjector(self)  # fault injection (see faults.py)
         # authentication and authorization; ValueError for an unknown authorization_mode
         self.auth = Auth(self.storage, token, authorization_mode)

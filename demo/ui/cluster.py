@@ -1,7 +1,7 @@
 """The page's cluster: kubesim and the controller, as ``make demo`` starts them, and the controls.
 
 No client-go twin: part of the demo. The controller runs exactly as ``sample-controller
---kubeconfig <file> --trace`` would (``controller.manager.run``, in a thread); the demo only
+--kubeconfig <file> --trace`` would (``runtime.manager.run``, in a thread); the demo only
 listens to it (``demo.ui.recorder``) and, for the pause, holds its workers from outside (see
 ``Cluster.hold_workers``). Each control is what a learner would do with kubectl, or a fault
 kubesim injects (``kubesim.faults``), and returns a short text the page shows beside the
@@ -25,12 +25,13 @@ from prometheus_client import CollectorRegistry
 from client.config import load_client_configuration
 from client.errors import APIError
 from client.rest import RESTClient, resource_path
-from controller.cli import parse_options
-from controller.manager import USER_AGENT, Components, check_api, run
-from controller.trace import TRACE_LOGGER
+from controller.apis import FOO_GVR
+from controller.main import Components, parse_foo_options, run
 from demo.narration import DEPLOYMENTS, FOOS, foreign_deployment
 from demo.ui.recorder import Recorder
 from demo.ui.words import Answer, answer
+from runtime.manager import USER_AGENT, check_api
+from runtime.trace import TRACE_LOGGER
 
 __all__ = ["ACTIONS", "Cluster"]
 
@@ -81,14 +82,14 @@ class Cluster:
             "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", body=crd
         )
 
-        options = parse_options(["--kubeconfig", kubeconfig, "--resync-period", "0", "--trace"])
+        options = parse_foo_options(["--kubeconfig", kubeconfig, "--resync-period", "0", "--trace"])
         rest = RESTClient(
             client.ApiClient(load_client_configuration(kubeconfig)),
             qps=options.kube_api_qps,
             burst=options.kube_api_burst,
             user_agent=USER_AGENT,
         )
-        check_api(rest, self.sim.url)
+        check_api(rest, self.sim.url, FOO_GVR)
         registry = CollectorRegistry()
         self.recorder.registry = registry
         ready = threading.Event()

@@ -4,11 +4,11 @@ No client-go twin: part of the demo. As ``demo.narration`` does for the terminal
 comes from something the controller or the server already reports, never from a second copy of
 its logic:
 
-- the ``--trace`` records (logger ``controller.trace``: ``informer``, ``enqueue``, ``dequeue``,
+- the ``--trace`` records (logger ``runtime.trace``: ``informer``, ``enqueue``, ``dequeue``,
   ``own write``, ``owner lookup``, ``status write`` ...) and the controller's log records
   (``creating deployment``, ``successfully synced``, ``error syncing, requeuing``, ``event``),
   each shown beside the line ``sample-controller --trace`` prints for it
-  (``controller.logs.TextFormatter``);
+  (``runtime.log.TextFormatter``);
 - the reflector's log records (logger ``informer``: a watch closed, a list done, a WatchList
   stream, a 410);
 - kubesim's request log: every list, watch and write, with its query and its answer;
@@ -34,9 +34,9 @@ from urllib.parse import parse_qs
 
 from prometheus_client import CollectorRegistry
 
-from controller.logs import TextFormatter
-from controller.manager import Components
-from controller.trace import TRACE_LOGGER
+from controller.main import Components
+from runtime.log import TextFormatter
+from runtime.trace import TRACE_LOGGER
 
 __all__ = ["Recorder"]
 

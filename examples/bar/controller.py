@@ -20,9 +20,6 @@ from kubernetes import client as k8s
 from client.config import load_client_configuration
 from client.errors import APIError, is_already_exists, is_conflict, is_not_found
 from client.rest import RESTClient, resource_path
-from controller.logs import configure_logging
-from controller.shutdown import ShutdownBudget
-from controller.worker import Result, Workers
 from informer.factory import SharedInformerFactory
 from informer.lister import NotFoundError
 from informer.shared_informer import ResourceEventHandlerFuncs, wait_for_cache_sync
@@ -31,6 +28,10 @@ from informer.store import (
     meta_namespace_key_func,
     split_meta_namespace_key,
 )
+from runtime.context import Context
+from runtime.log import configure_logging
+from runtime.shutdown import ShutdownBudget
+from runtime.worker import Result, Workers
 from workqueue import RateLimitingQueue, default_controller_rate_limiter
 
 log = logging.getLogger(__name__)
@@ -107,7 +108,7 @@ class BarController:
         if wait_for_cache_sync(stop, *self._registrations):
             self.workers.run(workers, stop, ShutdownBudget(10.0))
 
-    def reconcile(self, key: str) -> Result:
+    def reconcile(self, ctx: Context, key: str) -> Result:
         namespace, name = split_meta_namespace_key(key)
         try:
             self.sync(self.bars.get(namespace, name))

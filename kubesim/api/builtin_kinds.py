@@ -101,23 +101,8 @@ GENERIC_KINDS: list[ResourceInfo] = [
         scale=True,
     ),
     _kind("", "resourcequotas", "ResourceQuota", True, ("quota",), status=True),
-    # admissionregistration.k8s.io/v1: stored configuration only (no webhook is called here)
-    _kind(
-        _ADMISSION,
-        "mutatingwebhookconfigurations",
-        "MutatingWebhookConfiguration",
-        False,
-        categories=_EXT,
-        generation=True,
-    ),
-    _kind(
-        _ADMISSION,
-        "validatingwebhookconfigurations",
-        "ValidatingWebhookConfiguration",
-        False,
-        categories=_EXT,
-        generation=True,
-    ),
+    # admissionregistration.k8s.io/v1 admission policies: stored, never evaluated (the webhook
+    # configurations are served apart: resources.py, validation/webhookconfig.py)
     _kind(
         _ADMISSION,
         "validatingadmissionpolicies",

@@ -402,6 +402,23 @@ def _builtin() -> list[ResourceInfo]:
             "authorization.k8s.io", "localsubjectaccessreviews", "LocalSubjectAccessReview", True
         ),
         _review("authorization.k8s.io", "selfsubjectrulesreviews", "SelfSubjectRulesReview"),
+        # Admission webhooks' configurations (kubesim/admission/ calls what they name).
+        *(
+            ResourceInfo(
+                "admissionregistration.k8s.io",
+                "v1",
+                plural,
+                kind,
+                False,
+                singular=kind.lower(),
+                categories=["api-extensions"],
+                require_rv_on_update=False,
+            )
+            for plural, kind in (
+                ("mutatingwebhookconfigurations", "MutatingWebhookConfiguration"),
+                ("validatingwebhookconfigurations", "ValidatingWebhookConfiguration"),
+            )
+        ),
         ResourceInfo(
             "apiextensions.k8s.io",
             "v1",

@@ -126,6 +126,13 @@ class ServerVersion:
         return self.minor >= 36
 
     @property
+    def crd_validation_rules(self) -> bool:
+        """A CRD's x-kubernetes-validations (CEL): compiled and enforced on 1.36; on 1.24 the
+        CustomResourceValidationExpressions gate was alpha and off, so the apiextensions
+        strategy dropped the rules from the CRDs it stored and none was evaluated."""
+        return self.minor >= 25
+
+    @property
     def serves_watch_list(self) -> bool:
         """WatchList (watch with sendInitialEvents=true): served since the gate went beta and
         on in 1.34; 1.24's ListOptions validation refuses resourceVersionMatch on a watch with

@@ -209,6 +209,7 @@ _MERGE_KEYS: dict[str, str] = {
     "conditions": "type",
     "hostAliases": "ip",
     "topologySpreadConstraints": "topologyKey",
+    "webhooks": "name",  # Mutating- and ValidatingWebhookConfiguration
 }
 # Lists of scalars with patchStrategy "merge" (merged as sets, order kept).
 _MERGE_SETS = {"finalizers"}

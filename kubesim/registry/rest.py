@@ -25,6 +25,7 @@ from kubesim.api.version import DEFAULT_SERVER_VERSION, ServerVersion
 from kubesim.protobuf.kinds import message_for
 from kubesim.registry import kindstrategy, service, sharding, strategy
 from kubesim.registry import patch as patches
+from kubesim.registry.admission import CREATE, DELETE, UPDATE, Admission, Attributes
 from kubesim.registry.fieldmanager import (
     ABSENT,
     IN_PROCESS_MANAGER,
@@ -107,7 +108,8 @@ class Rest:
         # the release answered as (api/version.py): where its answers differ, this decides
         self.version = version or ServerVersion.parse(DEFAULT_SERVER_VERSION)
         self.registry = registry  # served resources (CRD writes change it)
-        self.validator = validator  # callable(info, obj) -> causes, pruning obj (CR schemas)
+        # callable(info, obj, old) -> causes, pruning obj (CR schemas and their CEL rules)
+        self.validator = validator
         # callable(info, obj) -> paths of the fields obj's schema does not declare, dropped from
         # it (validation/fields.py; sim.py hands it the built-in schemas); None: none checked
         self.unknown_fields = unknown_fields
@@ -123,6 +125,9 @@ class Rest:
         # list and watch honour shardSelector and a filtered list echoes it in shardInfo; off,
         # the parameter is ignored. registry/sharding.py has the parser.
         self.sharded_list_and_watch = False
+        # admission webhooks (kubesim/admission/, wired by sim.py); None: no admission at all.
+        # The verbs call it on writes that come through them, never on the controllers' own.
+        self.admission: Admission | None = None
 
     # ---- helpers -------------------------------------------------------------------------------
 
@@ -172,7 +177,7 @@ class Rest:
         causes = strategy.validate(info, obj, old, sub)
         causes += corevalidation.validate(info, obj, old)
         if self.validator is not None and info.custom:
-            causes += self.validator(info, obj)
+            causes += self.validator(info, obj, old)
         if not causes and old is None:
             causes = strategy.validate_generic(info, obj)
         if causes:
@@ -255,6 +260,64 @@ class Rest:
                 f"{strict}"
             )
         raise errors.invalid("", "", "", [errors.field_invalid("patch", patch, strict)])
+
+    # ---- admission -----------------------------------------------------------------------------
+
+    def _attributes(
+        self,
+        info: ResourceInfo,
+        operation: str,
+        ns: str,
+        name: str,
+        old: dict | None,
+        sub: str | None,
+        dry: bool,
+        options: dict,
+    ) -> Attributes | None:
+        """The admission attributes of a write through the verbs; None without admission.
+
+        A Namespace's own name is its namespace, except on create: RequestInfo reads the
+        namespace from the URL, and ``/api/v1/namespaces/<name>`` names it.
+        """
+        if self.admission is None:
+            return None
+        if info.kind == "Namespace" and not info.custom and operation != CREATE:
+            ns = name
+        return Attributes(
+            info, operation, ns, name, None, _versioned(info, old), sub or "", dry, options
+        )
+
+    def _admit_mutate(self, attrs: Attributes | None, obj: dict) -> dict:
+        """Mutating admission on obj (in its stored form); the object to go on with.
+
+        The webhooks see the object at the request's version; what they return is converted
+        back to the stored form, with the request's kind and apiVersion (a patch may not
+        change what the object is).
+        """
+        if attrs is None or self.admission is None:
+            return obj
+        versioned = _versioned(attrs.info, obj)
+        attrs.obj = versioned
+        self.admission.mutate(attrs)
+        if attrs.obj is versioned or attrs.obj is None:
+            return obj
+        new = attrs.obj
+        new["kind"], new["apiVersion"] = attrs.info.kind, attrs.info.group_version
+        attrs.info.to_storage(new)
+        _meta(new)
+        return new
+
+    def _admit_validate(self, attrs: Attributes | None, obj: dict | None) -> None:
+        """Validating admission on the object about to be written (None: a delete).
+
+        The attributes keep the request's name: a generateName create is validated with the
+        generated name in the object and none in the request (AdmissionToValidateObjectFunc
+        reuses the handler's static attributes).
+        """
+        if attrs is None or self.admission is None:
+            return
+        attrs.obj = _versioned(attrs.info, obj)
+        self.admission.validate(attrs)
 
     # ---- get / list ----------------------------------------------------------------------------
 
@@ -454,9 +517,19 @@ class Rest:
                 "",
                 [errors.field_required("metadata.name", "name or generateName is required")],
             )
-        with self.storage.lock:
+        attrs = self._attributes(
+            info, CREATE, ns, meta.get("name") or "", None, None, dry, _options("Create", query)
+        )
+        if attrs is not None:
+            # NamespaceLifecycle comes first in the admission chain, before any webhook
             self._check_namespace_for_create(info, ns, meta.get("name") or "")
-            stored = self._create_locked(info, ns, obj, dry, manager_name(query, user_agent))
+            obj = self._admit_mutate(attrs, obj)
+            _check_namespace_unchanged(info, obj, ns)
+        with self.storage.lock:
+            self._check_namespace_for_create(info, ns, obj["metadata"].get("name") or "")
+            stored = self._create_locked(
+                info, ns, obj, dry, manager_name(query, user_agent), attrs=attrs
+            )
         return 201, stored
 
     def _create_locked(
@@ -467,8 +540,10 @@ class Rest:
         dry: bool,
         manager: str = IN_PROCESS_MANAGER,
         applied: bool = False,
+        attrs: Attributes | None = None,
     ) -> Stored:
-        """Create obj. applied: obj comes from an apply, its managedFields already made."""
+        """Create obj. applied: obj comes from an apply, its managedFields already made;
+        attrs: the request's admission (validating admission runs just before the write)."""
         meta = obj["metadata"]
         requested = meta.pop("managedFields", ABSENT)
         if not meta.get("name") and isinstance(meta.get("generateName"), str):
@@ -484,7 +559,12 @@ class Rest:
         name = meta["name"]
         for f in ("deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
             meta.pop(f, None)
-        strategy.prepare_create(info, obj, self.version.omits_zero_creation_timestamp)
+        strategy.prepare_create(
+            info,
+            obj,
+            self.version.omits_zero_creation_timestamp,
+            self.version.crd_validation_rules,
+        )
         self._validate(info, obj, name)
         existing = self.storage.get(info.storage_key, ns, name)
         if existing is not None:
@@ -512,6 +592,7 @@ class Rest:
             set_managed_fields(meta, requested)
         else:
             self.fields.update(info, None, obj, manager, None, requested)
+        self._admit_validate(attrs, obj)
         if dry:
             meta.pop("resourceVersion", None)
             if info.kind == "CustomResourceDefinition" and not info.custom:
@@ -573,7 +654,13 @@ class Rest:
                 if info.allow_create_on_update and sub is None:
                     self._check_namespace_for_create(info, ns, name)
                     meta.pop("resourceVersion", None)
-                    return 201, self._create_locked(info, ns, obj, dry, manager)
+                    # an update that creates is admitted as a CREATE
+                    attrs = self._attributes(
+                        info, CREATE, ns, name, None, None, dry, _options("Create", query)
+                    )
+                    obj = self._admit_mutate(attrs, obj)
+                    _check_namespace_unchanged(info, obj, ns)
+                    return 201, self._create_locked(info, ns, obj, dry, manager, attrs=attrs)
                 raise errors.not_found(info.group, info.plural, name)
             rv = meta.get("resourceVersion")
             if not rv:
@@ -592,7 +679,12 @@ class Rest:
                     )
             elif rv != old.obj["metadata"]["resourceVersion"]:
                 raise errors.conflict(info.group, info.plural, name, errors.STALE_OBJECT)
-            return 200, self.commit_update(info, old, obj, sub, dry, manager, field_sub=field_sub)
+            attrs = self._attributes(
+                info, UPDATE, ns, name, old.obj, sub, dry, _options("Update", query)
+            )
+            return 200, self.commit_update(
+                info, old, obj, sub, dry, manager, field_sub=field_sub, attrs=attrs
+            )
 
     def commit_update(
         self,
@@ -604,14 +696,18 @@ class Rest:
         manager: str = IN_PROCESS_MANAGER,
         applied: bool = False,
         field_sub: str | None = None,
+        attrs: Attributes | None = None,
     ) -> Stored:
         """Apply the update strategy to obj (fresh) against old and write unless it is a no-op.
 
         The caller holds ``storage.lock`` and has read ``old`` under it: the update verbs do,
         and so do the in-process controllers (namespace, CRD finalizer, garbage collector)
         that rewrite an object they have just read. manager owns what the write changes;
-        applied: obj comes from an apply, its managedFields already made.
+        applied: obj comes from an apply, its managedFields already made. attrs: the request's
+        admission: mutating on the new object before the strategy, validating before the write
+        (the in-process controllers pass none, and are not admitted).
         """
+        obj = self._admit_mutate(attrs, obj)
         ometa = old.obj["metadata"]
         meta = obj["metadata"]
         # A subresource write never sets managedFields (ignoreManagedFieldsFromRequestObject).
@@ -638,7 +734,12 @@ class Rest:
             self._validate(info, obj, name, old.obj, sub)
         else:
             strategy.prepare_update(
-                info, obj, old.obj, sub, self.version.omits_zero_creation_timestamp
+                info,
+                obj,
+                old.obj,
+                sub,
+                self.version.omits_zero_creation_timestamp,
+                self.version.crd_validation_rules,
             )
             # System-owned metadata comes from the stored object.
             for f in (
@@ -681,6 +782,7 @@ class Rest:
             set_managed_fields(meta, requested)
         else:
             self.fields.update(info, old.obj, obj, manager, sub, requested, field_sub)
+        self._admit_validate(attrs, obj)
         meta["resourceVersion"] = ometa["resourceVersion"]
         obj = normalize(obj)
         if obj == old.obj:
@@ -765,7 +867,10 @@ class Rest:
             old = self.storage.get(info.storage_key, ns, name)
             if old is None:
                 if ptype == patches.APPLY and sub is None:
-                    return 201, self._apply_create(info, ns, name, body, manager, force, dry)
+                    attrs = self._attributes(
+                        info, CREATE, ns, name, None, None, dry, _options("Create", query)
+                    )
+                    return 201, self._apply_create(info, ns, name, body, manager, force, dry, attrs)
                 raise errors.not_found(info.group, info.plural, name)
             base = info.patch_base(old)
             if ptype == patches.MERGE:
@@ -800,7 +905,11 @@ class Rest:
                     "the request"
                 )
             applied = ptype == patches.APPLY
-            return 200, self.commit_update(info, old, new, sub, dry, manager, applied)
+            # the patch handler admits a patch as an UPDATE with the PatchOptions' fields
+            attrs = self._attributes(
+                info, UPDATE, ns, name, old.obj, sub, dry, _options("Update", query)
+            )
+            return 200, self.commit_update(info, old, new, sub, dry, manager, applied, attrs=attrs)
 
     def _apply_create(
         self,
@@ -811,6 +920,7 @@ class Rest:
         manager: str,
         force: bool,
         dry: bool,
+        attrs: Attributes | None = None,
     ) -> Stored:
         """An apply of a missing object creates it, owned by the applier (under the lock)."""
         _check_apply_name(body, name)
@@ -828,7 +938,9 @@ class Rest:
         obj["kind"] = info.kind
         obj["apiVersion"] = info.group_version
         info.to_storage(obj)
-        return self._create_locked(info, ns, obj, dry, manager, applied=True)
+        obj = self._admit_mutate(attrs, obj)
+        _check_namespace_unchanged(info, obj, ns)
+        return self._create_locked(info, ns, obj, dry, manager, applied=True, attrs=attrs)
 
     # ---- delete --------------------------------------------------------------------------------
 
@@ -872,17 +984,29 @@ class Rest:
                 name,
                 f'namespaces "{name}" is forbidden: this namespace may not be deleted',
             )
+        dry = bool(opts.get("dryRun"))
+        attrs = self._attributes(
+            info, DELETE, ns, name, None, None, dry, _options("Delete", {}, opts)
+        )
+        if attrs is not None and self.admission is not None:
+            # the delete handler's mutating admission: no object, and no old object either
+            self.admission.mutate(attrs)
         with self.storage.lock:
             old = self._get_or_404(info, ns, name)
-            return 200, self.delete_locked(info, old, opts)
+            if attrs is not None:
+                attrs.old = _versioned(info, old.obj)
+            return 200, self.delete_locked(info, old, opts, attrs)
 
-    def delete_locked(self, info: ResourceInfo, old: Stored, opts: dict) -> Any:
+    def delete_locked(
+        self, info: ResourceInfo, old: Stored, opts: dict, attrs: Attributes | None = None
+    ) -> Any:
         """Delete ``old`` as DELETE with DeleteOptions ``opts`` would; the caller holds
         ``storage.lock`` and has read ``old`` under it (the delete verbs, the namespace
         controller and the garbage collector).
 
         Returns the object (now marked for deletion, when finalizers hold it) or a Success
-        Status once it is gone.
+        Status once it is gone. attrs: the request's admission, validated once the
+        preconditions hold (as etcd3's conditionalDelete does).
         """
         ometa = old.obj["metadata"]
         name, ns = ometa["name"], ometa.get("namespace", "")
@@ -904,6 +1028,7 @@ class Rest:
                 f"ResourceVersion in object meta: {ometa['resourceVersion']}",
             )
         dry = bool(opts.get("dryRun"))
+        self._admit_validate(attrs, None)
         if ometa.get("deletionTimestamp"):
             return old  # already being deleted: the object, no write
         policy = opts.get("propagationPolicy")
@@ -960,7 +1085,19 @@ class Rest:
             ]
             out = []
             for s in items:
-                res = self.delete_locked(info, s, opts)
+                # each object is validated as a DELETE of its own (deleteValidation per item)
+                meta = s.obj["metadata"]
+                attrs = self._attributes(
+                    info,
+                    DELETE,
+                    meta.get("namespace", ""),
+                    meta["name"],
+                    s.obj,
+                    None,
+                    bool(opts.get("dryRun")),
+                    _options("Delete", {}, opts),
+                )
+                res = self.delete_locked(info, s, opts, attrs)
                 out.append(res if isinstance(res, Stored) else s)
             rv = self.storage.rv
         return self._list_body(info, "", out, None, rv, 0, None)
@@ -1045,6 +1182,45 @@ class Rest:
         except ExpiredError as e:
             return WatchRequest(info, None, errors.expired(str(e)), bookmarks, timeout)
         return WatchRequest(info, w, None, bookmarks, timeout)
+
+
+def _versioned(info: ResourceInfo, obj: dict | None) -> dict | None:
+    """A stored object as admission sees it: at the request's version (a shallow copy)."""
+    if obj is None:
+        return None
+    conv = info.converter
+    out = conv.from_storage(obj) if conv is not None and conv.converts_output else dict(obj)
+    out["apiVersion"] = info.group_version
+    return out
+
+
+def _options(kind: str, query: dict, body: dict | None = None) -> dict:
+    """The CreateOptions, UpdateOptions or DeleteOptions an admission request carries, as the
+    handler decoded them from the query (a patch's PatchOptions become UpdateOptions, or
+    CreateOptions when an apply creates: patchToUpdateOptions, patchToCreateOptions)."""
+    out: dict[str, Any] = {"kind": f"{kind}Options", "apiVersion": "meta.k8s.io/v1"}
+    if kind == "Delete":
+        out.update({k: v for k, v in (body or {}).items() if k not in ("kind", "apiVersion")})
+        return out
+    if query.get("dryRun"):
+        out["dryRun"] = [query["dryRun"]]
+    for key in ("fieldManager", "fieldValidation"):
+        if query.get(key):
+            out[key] = query[key]
+    return out
+
+
+def _check_namespace_unchanged(info: ResourceInfo, obj: dict, ns: str) -> None:
+    """rest.EnsureObjectNamespaceMatchesRequestNamespace, after a webhook's patch."""
+    meta = obj["metadata"]
+    if not info.namespaced:
+        meta.pop("namespace", None)
+        return
+    if meta.get("namespace", ns) != ns:
+        raise errors.bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request"
+        )
+    meta["namespace"] = ns
 
 
 def _decode_patch(ptype: str, raw: bytes) -> Any:

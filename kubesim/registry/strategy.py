@@ -16,7 +16,7 @@ from kubesim.api import errors
 from kubesim.api.builtin_kinds import GENERIC_KINDS
 from kubesim.api.resources import ResourceInfo
 from kubesim.registry import decoding, kindstrategy, service
-from kubesim.validation import kindvalidation, metavalidation
+from kubesim.validation import cel, kindvalidation, metavalidation, webhookconfig
 
 __all__ = [
     "NAME_RULES",
@@ -44,10 +44,13 @@ def now_rfc3339() -> str:
 # ---- create ------------------------------------------------------------------------------------
 
 
-def prepare_create(info: ResourceInfo, obj: dict, omit_zero_timestamp: bool = True) -> None:
+def prepare_create(
+    info: ResourceInfo, obj: dict, omit_zero_timestamp: bool = True, validation_rules: bool = True
+) -> None:
     """PrepareForCreate + defaulting: the server-side changes a create makes before validation.
 
     Time fields are canonicalised first: that happens while decoding on a real server.
+    validation_rules: False drops a CRD's x-kubernetes-validations (a server without CEL).
     """
     canonical_times(info, obj)
     if info.custom:
@@ -79,10 +82,14 @@ def prepare_create(info: ResourceInfo, obj: dict, omit_zero_timestamp: bool = Tr
         obj["status"] = {"phase": "Active"}
     elif kind == "CustomResourceDefinition":
         default_crd(obj, on_create=True)
+        if not validation_rules:
+            drop_validation_rules(obj)
     elif kind == "Service" and info.group == "":
         decoding.check_decodable(info.group_version, kind, info.version, obj)
         service.default_service(obj)
         service.reset_status(obj)
+    elif _is_webhook_configuration(info):
+        webhookconfig.default_configuration(obj, mutating=kind.startswith("Mutating"))
     elif (info.group, kind) in GENERIC:
         decoding.check_decodable(info.group_version, kind, info.version, obj)
         kindstrategy.default_on_create(info.group, kind, obj, info.status_subresource)
@@ -161,6 +168,24 @@ def default_crd(obj: dict, on_create: bool) -> None:
     obj["status"] = crd_status(obj)
 
 
+def drop_validation_rules(crd: dict) -> None:
+    """dropDisabledFields with CustomResourceValidationExpressions off: every version's schema
+    loses its x-kubernetes-validations, at every level (in place)."""
+
+    def drop(schema: Any) -> None:
+        if not isinstance(schema, dict):
+            return
+        schema.pop("x-kubernetes-validations", None)
+        for sub in (schema.get("properties") or {}).values():
+            drop(sub)
+        drop(schema.get("additionalProperties"))
+        drop(schema.get("items"))
+
+    for version in (crd.get("spec") or {}).get("versions") or []:
+        if isinstance(version, dict):
+            drop((version.get("schema") or {}).get("openAPIV3Schema"))
+
+
 def crd_status(obj: dict) -> dict:
     spec = obj.get("spec") or {}
     now = now_rfc3339()
@@ -200,6 +225,16 @@ def unestablished_crd_status(obj: dict) -> dict:
     }
 
 
+def _is_webhook_configuration(info: ResourceInfo) -> bool:
+    """A Mutating- or ValidatingWebhookConfiguration (validation/webhookconfig.py's kinds; the
+    group's admission policies are generic kinds, kindstrategy.py's)."""
+    return (
+        not info.custom
+        and info.group == webhookconfig.GROUP
+        and info.kind.endswith("WebhookConfiguration")
+    )
+
+
 # ---- update ------------------------------------------------------------------------------------
 
 
@@ -209,8 +244,11 @@ def prepare_update(
     old: dict,
     sub: str | None = None,
     omit_zero_timestamp: bool = True,
+    validation_rules: bool = True,
 ) -> None:
     """PrepareForUpdate of the main resource: with a status subresource, .status is kept.
+
+    validation_rules as for prepare_create.
 
     sub "finalize" is a Namespace's /finalize, the one way to change its spec.finalizers: a main
     Namespace update keeps them (namespace strategy's PrepareForUpdate).
@@ -240,6 +278,8 @@ def prepare_update(
         )
     if info.kind == "Deployment" and not info.custom:
         default_deployment(new, omit_zero_timestamp)
+    if _is_webhook_configuration(info):
+        webhookconfig.default_configuration(new, mutating=info.kind.startswith("Mutating"))
     if (info.group, info.kind) in GENERIC and not info.custom:
         decoding.check_decodable(info.group_version, info.kind, info.version, new)
         kindstrategy.default_on_update(info.group, info.kind, new)
@@ -249,6 +289,8 @@ def prepare_update(
         service.default_service(new)
     if info.kind == "CustomResourceDefinition" and not info.custom:
         default_crd(new, on_create=False)
+        if not validation_rules:
+            drop_validation_rules(new)
         if new.get("spec") != old.get("spec"):
             new["status"] = crd_status(new)
 
@@ -279,10 +321,8 @@ def spec_changed(info: ResourceInfo, new: dict, old: dict) -> bool:
     """Does this update bump metadata.generation? (spec changes only, per kind)."""
     if not info.has_generation:
         return False
-    if info.custom or (info.group, info.kind) in GENERIC:
-        # Every top-level field but metadata (and status when it is a subresource): a custom
-        # resource's, and a generic kind's whose desired state is not under spec (a webhook
-        # configuration's webhooks bump its generation too).
+    if info.custom:
+        # Every top-level field but metadata (and status when it is a subresource).
         skip = {"metadata", "kind", "apiVersion"} | (
             {"status"} if info.status_subresource else set()
         )
@@ -290,6 +330,9 @@ def spec_changed(info: ResourceInfo, new: dict, old: dict) -> bool:
         return any(new.get(k) != old.get(k) for k in keys)
     if new.get("spec") != old.get("spec"):
         return True
+    if _is_webhook_configuration(info):
+        # the admissionregistration strategies bump generation when the webhooks change
+        return new.get("webhooks") != old.get("webhooks")
     if info.generation_on_annotations:
         return (new["metadata"].get("annotations") or {}) != (
             old["metadata"].get("annotations") or {}
@@ -362,6 +405,8 @@ def validate(
         causes = metavalidation.validate_object_meta(meta, info.namespaced, name_fn, core_meta)
     if (group, kind) == ("apiextensions.k8s.io", "CustomResourceDefinition"):
         causes += _validate_crd(obj)
+    if _is_webhook_configuration(info):
+        causes += webhookconfig.validate_configuration(obj, mutating=kind.startswith("Mutating"))
     if (group, kind) == ("", "Service"):
         causes += service.validate_service(obj, old)
     if (group, kind) in GENERIC:
@@ -573,6 +618,11 @@ def _validate_crd(obj: dict) -> list[dict]:
                 errors.field_required(
                     f"spec.versions[{i}].schema.openAPIV3Schema", "schemas are required"
                 )
+            )
+        else:
+            # x-kubernetes-validations must compile (CEL), wherever they are in the schema
+            causes += cel.check_schema(
+                schema["openAPIV3Schema"], f"spec.versions[{i}].schema.openAPIV3Schema"
             )
     if names.get("plural") and spec.get("group"):
         want = f"{names['plural']}.{spec['group']}"

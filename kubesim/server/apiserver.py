@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
+from kubesim.admission import requester
 from kubesim.api import errors, warning
 from kubesim.api.aggregated import MEDIA_TYPE as AGGREGATED_MEDIA_TYPE
 from kubesim.api.aggregated import aggregated_discovery, wants_aggregated
@@ -130,7 +131,9 @@ class ApiServer:
                 body = read_body(h)
                 self._authenticate(h, req)
                 self._authorize(req)
-                self._route_and_serve(h, req, body)
+                # admission webhooks are told who asked (AdmissionReview's userInfo)
+                with requester.requested_by(req.user_info.to_api()):
+                    self._route_and_serve(h, req, body)
             except errors.ApiError as e:
                 send_error(h, req, e)
             except (ConnectionError, ssl.SSLError, BrokenPipeError):

@@ -27,10 +27,19 @@ from jsonschema import Draft4Validator, validators
 
 from kubesim.api.resources import ResourceInfo
 from kubesim.api.version import DEFAULT_SERVER_VERSION, ServerVersion
+from kubesim.validation import cel
 
 __all__ = ["SchemaValidator", "prune_and_default", "to_json_schema"]
 
 _ROOT_KEEP = ("apiVersion", "kind", "metadata")
+# the error types after which the CEL rules are not run (hasBlockingErr)
+_BLOCKING = (
+    "FieldValueNotSupported",
+    "FieldValueRequired",
+    "FieldValueTooLong",
+    "FieldValueTooMany",
+    "FieldValueTypeInvalid",
+)
 
 
 def _is_integer(checker, instance) -> bool:
@@ -248,7 +257,9 @@ class SchemaValidator:
             self._cache[key] = (schema, validator)
             return validator
 
-    def __call__(self, info: ResourceInfo, obj: dict) -> list[dict]:
+    def __call__(self, info: ResourceInfo, obj: dict, old: dict | None = None) -> list[dict]:
+        """The causes of a 422 for obj (pruned and defaulted in place); old: the stored
+        object on update, for the CEL rules' oldSelf."""
         schema = info.schema
         if not schema:
             return []
@@ -264,4 +275,20 @@ class SchemaValidator:
                     continue
                 seen.add(c["field"])
                 causes.append(c)
+        # x-kubernetes-validations (validation/cel.py), unless the object is too broken for
+        # the rules to read it (the custom resource strategy's hasBlockingErr)
+        if not cel.has_rules(schema):
+            return causes
+        if any(c["reason"] in _BLOCKING for c in causes):
+            causes.append(
+                {
+                    "reason": "FieldValueInvalid",
+                    "message": "Invalid value: null: some validation rules were not checked "
+                    "because the object was invalid; correct the existing errors to complete "
+                    "validation",
+                    "field": "<nil>",
+                }
+            )
+        else:
+            causes += cel.validate(schema, obj, old)
         return causes

@@ -39,6 +39,7 @@ _PACKAGES = {
     "rbac_v1": "io.k8s.api.rbac.v1",
     "events_v1": "io.k8s.api.events.v1",
     "apiextensions_v1": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1",
+    "admissionregistration_v1": "io.k8s.api.admissionregistration.v1",
 }
 
 # The types given full schemas; every other model type a field refers to becomes a leaf.
@@ -131,6 +132,18 @@ _INCLUDE = {
         "CustomResourceSubresources",
         "CustomResourceSubresourceScale",
     ],
+    "admissionregistration_v1": [
+        "MutatingWebhookConfiguration",
+        "MutatingWebhookConfigurationList",
+        "MutatingWebhook",
+        "ValidatingWebhookConfiguration",
+        "ValidatingWebhookConfigurationList",
+        "ValidatingWebhook",
+        "RuleWithOperations",
+        "WebhookClientConfig",
+        "ServiceReference",
+        "MatchCondition",
+    ],
 }
 
 # Kinds (x-kubernetes-group-version-kind) per module: (group, version).
@@ -141,6 +154,7 @@ _GROUP_VERSIONS = {
     "rbac_v1": ("rbac.authorization.k8s.io", "v1"),
     "events_v1": ("events.k8s.io", "v1"),
     "apiextensions_v1": ("apiextensions.k8s.io", "v1"),
+    "admissionregistration_v1": ("admissionregistration.k8s.io", "v1"),
 }
 _KINDS = {
     "apps_v1": ["Deployment"],
@@ -157,6 +171,10 @@ _KINDS = {
     "rbac_v1": ["Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"],
     "events_v1": ["Event"],
     "apiextensions_v1": ["CustomResourceDefinition"],
+    "admissionregistration_v1": [
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+    ],
 }
 
 _META = _PACKAGES["meta_v1"]

@@ -380,10 +380,6 @@ def _pdb_row(o: dict) -> list:
 # ---- admission, API services, certificates --------------------------------------------------
 
 
-def _webhooks_row(o: dict) -> list:
-    return [_name(o), len(o.get("webhooks") or []), _age(o)]
-
-
 def _param_kind(spec: dict) -> str:
     kind = spec.get("paramKind")
     if not isinstance(kind, dict):
@@ -716,12 +712,6 @@ KIND_PRINTERS: dict[tuple[str, str], Printer] = {
             ("Limit", "string", "Limits control the maximum amount of cpu/memory.", 0),
         ],
         lambda o: [_name(o), _age(o), *_quota_cells(o)],
-    ),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): _p(
-        [("Webhooks", "integer", "The number of webhooks.", 0), _AGE], _webhooks_row
-    ),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): _p(
-        [("Webhooks", "integer", "The number of webhooks.", 0), _AGE], _webhooks_row
     ),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): _p(
         [

@@ -572,6 +572,23 @@ PRINTERS: dict[tuple[str, str], Printer] = {
             _age(o),
         ],
     ),
+    **{
+        # printMutatingWebhook / printValidatingWebhook
+        ("admissionregistration.k8s.io", kind): Printer(
+            (
+                ("Name", "string", "", 0),
+                (
+                    "Webhooks",
+                    "integer",
+                    "Webhooks indicates the number of webhooks present in this configuration.",
+                    0,
+                ),
+                ("Age", "string", _AGE_DOC, 0),
+            ),
+            lambda o: [_meta(o).get("name", ""), len(o.get("webhooks") or []), _age(o)],
+        )
+        for kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
+    },
     ("rbac.authorization.k8s.io", "RoleBinding"): _binding_printer(
         "RoleBinding",
         "RoleRef can reference a Role in the current namespace or a ClusterRole in the global "

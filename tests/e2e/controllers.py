@@ -1,6 +1,6 @@
 """The controller under test, started from a kubeconfig: in this process, or as a real process.
 
-- ``InProcessController`` runs ``controller.manager.Manager.start`` on a thread with its own
+- ``InProcessController`` runs ``runtime.manager.Manager.start`` on a thread with its own
   stop event and metrics registry, as ``python -m controller`` would after its start-up checks
   (which it runs too: ``check_api`` fails fast when the credentials cannot even see the Foo
   API). Scenarios that only need a working controller use it: it starts in well under a second.
@@ -25,8 +25,9 @@ from prometheus_client import CollectorRegistry
 
 from client.config import load_client_configuration
 from client.rest import RESTClient
-from controller.cli import parse_options
-from controller.manager import Manager, check_api
+from controller.apis import FOO_GVR
+from controller.main import parse_foo_options, setup
+from runtime.manager import Manager, check_api
 from tests.e2e.budget import BUDGET
 from tests.e2e.cluster import wait_for
 from tests.integration.controller_process import ControllerProcess as _Process
@@ -47,7 +48,7 @@ class InProcessController:
     """``Manager.start`` on a named thread; ``start()`` returns once the caches have synced."""
 
     def __init__(self, kubeconfig: str, *flags: str, name: str = "controller") -> None:
-        self.options = parse_options(["--kubeconfig", kubeconfig, *COMMON_FLAGS, *flags])
+        self.options = parse_foo_options(["--kubeconfig", kubeconfig, *COMMON_FLAGS, *flags])
         cfg = load_client_configuration(kubeconfig, "")
         self.rest = RESTClient(
             client.ApiClient(cfg),
@@ -57,7 +58,8 @@ class InProcessController:
         )
         self.host = cfg.host  # for check_api's messages
         self.registry = CollectorRegistry()  # this instance's metrics only
-        self.manager = Manager(self.options, self.rest, self.registry)  # exposes the controller
+        self.manager = Manager(self.options, self.rest, self.registry)
+        self.components = setup(self.manager, self.options)  # exposes the controller
         self.stop = threading.Event()  # set by shutdown()
         self.exit_code: int | None = None  # Manager.start's result, once it returned
         self.error: BaseException | None = None  # what Manager.start raised, if it did
@@ -72,10 +74,11 @@ class InProcessController:
 
     @property
     def controller(self) -> Any:
-        return self.manager.controller
+        """The controller once it runs (a standby's is None until it leads)."""
+        return self.components.controller if self.manager.running.is_set() else None
 
     def start(self, timeout: float = 60.0) -> InProcessController:
-        check_api(self.rest, self.host)
+        check_api(self.rest, self.host, FOO_GVR)
         self.thread.start()
         wait_for(
             lambda: (

@@ -64,7 +64,11 @@ class Browser:
         port = self._devtools_port(Path(self._profile.name) / "DevToolsActivePort")
         targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=5))
         page = next(t for t in targets if t["type"] == "page")
-        self.ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=10)
+        # No Origin header: Chromium (111+) refuses a DevTools websocket whose Origin it was not
+        # told to allow, and a CDP client is no web page.
+        self.ws = websocket.create_connection(
+            page["webSocketDebuggerUrl"], timeout=10, suppress_origin=True
+        )
         self._id = 0
         self.call("Page.enable")
         self.call("Runtime.enable")

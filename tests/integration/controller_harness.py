@@ -1,6 +1,6 @@
 """A running controller against kubesim, for the controller's integration tests.
 
-``ControllerHarness`` runs ``controller.manager.run`` against the test's kubesim in a thread with
+``ControllerHarness`` runs ``runtime.manager.run`` against the test's kubesim in a thread with
 its own stop event and metrics registry, and offers small helpers to read objects. Tests wait for
 conditions with ``tests.helpers.wait_for`` (polls with deadlines, never fixed sleeps).
 """
@@ -14,9 +14,8 @@ from prometheus_client import CollectorRegistry
 
 from client.errors import APIError
 from client.rest import RESTClient, resource_path
-from controller.cli import parse_options
 from controller.foo_controller import DEPLOYMENT_GVR, FOO_GVR
-from controller.manager import run
+from controller.main import parse_foo_options, run
 from kubesim import KubeSim
 
 
@@ -48,7 +47,7 @@ class ControllerHarness:
         self.registry = CollectorRegistry()
         self.stop = threading.Event()
         self.ready = threading.Event()
-        self.options = parse_options(["--kube-api-qps", "0", *flags])
+        self.options = parse_foo_options(["--kube-api-qps", "0", *flags])
         self._rest = RESTClient(sim.new_api_client(), user_agent="sample-controller-py/test")
         self.exit_code: int | None = None
         self.thread = threading.Thread(target=self._run, name="controller-under-test", daemon=True)

@@ -29,7 +29,7 @@ from kubesim import KubeSim
 from tests.helpers import ROOT
 
 LEASES = ("coordination.k8s.io", "leases")  # kubesim storage key of Leases
-# controller.manager.USER_AGENT: what the process sends, then " (<identity>)"
+# runtime.manager.USER_AGENT: what the process sends, then " (<identity>)"
 USER_AGENT = "sample-controller-py/0.1.0"
 
 # Leader election timings small enough for tests, with client-go's ordering

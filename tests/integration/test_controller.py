@@ -347,7 +347,7 @@ def test_exits_with_a_clear_reason_when_the_crd_is_missing(tmp_path, capsys, kub
     code = main(["--kubeconfig", kubeconfig, "--workers", "1"])
     assert code == 1
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert "the Foo CRD (foos.samplecontroller.k8s.io) is not installed" in err
+    assert "the CRD foos.samplecontroller.k8s.io is not installed" in err
 
 
 def test_exits_with_a_clear_reason_when_the_server_is_unreachable(tmp_path, capsys):

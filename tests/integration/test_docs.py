@@ -9,7 +9,7 @@ They quote six kinds of things, each checked against the code or against a real 
 
 - inline code that names something of ours (`informer.reflector.Reflector`,
   `controller.foo_controller.Controller.sync_handler`) must import and resolve; inline code that
-  is a repository path (`crds/foo-crd.yaml`, `tests/unit/test_store.py::test_namespace_index`)
+  is a repository path (`crds/foo-crd.yaml`, `tests/informer/test_store.py::test_namespace_index`)
   must exist, down to the test function;
 - shell commands (```sh blocks, ```console transcripts, inline `python -m ...`, `make ...`,
   `kubectl ...`) must run or parse: `--help` runs, other flags must be accepted, make targets
@@ -67,10 +67,11 @@ import pytest
 import yaml
 
 from client.rest import RESTClient, resource_path
-from controller.cli import build_parser, parse_options
 from controller.foo_controller import FOO_GVR
-from controller.logs import TextFormatter
-from controller.manager import run
+from controller.main import build_foo_parser as build_parser
+from controller.main import parse_foo_options as parse_options
+from controller.main import run
+from runtime.log import TextFormatter
 from tests.helpers import ROOT, wait_for
 
 pytestmark = pytest.mark.kubesim(deployment_status_delay=0.2)
@@ -509,7 +510,7 @@ def live_run(shared_sim, tmp_path_factory) -> Iterator[dict]:
     old_level = root.level
     root.addHandler(handler)
     root.setLevel(logging.INFO)
-    trace_logger = logging.getLogger("controller.trace")
+    trace_logger = logging.getLogger("runtime.trace")
     old_trace_level = trace_logger.level
     try:
         sim = shared_sim

@@ -47,7 +47,7 @@ import informer.reflector
 from client.errors import APIError, TransportError
 from client.rest import resource_path
 from controller.foo_controller import FOO_GVR
-from controller.manager import Components, run
+from controller.main import Components, run
 from kubesim import KubeSim
 from tests.helpers import CRD, wait_for
 from tests.integration.controller_harness import ControllerHarness, foo

@@ -87,7 +87,7 @@ def test_rotated_token_is_read_again_after_a_401(sim, pod_files, api_client):
     """The kubelet rotates the projected token; the first request with the old one gets a 401,
     which marks the cached credential stale (client-go's ``ResetTokenOlderThan``), so the next
     request reads the file again. The periodic re-read (about every minute, without a 401) is
-    tested with an injected clock in tests/unit/test_auth.py."""
+    tested with an injected clock in tests/client/test_auth.py."""
     cfg = load_client_configuration(
         environ=pod_environ(sim), token_file=str(pod_files["token"]), ca_file=str(pod_files["ca"])
     )

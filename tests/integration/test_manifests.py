@@ -22,9 +22,9 @@ import pytest
 import yaml
 
 from client.rest import RESTClient
-from controller.cli import build_parser, parse_options
-from controller.shutdown import EXIT_MARGIN
 from kubesim import KubeSim
+from runtime.flags import build_parser, parse_options
+from runtime.shutdown import EXIT_MARGIN
 from tests.helpers import CRD, ROOT
 
 

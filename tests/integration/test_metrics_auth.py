@@ -1,7 +1,7 @@
 """The secure /metrics of a real controller process: HTTPS by default, a token the API server
 reviews, and RBAC that decides, as on a cluster with the manifests applied.
 
-tests/unit/test_metricsserver.py checks the server piece by piece against a fake API server
+tests/runtime/test_metricsserver.py checks the server piece by piece against a fake API server
 (the 500s, the caches' TTLs, the certificate rotation); here the process is the one users run,
 and kubesim plays the cluster: ServiceAccounts, TokenRequest, TokenReview, SubjectAccessReview
 and RBAC (issue 25 item 3). The scrapers are ServiceAccounts, one bound to the manifests'

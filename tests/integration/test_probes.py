@@ -68,7 +68,7 @@ def value(found: dict, metric: str, **labels: str) -> float | None:
 
 def test_metrics_endpoint_serves_every_family(sim, proc_factory):
     # The list path, so that informer_lists_total counts something (a streamed sync makes no
-    # LIST call; tests/unit/test_informer_metrics.py counts a streamed one).
+    # LIST call; tests/informer/test_informer_metrics.py counts a streamed one).
     proc = proc_factory(
         *FAST_LEADER_ELECTION, "--leader-elect-namespace", "default", "--watch-list=false"
     )
@@ -128,3 +128,35 @@ def test_metrics_endpoint_serves_every_family(sim, proc_factory):
 
     proc.send(signal.SIGTERM)
     assert proc.wait_exit() == 0
+
+
+def test_a_taken_port_is_one_line_naming_the_flag_and_address(sim, tmp_path):
+    """The process started on a port another socket holds: one error record that names the
+    flag and the address to change, and exit status 1, before the controller starts."""
+    import socket
+
+    from tests.integration.controller_process import ControllerProcess
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = ControllerProcess(
+            sim.write_kubeconfig(tmp_path / "kubeconfig"),
+            endpoints=(
+                "--metrics-bind-address",
+                "0",
+                "--health-probe-bind-address",
+                f"127.0.0.1:{port}",
+            ),
+        )
+        try:
+            assert proc.wait_exit(30) == 1
+        finally:
+            proc.close()
+    [error] = [r for r in proc.records if r.get("level") == "error"]
+    assert error["msg"] == "cannot serve endpoints"
+    assert error["error"] == (
+        f"--health-probe-bind-address: cannot listen on 127.0.0.1:{port}: Address already in use"
+    )
+    assert "Traceback" not in proc.log_text()

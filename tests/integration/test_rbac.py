@@ -690,7 +690,7 @@ def run_sharded_lifecycle(docs: list[dict], tmp_path: Path, sim: KubeSim) -> lis
         for proc in procs:
             wait_for(lambda p=proc: p.get("health-probes", "/readyz")[0] == 200, message="ready")
         wait_for(
-            lambda: any(p.has_log("labelling existing deployment") for p in procs),
+            lambda: any(p.has_log("labelling existing object") for p in procs),
             timeout=30,
             message="the Deployment made before sharding labelled",
         )

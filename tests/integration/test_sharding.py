@@ -26,17 +26,21 @@ from prometheus_client import CollectorRegistry
 from client.errors import TransportError
 from client.rest import RESTClient, resource_path
 from controller.foo_controller import DEPLOYMENT_GVR, FOO_GVR
-from controller.sharding.assignment import bucket_of_uid, decode_buckets
-from controller.sharding.membership import (
+from runtime.sharding.assignment import bucket_of_uid, decode_buckets
+from runtime.sharding.membership import (
     BUCKET_LABEL,
     BUCKETS_ANNOTATION,
+    LEASE_GVR,
     RING_LABEL,
+    IdentityInUseError,
+    OwnLease,
 )
-from controller.sharding.sharder import Sharder
+from runtime.sharding.sharder import Sharder
 from tests.conftest import CRD
 from tests.helpers import foreign_deployment, wait_for
 from tests.integration.controller_harness import foo
 from tests.integration.controller_process import LEASES, USER_AGENT, ControllerProcess
+from workqueue import FakeClock
 
 BUCKETS = 16
 LEASE_DURATION, RESYNC = 2.0, 2.0
@@ -507,3 +511,34 @@ def test_a_replica_that_cannot_renew_stops_acting_before_another_takes_over(kube
         done.set()
         sampler.join(2)
     assert overlaps == [], overlaps[:5]
+
+
+def test_two_processes_with_one_identity_cannot_both_hold_its_lease(sim):
+    """A second process started with the same --identity finds the Lease live under another
+    holder and waits (IdentityInUseError, what /readyz reports); once the first stops renewing
+    for a lease duration, on the second's own clock, it takes the Lease over; the first then
+    learns at its next renewal that the Lease is no longer its own."""
+    clock = FakeClock()
+    rest = RESTClient(sim.new_api_client(), user_agent="sharding-test")
+    rest.request("POST", "/api/v1/namespaces", body={"metadata": {"name": "ring"}})
+
+    def lease() -> OwnLease:
+        return OwnLease(rest, "ring", "replica-a", "r", 8, 15.0, timeout=5.0, clock=clock.now)
+
+    first, second = lease(), lease()
+    first.acquire()
+    with pytest.raises(IdentityInUseError, match="another replica runs with --identity replica-a"):
+        second.acquire()
+    clock.step(10.0)
+    first.write({1, 2})  # renewed: the second sees a new record, and waits again from now
+    with pytest.raises(IdentityInUseError):
+        second.acquire()
+    clock.step(14.0)
+    with pytest.raises(IdentityInUseError):
+        second.acquire()  # 14 s unchanged: not expired yet
+    clock.step(1.5)
+    second.acquire()  # unchanged for longer than its 15 s lease duration: taken over
+    held = rest.request("GET", resource_path(*LEASE_GVR, "ring", "replica-a"))
+    assert held["spec"]["holderIdentity"] == second.holder != first.holder
+    with pytest.raises(IdentityInUseError, match="taken over"):
+        first.write({1, 2})

@@ -12,8 +12,8 @@ import time
 
 from client.rest import RESTClient, resource_path
 from controller.foo_controller import FOO_GVR
-from controller.shutdown import EXIT_MARGIN, ShutdownBudget
 from kubesim import KubeSim
+from runtime.shutdown import EXIT_MARGIN, ShutdownBudget
 from tests.helpers import wait_for
 from tests.integration.controller_harness import foo
 from tests.integration.controller_process import (

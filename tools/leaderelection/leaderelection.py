@@ -35,7 +35,7 @@ from client.errors import APIError, TransportError, is_not_found
 from tools.leaderelection.resourcelock import LeaderElectionRecord, LeaseLock, micro_time
 
 if TYPE_CHECKING:
-    # imported with the first gauge: no registry, no prometheus_client (controller.manager)
+    # imported with the first gauge: no registry, no prometheus_client (runtime.manager)
     from prometheus_client import CollectorRegistry, Gauge
 
 __all__ = ["LeaderElectionConfig", "LeaderElector"]

@@ -5,9 +5,15 @@ aggregate, count repeats, drop spam (events_cache.go).
 """
 
 from tools.record.correlator import CorrelateResult, EventCorrelator
-from tools.record.recorder import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
+from tools.record.recorder import (
+    EVENT_TYPE_NORMAL,
+    EVENT_TYPE_WARNING,
+    EventRecorder,
+    EventRecorderInterface,
+)
 
 __all__ = [
+    "EventRecorderInterface",
     "EVENT_TYPE_NORMAL",
     "EVENT_TYPE_WARNING",
     "CorrelateResult",

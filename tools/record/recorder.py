@@ -37,7 +37,7 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from client.errors import APIError, TransportError, is_not_found
 from client.objects import Object
@@ -45,6 +45,7 @@ from client.rest import Interface, resource_path
 from tools.record.correlator import EventCorrelator, EventKey
 
 __all__ = [
+    "EventRecorderInterface",
     "EVENT_TYPE_NORMAL",
     "EVENT_TYPE_WARNING",
     "EventRecorder",
@@ -89,6 +90,14 @@ class _Stamps:
         if last[0] != second:
             last = self._last = (second, _rfc3339(second))
         return last[1]
+
+
+class EventRecorderInterface(Protocol):
+    """client-go ``record.EventRecorder``, the interface: what a controller calls to record an
+    Event (``Event``: never blocks, may drop under load). ``EventRecorder`` below implements it;
+    a test double implements it in a few lines."""
+
+    def event(self, obj: Any, event_type: str, reason: str, message: str) -> None: ...
 
 
 class EventRecorder:

@@ -868,31 +868,6 @@ def test_an_ip_address_object_holds_its_ip(sim):
     assert code == 422 and "provided IP is already allocated" in status["message"]
 
 
-def test_a_webhook_configurations_generation_follows_its_webhooks(sim):
-    path = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
-    hook = {
-        "name": "a.example.com",
-        "clientConfig": {"url": "https://a.example.com/validate"},
-        "sideEffects": "None",
-        "admissionReviewVersions": ["v1"],
-    }
-    body = {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingWebhookConfiguration",
-        "metadata": {"name": "gen"},
-        "webhooks": [hook],
-    }
-    code, made = _create(sim, path, body)
-    assert code == 201 and made["metadata"]["generation"] == 1
-    made["webhooks"][0]["timeoutSeconds"] = 5
-    code, _, out = raw(sim, "PUT", f"{path}/gen", made)
-    assert code == 200 and json.loads(out)["metadata"]["generation"] == 2
-    labelled = json.loads(out)
-    labelled["metadata"]["labels"] = {"a": "b"}
-    code, _, out = raw(sim, "PUT", f"{path}/gen", labelled)
-    assert json.loads(out)["metadata"]["generation"] == 2  # metadata is not the desired state
-
-
 def test_every_request_to_endpoints_is_warned_deprecated(sim):
     warned = '299 - "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"'
     code, headers, _ = raw(sim, "GET", f"/api/v1/namespaces/{NS}/endpoints")

@@ -1,6 +1,6 @@
 """kubesim over HTTP: Tables as kubectl asks for them, and the /openapi/v3 documents.
 
-The rendering itself is checked in tests/unit/test_kubesim_table.py and
+The rendering itself is checked in tests/kubesim/unit/test_table.py and
 test_kubesim_openapi.py; these check the wiring a client sees: the Accept header and
 ``?includeObject`` of every verb, the watch stream's header-once Tables, and the OpenAPI
 endpoints' URLs, hashes and headers.

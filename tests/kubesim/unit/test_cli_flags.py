@@ -69,6 +69,8 @@ INVALID = [
     (["--feature-gates", "Bogus=true"], "--feature-gates", "unrecognized feature gate: Bogus"),
     (["--feature-gates", "ShardedListAndWatch"], "--feature-gates", "missing bool value for"),
     (["--feature-gates", "ShardedListAndWatch=on"], "--feature-gates", "invalid value of"),
+    (["--webhook-service", "hooks=127.0.0.1:1"], "--webhook-service", "expected NAMESPACE/NAME"),
+    (["--webhook-service", "ns/hooks:x=h:1"], "--webhook-service", "ports must be numbers"),
 ]
 
 
@@ -126,3 +128,13 @@ def test_feature_gates_take_kube_apiservers_syntax():
     assert gate(
         "--feature-gates", "ShardedListAndWatch=1", "--feature-gates", "ShardedListAndWatch=false"
     ) == [{"ShardedListAndWatch": True}, {"ShardedListAndWatch": False}]
+
+
+def test_webhook_services_map_a_service_to_an_address():
+    args = build_parser().parse_args(
+        ["--webhook-service", "default/hooks:8443=127.0.0.1:9443", "--webhook-service", "a/b=h:1"]
+    )
+    assert dict(args.webhook_service) == {
+        "default/hooks:8443": "127.0.0.1:9443",
+        "a/b": "h:1",
+    }

@@ -1,0 +1,18 @@
+"""controller-runtime's twin: the machinery any controller here runs on, Foo's and yours.
+
+It knows no Foo (an import contract says so). Each module names its controller-runtime (or
+kube-controller-manager) twin and lists what it does differently:
+
+- ``manager``: the process around the controllers (pkg/manager): runnables, probes, metrics,
+  leader election or sharding, one graceful-shutdown budget, signals;
+- ``worker``: the worker loop and ``Result`` (pkg/internal/controller, pkg/reconcile);
+- ``context``: the deadline a reconcile is handed, as Go hands ``ctx``;
+- ``flags``, ``options``: the process flags every controller's main shares (manager.Options);
+- ``healthz``, ``metrics``, ``certwatcher``, ``selfsigned``: the probe server (pkg/healthz),
+  the secure metrics server (pkg/metrics/server) and its certificates (pkg/certwatcher);
+- ``log``, ``trace``: klog-style and JSON logging, and ``--trace``'s step-by-step lines;
+- ``expectations``, ``writes``: kube-controller-manager's ControllerExpectations and
+  RealPodControl, for controllers that track their own writes;
+- ``sharding``: every replica working, on a share of the objects (no upstream twin yet);
+- ``shutdown``, ``durations``: the shutdown budget, Go durations.
+"""

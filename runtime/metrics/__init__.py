@@ -1,0 +1,2 @@
+"""Metrics: the secure /metrics server and the reconcile counters (controller-runtime
+pkg/metrics)."""

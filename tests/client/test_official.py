@@ -1,0 +1,348 @@
+"""client/official.py: the official client's loaders without the rest of the official client.
+
+Each case that is about what gets imported runs in a fresh interpreter (``run_fresh``): in the
+suite's own process some other test has long imported the whole official client.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import ssl
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import yaml
+from kubernetes import client
+
+from client.official import LightApiClient
+from tests.helpers import ROOT
+from tests.client.test_auth import write_exec_kubeconfig
+
+# What the controller's start-up must not load: the official client's models and their
+# validation (pydantic), its async client (aiohttp), the ApiClient that needs them, and what
+# only the OIDC refresh and the unused parts of the package need.
+HEAVY = (
+    "pydantic",
+    "aiohttp",
+    "kubernetes.client.models",
+    "kubernetes.client.api_client",
+    "kubernetes.dynamic",
+    "kubernetes.stream",
+    "websocket",
+    "requests",
+    "oauthlib.oauth2",
+)
+
+PRINT_HEAVY = f"import sys; print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+
+
+def run_fresh(code: str, env: dict[str, str] | None = None) -> list[str]:
+    """Run ``code`` in a new interpreter from the repository root; its stdout lines."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import json\n" + textwrap.dedent(code)],
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def write_kubeconfig(path: Path, user: dict, server: str = "http://127.0.0.1:1") -> str:
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "c",
+                "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+                "clusters": [{"name": "c", "cluster": {"server": server}}],
+                "users": [{"name": "u", "user": user}],
+            }
+        )
+    )
+    return str(path)
+
+
+# -- what is imported ---------------------------------------------------------------------------
+
+
+def test_the_plain_import_loads_the_heavy_modules():
+    """The baseline the light import is measured against: without this, the next test could
+    pass only because a future official client stopped importing them anyway."""
+    [heavy] = run_fresh("import kubernetes.config\n" + PRINT_HEAVY)
+    assert {"pydantic", "kubernetes.client.api_client", "requests"} <= set(json.loads(heavy))
+
+
+# What ``python -m controller`` keeps out besides: standard modules that urllib3 and the
+# official client import for names they never or rarely use (client/official.py), prometheus_client
+# while no /metrics is served (runtime.manager.Metrics), and http.server until an endpoint is.
+UNUSED_AT_START = (
+    "importlib.metadata",
+    "multiprocessing",
+    "pickle",
+    "prometheus_client",
+    "http.server",
+    "subprocess",
+)
+
+
+def test_the_controllers_start_up_path_imports_none_of_the_heavy_modules(tmp_path):
+    """``python -m controller`` as a user runs it (``main``: the light imports, the flags, the
+    client, the first request, which fails here at once), then the manager it would build."""
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", {"token": "t"})
+    [code, heavy, unused, registry] = run_fresh(
+        f"""
+        from controller.__main__ import main
+        print(main(["--kubeconfig", {kubeconfig!r}]))
+        {PRINT_HEAVY}
+        print(json.dumps([m for m in {UNUSED_AT_START!r} if m in sys.modules]))
+        from runtime.flags import parse_options
+        from runtime.manager import Manager, connect
+        options = parse_options(["--kubeconfig", {kubeconfig!r}])
+        print(Manager(options, connect(options)[0]).registry)
+        """
+    )
+    # (the kubeconfig's server, 127.0.0.1:1, refuses: "cannot start", exit 1)
+    assert code == "1"
+    assert json.loads(heavy) == []
+    assert json.loads(unused) == []
+    assert registry == "None"
+
+
+def test_the_stand_ins_answer_as_the_modules_they_stand_in_for():
+    """The one name each importer reads works (urllib3's HTTP/2 check of a version, the pool
+    size from the CPU count), and every later import gets the real module."""
+    [version, cpus, real] = run_fresh(
+        """
+        import os
+        from client.official import import_light
+        import_light()
+        import kubernetes.client.configuration as configuration
+        import urllib3.http2
+        print(urllib3.http2.version("urllib3"))
+        print(configuration.Configuration().connection_pool_maxsize == 5 * os.cpu_count())
+        import importlib.metadata, multiprocessing
+        print(json.dumps([importlib.metadata.__file__ is not None,
+                          multiprocessing.cpu_count() == os.cpu_count(),
+                          hasattr(multiprocessing, "Process")]))
+        """
+    )
+    import urllib3
+
+    assert version == urllib3.__version__
+    assert cpus == "True"
+    assert json.loads(real) == [True, True, True]
+
+
+def test_metrics_served_are_collected_into_the_global_registry(tmp_path):
+    """With --metrics-bind-address the manager's registry is prometheus_client's global one."""
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", {"token": "t"})
+    [same] = run_fresh(
+        f"""
+        from prometheus_client import REGISTRY
+        from runtime.flags import parse_options
+        from runtime.manager import Manager, connect
+        options = parse_options(["--kubeconfig", {kubeconfig!r},
+                                 "--metrics-bind-address", "127.0.0.1:0"])
+        print(Manager(options, connect(options)[0]).registry is REGISTRY)
+        """
+    )
+    assert same == "True"
+
+
+def test_an_exec_plugin_and_in_cluster_config_load_without_the_heavy_modules(tmp_path):
+    kubeconfig, _counter = write_exec_kubeconfig(tmp_path, expires="")
+    token, ca = tmp_path / "token", tmp_path / "ca.crt"
+    token.write_text("sa-token\n")
+    ca.write_text("-----BEGIN CERTIFICATE-----\n")
+    env = {"KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+    [exec_auth, in_cluster_auth, heavy] = run_fresh(
+        f"""
+        from client.auth import RequestHeaders
+        from client.config import load_client_configuration
+        from client.official import LightApiClient
+
+        def authorization(cfg):
+            return RequestHeaders.from_api_client(LightApiClient(cfg)).get()["Authorization"]
+
+        import kubernetes.config.exec_provider as exec_provider
+        # the plugin runs through the stand-in, which imports subprocess at its first Popen
+        assert type(exec_provider.subprocess).__name__ == "_DeferredModule"
+        print(authorization(load_client_configuration({kubeconfig!r})))
+        cfg = load_client_configuration(environ={env!r}, token_file={str(token)!r},
+                                        ca_file={str(ca)!r})
+        print(authorization(cfg), cfg.host, cfg.ssl_ca_cert == {str(ca)!r})
+        {PRINT_HEAVY}
+        """
+    )
+    assert exec_auth == "Bearer token-1"
+    assert in_cluster_auth == "Bearer sa-token https://10.96.0.1:443 True"
+    assert json.loads(heavy) == []
+
+
+# -- the deferred names work when used ------------------------------------------------------------
+
+
+def _jwt(claims: dict) -> str:
+    def part(d: dict) -> str:
+        return base64.urlsafe_b64encode(json.dumps(d).encode()).decode().rstrip("=")
+
+    return f"{part({'alg': 'none'})}.{part(claims)}.c2ln"
+
+
+class _IdP(BaseHTTPRequestHandler):
+    """An OIDC issuer: discovery, and a token endpoint that trades refresh-1 for a new id token."""
+
+    fresh_id_token = _jwt({"exp": 4_000_000_000, "sub": "refreshed"})
+    refreshed: list[str] = []  # the refresh tokens it was sent
+
+    # http.server's naming (do_GET, do_POST).
+    def do_GET(self) -> None:
+        port = self.server.server_address[1]
+        self._send({"token_endpoint": f"http://127.0.0.1:{port}/token"})
+
+    def do_POST(self) -> None:
+        form = self.rfile.read(int(self.headers["Content-Length"])).decode()
+        self.refreshed.append(form)
+        self._send(
+            {
+                "access_token": "a",
+                "token_type": "Bearer",
+                "id_token": self.fresh_id_token,
+                "refresh_token": "refresh-2",
+            }
+        )
+
+    def _send(self, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def idp() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _IdP)
+    thread = threading.Thread(target=server.serve_forever, name="idp", daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_an_oidc_refresh_runs_through_the_deferred_names(tmp_path, idp):
+    """An expired OIDC id token makes kube_config discover the issuer (its ``ApiClient``) and
+    refresh (``OAuth2Session``, ``oauthlib``): the three names the light import defers. They
+    are imported then, and the refreshed token is the one sent."""
+    _IdP.refreshed.clear()
+    provider = {
+        "name": "oidc",
+        "config": {
+            "client-id": "cid",
+            "client-secret": "secret",
+            "id-token": _jwt({"exp": 1_000, "sub": "expired"}),
+            "refresh-token": "refresh-1",
+            "idp-issuer-url": idp,
+        },
+    }
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", {"auth-provider": provider})
+    [before, auth, after] = run_fresh(
+        f"""
+        from client.auth import RequestHeaders
+        from client.config import load_client_configuration
+        from client.official import LightApiClient
+        {PRINT_HEAVY}
+        cfg = load_client_configuration({kubeconfig!r})
+        print(RequestHeaders.from_api_client(LightApiClient(cfg)).get()["Authorization"])
+        {PRINT_HEAVY}
+        """,
+        # oauthlib refuses plain-HTTP token endpoints unless told
+        env={"OAUTHLIB_INSECURE_TRANSPORT": "1"},
+    )
+    assert json.loads(before) == []
+    assert auth == f"Bearer {_IdP.fresh_id_token}"
+    assert len(_IdP.refreshed) == 1 and "refresh_token=refresh-1" in _IdP.refreshed[0]
+    assert {"kubernetes.client.api_client", "requests", "oauthlib.oauth2"} <= set(json.loads(after))
+
+
+def test_the_package_runs_its_own_init_for_anyone_who_reads_it():
+    """Code that imports the official client after the controller's modules sees all of it."""
+    [out] = run_fresh(
+        """
+        import client.config
+        import kubernetes
+        from kubernetes import client as k8s
+        from kubernetes.config import kube_config
+        print(kubernetes.__version__ == k8s.__version__, kubernetes.watch.Watch.__name__,
+              k8s.CoreV1Api.__name__, kube_config.new_client_from_config.__name__)
+        """
+    )
+    assert out == "True Watch CoreV1Api new_client_from_config"
+
+
+def test_an_official_client_imported_first_is_used_as_it_is():
+    [out] = run_fresh(
+        """
+        import kubernetes.config
+        import client.config
+        from kubernetes.client.api_client import ApiClient
+        from kubernetes.config import kube_config
+        print(kube_config.ApiClient is ApiClient, type(kubernetes).__name__)
+        """
+    )
+    assert out == "True module"
+
+
+def test_a_failed_light_import_falls_back_to_the_plain_one():
+    [out] = run_fresh(
+        """
+        import client.official as official
+
+        def broken(name):
+            raise ImportError("kubernetes moved")
+
+        official._register_lazy_package = broken
+        official.import_loaders()
+        from kubernetes.client.api_client import ApiClient
+        from kubernetes.config import kube_config
+        print(kube_config.ApiClient is ApiClient)
+        """
+    )
+    assert out == "True"
+
+
+# -- LightApiClient is what RESTClient used of ApiClient -----------------------------------------
+
+
+def test_the_light_api_client_builds_the_pool_and_headers_apiclient_builds(tmp_path):
+    cfg = client.Configuration()
+    cfg.host = "https://10.0.0.1:6443"
+    cfg.ssl_ca_cert = str(tmp_path / "ca.crt")
+    cfg.cert_file, cfg.key_file = str(tmp_path / "c.crt"), str(tmp_path / "c.key")
+    cfg.tls_server_name = "kubernetes.default"
+    official = client.ApiClient(cfg)
+    light = LightApiClient(cfg)
+    assert light.configuration is cfg
+    assert (
+        light.rest_client.pool_manager.connection_pool_kw
+        == official.rest_client.pool_manager.connection_pool_kw
+    )
+    assert light.rest_client.pool_manager.connection_pool_kw["cert_reqs"] == ssl.CERT_REQUIRED
+    assert light.default_headers == official.default_headers
+    assert light.cookie == official.cookie is None
