@@ -2,6 +2,7 @@
 
     python -m kubesim --listen 127.0.0.1:0 --kubeconfig /tmp/kubesim.kubeconfig \
         [--crd crds/foo.yaml ...] [--deployment-status-delay 1] [--tls] [--token T]
+        [--deployment-controller full|no-nodes|none|pods] [--simulated-node]
         [--emulate 1.24] [--no-watch-list] [--feature-gates ShardedListAndWatch=true]
         [--authorization-mode RBAC] [--webhook-service NAMESPACE/NAME[:PORT]=HOST:PORT ...]
 
@@ -26,6 +27,7 @@ from typing import Any, NoReturn
 from kubesim.api.errors import ApiError
 from kubesim.api.version import DEFAULT_SERVER_VERSION, SUPPORTED_SERVER_VERSIONS
 from kubesim.auth.filters import ALWAYS_ALLOW, AUTHORIZATION_MODES
+from kubesim.controllers.manager import DEPLOYMENT_CONTROLLER_MODES
 from kubesim.sim import KubeSim
 from kubesim.storage.store import WATCH_CACHE_UPPER_BOUND
 
@@ -162,6 +164,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="mark Deployments' replicas ready/available this long after a spec change "
         "(default: off)",
     )
+    p.add_argument(
+        "--deployment-controller",
+        choices=DEPLOYMENT_CONTROLLER_MODES,
+        default=None,
+        help="what stands in for kube-controller-manager's deployment controller: full, "
+        "no-nodes and none make Deployment status up; pods runs the real chain (ReplicaSets, "
+        "Pods) (default: full with --deployment-status-delay, else none)",
+    )
+    p.add_argument(
+        "--simulated-node",
+        action="store_true",
+        help="register one Node that runs Pods, as KWOK simulates one: a scheduler binds them, "
+        "a kubelet reports them Running and Ready (with --deployment-controller pods, "
+        "Deployments become available through real Pods)",
+    )
     p.add_argument("--tls", action="store_true", help="serve HTTPS with a self-signed certificate")
     p.add_argument("--token", type=token, help="require this bearer token")
     p.add_argument(
@@ -233,6 +250,8 @@ def main(argv: list[str] | None = None) -> int:
             port,
             crds=[doc for docs in args.crd for doc in docs],
             deployment_status_delay=args.deployment_status_delay,
+            deployment_controller=args.deployment_controller,
+            simulated_node=args.simulated_node,
             tls=args.tls,
             token=args.token,
             history_size=args.history_size,
@@ -244,6 +263,9 @@ def main(argv: list[str] | None = None) -> int:
         )
     except ApiError as err:  # the server's own validation refused a CRD
         fail(f"argument --crd: {err}")
+    except ValueError as err:  # modes that do not go together (sim.py says which)
+        named = args.simulated_node and "simulated_node" in str(err)
+        fail(f"argument {'--simulated-node' if named else '--deployment-controller'}: {err}")
     try:
         try:
             sim.start()

@@ -26,8 +26,12 @@ from kubesim.api.resources import Registry
 from kubesim.api.version import DEFAULT_SERVER_VERSION, ServerVersion
 from kubesim.auth import bootstrap
 from kubesim.auth.filters import ALWAYS_ALLOW, RBAC, Auth
+from kubesim.controllers.deployments import DeploymentController
 from kubesim.controllers.gc import GarbageCollector
+from kubesim.controllers.kwok import SimulatedNode
 from kubesim.controllers.manager import ControllerManager
+from kubesim.controllers.replicasets import ReplicaSetController
+from kubesim.controllers.serviceaccounts import ServiceAccountsController
 from kubesim.faults import FaultInjector
 from kubesim.registry.fieldmanager import FieldManager
 from kubesim.registry.rest import Rest
@@ -51,12 +55,18 @@ class KubeSim:
         host, port: where to listen; port 0 picks a free port (kept across ``restart()``).
         crds: CRDs to create at start: dicts, or paths of YAML/JSON files (multi-document ok).
         deployment_status_delay: seconds after a Deployment's spec changes until its status
-            reports every replica ready and available; None disables the loop.
-        deployment_controller: "full", "no-nodes" or "none" (controllers/manager.py): a
+            reports every replica ready and available; None disables the loop. In the "pods"
+            mode: how long a bound Pod takes to run on the simulated node.
+        deployment_controller: "full", "no-nodes", "none" or "pods" (controllers/manager.py): a
             cluster whose pods run (one Ready Node, replicas become available), a control plane
             without schedulable nodes (status written, no replica ever available, no Node), a
-            bare API server (no Deployment status). None: "full" with a
-            deployment_status_delay, else "none".
+            bare API server (no Deployment status), or the real workload chain (Deployments
+            own ReplicaSets, which own Pods; a ``default`` ServiceAccount per namespace).
+            None: "full" with a deployment_status_delay, else "none".
+        simulated_node: register one Node that runs Pods, as KWOK simulates one
+            (controllers/kwok.py): a scheduler binds pending Pods to it and a kubelet reports
+            them Running and Ready. With the "pods" mode, Deployments become available through
+            real Pods. Not with "full" (which has its own Node) or "no-nodes".
         garbage_collector: False leaves dependents of deleted owners in place, as an API server
             without kube-controller-manager (envtest) does.
         history_size: the largest a resource's watch window grows (default 102,400 events, the
@@ -102,6 +112,7 @@ class KubeSim:
         crds: Iterable[dict | str | os.PathLike] = (),
         deployment_status_delay: float | None = None,
         deployment_controller: str | None = None,
+        simulated_node: bool = False,
         garbage_collector: bool = True,
         history_size: int = WATCH_CACHE_UPPER_BOUND,
         compaction_interval: float = COMPACTION_INTERVAL,
@@ -167,6 +178,7 @@ class KubeSim:
             if garbage_collector
             else None
         )
+        self._wire_workloads(simulated_node)
         self._tmpdir = tempfile.TemporaryDirectory(prefix="kubesim-")  # cert, kubeconfig
         self.ca_file: str | None = None  # PEM of the self-signed certificate when tls=True
         self._key_file: str | None = None
@@ -174,6 +186,27 @@ class KubeSim:
         self._lock = threading.Lock()  # serialises start/stop/restart
         self._started = False
         self._bootstrap(crds)
+
+    def _wire_workloads(self, simulated_node: bool) -> None:
+        """The "pods" mode's controllers and the simulated node (ValueError where a mode has a
+        Node of its own, or none by definition)."""
+        mode = self.controllers.deployment_controller
+        if simulated_node and mode in ("full", "no-nodes"):
+            raise ValueError(
+                f'simulated_node does not go with deployment_controller="{mode}": '
+                '"full" registers its own Node, "no-nodes" has none'
+            )
+        self.service_accounts: ServiceAccountsController | None = None
+        if mode == "pods":
+            self.service_accounts = ServiceAccountsController(
+                self.storage, self.rest, self.controllers
+            )
+            DeploymentController(self.storage, self.rest, self.controllers)
+            ReplicaSetController(self.storage, self.rest, self.controllers)
+        self.node: SimulatedNode | None = None
+        if simulated_node:
+            delay = self.controllers.deployment_status_delay if mode == "pods" else 0.0
+            self.node = SimulatedNode(self.storage, self.rest, self.controllers, delay or 0.0)
 
     # ---- bootstrap -----------------------------------------------------------------------------
 
@@ -195,6 +228,10 @@ class KubeSim:
                 for doc in docs:
                     self.rest.create(info, "", doc, {}, "kube-apiserver")
         self.controllers.bootstrap()
+        if self.service_accounts is not None:
+            self.service_accounts.bootstrap()
+        if self.node is not None:
+            self.node.bootstrap()
         for crd in crds:
             for doc in _load_docs(crd):
                 self.create_crd(doc)

@@ -1,7 +1,7 @@
 """Status bodies for every error kubesim returns, shaped exactly as kube-apiserver shapes them.
 
 Twin of k8s.io/apimachinery/pkg/api/errors (errors.go): one builder per reason. The quirks come
-from /work/shared/KUBE_APISERVER_FACTS.md and are easy to get wrong, so they live here only:
+from recordings of real v1.24 and v1.36 servers and are easy to get wrong, so they live here only:
 
 - details.kind is the RESOURCE (plural) for NotFound, AlreadyExists, Conflict on update and the
   successful-delete Status, but the KIND for 422 Invalid and for Conflict from DELETE

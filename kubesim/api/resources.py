@@ -72,6 +72,9 @@ class ResourceInfo:
     # the first minor release that serves the resource at this version (0: every release
     # kubesim answers as); an older emulated release does not serve it
     served_since: int = 0
+    # DELETE answers the deleted object rather than a Status (the registry's
+    # ReturnDeletedObject: Pods, Services, ServiceAccounts)
+    return_deleted_object: bool = False
 
     @property
     def group_version(self) -> str:
@@ -320,6 +323,51 @@ def _builtin() -> list[ResourceInfo]:
             generation_on_annotations=True,
         ),
         # The same Events, read and written as events.k8s.io/v1 (one storage, converted).
+        # The workload chain below a Deployment (controllers/workloads.py runs it when asked):
+        # ReplicaSets with /status and /scale, Pods with /status. Their field selectors are the
+        # registries' own (ReplicaSetToSelectableFields, PodToSelectableFields).
+        ResourceInfo(
+            "apps",
+            "v1",
+            "replicasets",
+            "ReplicaSet",
+            True,
+            singular="replicaset",
+            short_names=["rs"],
+            categories=["all"],
+            status_subresource=True,
+            scale={
+                "spec": ".spec.replicas",
+                "status": ".status.replicas",
+                "selector": ".status.selector",
+            },
+            require_rv_on_update=False,
+            field_selectors=("metadata.name", "metadata.namespace", "status.replicas"),
+        ),
+        ResourceInfo(
+            "",
+            "v1",
+            "pods",
+            "Pod",
+            True,
+            singular="pod",
+            short_names=["po"],
+            categories=["all"],
+            status_subresource=True,
+            require_rv_on_update=False,
+            return_deleted_object=True,
+            field_selectors=(
+                "metadata.name",
+                "metadata.namespace",
+                "spec.nodeName",
+                "spec.restartPolicy",
+                "spec.schedulerName",
+                "spec.serviceAccountName",
+                "status.phase",
+                "status.podIP",
+                "status.nominatedNodeName",
+            ),
+        ),
         ResourceInfo(
             "events.k8s.io",
             "v1",

@@ -3,7 +3,7 @@
 No single twin: a real server *is* one release. The closest are k8s.io/component-base/version
 (``/version``) and component-base/compatibility (the emulation version ``/version`` reports
 since 1.31), and the feature gates of k8s.io/apiserver/pkg/features that changed what a
-request gets between the two releases the project has recorded (shared/KUBE_APISERVER_FACTS.md).
+request gets between the two releases the project has recorded (recordings of real v1.24 and v1.36 servers).
 
 Clients must cope with both: the controller's fallbacks (a WatchList refused with 422, say)
 are tested against a kubesim that answers as v1.24, the rest of the suite against v1.36. So the
@@ -138,3 +138,16 @@ class ServerVersion:
         on in 1.34; 1.24's ListOptions validation refuses resourceVersionMatch on a watch with
         a 422. KubeSim's ``watch_list`` follows it unless given on its own."""
         return self.minor >= 34
+
+    @property
+    def counts_terminating_replicas(self) -> bool:
+        """ReplicaSet and Deployment status carry ``terminatingReplicas`` (the
+        DeploymentReplicaSetTerminatingReplicas gate: alpha in 1.33, beta and on from 1.35);
+        1.24 had no such field."""
+        return self.minor >= 35
+
+    @property
+    def tracks_pod_generation(self) -> bool:
+        """Pods report ``status.observedGeneration`` and their conditions' observedGeneration
+        (PodObservedGenerationTracking: beta in 1.34, GA in 1.35)."""
+        return self.minor >= 35

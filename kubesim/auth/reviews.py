@@ -92,7 +92,7 @@ class Reviews:
         sa = self.get_object("", "serviceaccounts", namespace, name)
         if sa is None:
             raise errors.not_found("", "serviceaccounts", name)
-        self._check_bound_object(namespace, spec.get("boundObjectRef"))
+        self._check_bound_object(namespace, name, spec.get("boundObjectRef"))
         audiences = list(spec.get("audiences") or API_AUDIENCES)
         spec["audiences"] = audiences
         spec.setdefault("boundObjectRef", None)
@@ -100,14 +100,32 @@ class Reviews:
         out["status"] = {"token": token, "expirationTimestamp": _rfc3339(expiry)}
         return out
 
-    def _check_bound_object(self, namespace: str, ref: Any) -> None:
-        """The object a token is bound to must exist. kubesim serves no Pods, so a Pod
-        reference is always missing; a token bound to a Secret is minted unbound."""
+    def _check_bound_object(self, namespace: str, account: str, ref: Any) -> None:
+        """The object a token is bound to must exist (token.go's Create): a Pod must run as the
+        token's ServiceAccount, and have the uid the reference names, if it names one. The
+        token is minted unbound (no pod or secret claims)."""
         if not ref:
             return
         kind, api_version, name = ref.get("kind"), ref.get("apiVersion", ""), ref.get("name", "")
         if api_version == "v1" and kind == "Pod":
-            raise errors.not_found("", "pods", name)
+            pod = self.get_object("", "pods", namespace, name)
+            if pod is None:
+                raise errors.not_found("", "pods", name)
+            if (pod.get("spec") or {}).get("serviceAccountName") != account:
+                raise errors.bad_request(
+                    f'cannot bind token for serviceaccount "{account}" to pod running with '
+                    "different serviceaccount name."
+                )
+            uid = pod["metadata"].get("uid", "")
+            if ref.get("uid") and ref["uid"] != uid:
+                raise errors.conflict(
+                    "",
+                    "Pod",
+                    name,
+                    f"the UID in the bound object reference ({ref['uid']}) does not match the "
+                    "UID in record. The object might have been deleted and then recreated",
+                )
+            return
         if api_version == "v1" and kind == "Secret":
             if self.get_object("", "secrets", namespace, name) is None:
                 raise errors.not_found("", "secrets", name)

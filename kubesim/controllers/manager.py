@@ -6,15 +6,19 @@ the CRD finalizer removes a deleted CRD's objects, and the garbage collector (gc
 dependents. kubesim runs these as tasks on one named thread, fed by a storage listener, so the
 request path never does their work.
 
-The deployment controller has three modes, the three kinds of cluster a controller's e2e suite
-meets (``DEPLOYMENT_CONTROLLER_MODES``):
+The deployment controller has four modes (``DEPLOYMENT_CONTROLLER_MODES``): three that make
+Deployment status up, the three kinds of cluster a controller's e2e suite meets, and the real
+chain:
 
 - ``"full"``: a cluster whose pods run. One Ready, schedulable Node is registered, and a
   Deployment's status reports every replica updated, ready and available;
 - ``"no-nodes"``: a control plane with kube-controller-manager but no schedulable node. The
   status reports the replicas created and updated, none ready or available, all unavailable,
   and stays so; no Node exists;
-- ``"none"``: a bare API server (envtest). Nothing writes Deployment status; no Node exists.
+- ``"none"``: a bare API server (envtest). Nothing writes Deployment status; no Node exists;
+- ``"pods"``: the workload chain. Deployments own real ReplicaSets (deployments.py), which own
+  real Pods (replicasets.py); status follows from the Pods. Without a node the Pods stay
+  Pending; ``KubeSim(simulated_node=True)`` adds one that runs them (kwok.py).
 
 Tasks are keyed (kind, namespace, name) and de-duplicated: scheduling a key that is already due
 earlier keeps the earlier time, as the delaying workqueue does.
@@ -44,7 +48,7 @@ DEPLOYMENTS = ("apps", "deployments")
 NAMESPACES = ("", "namespaces")
 CRDS = ("apiextensions.k8s.io", "customresourcedefinitions")
 
-DEPLOYMENT_CONTROLLER_MODES = ("none", "no-nodes", "full")
+DEPLOYMENT_CONTROLLER_MODES = ("none", "no-nodes", "full", "pods")
 # The namespace deleter's condition types, in the order it writes them, with the reason and
 # message of each when nothing is wrong (pkg/controller/namespace/deletion).
 NAMESPACE_CONDITIONS = {
@@ -128,6 +132,12 @@ class ControllerManager:
             _register_node(self.rest, NODE_NAME)
 
     @property
+    def fakes_deployment_status(self) -> bool:
+        """Whether Deployment status is made up from spec.replicas ("no-nodes", "full"); the
+        "pods" mode computes it from real ReplicaSets (deployments.py) instead."""
+        return self.deployment_controller in ("no-nodes", "full")
+
+    @property
     def pods_available(self) -> bool:
         """Whether replicas ever become available (a schedulable node runs them)."""
         return self.deployment_controller == "full"
@@ -154,14 +164,12 @@ class ControllerManager:
         if ev.key == DEPLOYMENTS and ev.type == DELETED:
             # its replica sets go with it: a new Deployment of that name starts from 0
             self._replica_sets.pop((ev.ns, ev.name), None)
-        if (
-            ev.key == DEPLOYMENTS
-            and ev.type != DELETED
-            and self.deployment_status_delay is not None
-        ):
+        if ev.key == DEPLOYMENTS and ev.type != DELETED and self.fakes_deployment_status:
             obj = ev.obj.obj
             if deployment_status(obj, self.pods_available) != (obj.get("status") or {}):
-                self.schedule(("deployment-status", ev.ns, ev.name), self.deployment_status_delay)
+                self.schedule(
+                    ("deployment-status", ev.ns, ev.name), self.deployment_status_delay or 0.0
+                )
         elif (
             ev.key == NAMESPACES
             and ev.type != DELETED

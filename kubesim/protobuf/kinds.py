@@ -16,13 +16,14 @@ from kubesim.protobuf.schema_generated import GENERATED
 from kubesim.protobuf.schema_groups import APPS, AUTOSCALING, COORDINATION, EVENTS, RBAC
 from kubesim.protobuf.schema_meta import META
 from kubesim.protobuf.schema_pod import POD
+from kubesim.protobuf.schema_podstatus import POD_STATUS
 
 # The hand-written tables (checked against v1.36 by their tests) win where both define a
 # message; the generated ones add every other message of the served group versions, and the
 # patch merge keys of all (schema_generated.py, from the Go struct tags).
 HAND_WRITTEN: dict[str, dict[str, str]] = {
     "meta": META,
-    "core": {**CORE, **POD},
+    "core": {**CORE, **POD, **POD_STATUS},
     "apps": APPS,
     "autoscaling": AUTOSCALING,
     "coordination": COORDINATION,
@@ -92,6 +93,7 @@ KINDS: dict[tuple[str, str], str] = {
         "core",
         _with_lists("Namespace", "ConfigMap", "Secret", "ServiceAccount", "Service", "Event"),
     ),
+    **_kinds("v1", "core", [*_with_lists("Pod"), "Binding"]),
     ("v1", "List"): "meta.List",
     **_kinds("apps/v1", "apps", _with_lists("Deployment", "ReplicaSet")),
     **_kinds("autoscaling/v1", "autoscaling", ["Scale"]),

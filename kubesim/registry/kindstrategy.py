@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kubesim.api import errors
+from kubesim.registry.podspec import default_pod_template
 
 __all__ = [
     "default_on_create",
@@ -30,36 +31,10 @@ __all__ = [
 # ---- defaults ----------------------------------------------------------------------------------
 
 
-def _pod_template(template: Any, omit_zero_timestamp: bool = True) -> None:
-    """SetDefaults_PodSpec and SetDefaults_Container for a pod template (the fields the API
-    always fills in)."""
-    if not isinstance(template, dict):
-        return
-    meta = template.setdefault("metadata", {})
-    if omit_zero_timestamp:
-        if meta.get("creationTimestamp", "") is None:
-            del meta["creationTimestamp"]
-    else:
-        meta.setdefault("creationTimestamp", None)
-    pod = template.setdefault("spec", {})
-    pod.setdefault("restartPolicy", "Always")
-    pod.setdefault("terminationGracePeriodSeconds", 30)
-    pod.setdefault("dnsPolicy", "ClusterFirst")
-    pod.setdefault("securityContext", {})
-    pod.setdefault("schedulerName", "default-scheduler")
-    for c in (pod.get("containers") or []) + (pod.get("initContainers") or []):
-        if not isinstance(c, dict):
-            continue
-        c.setdefault("resources", {})
-        c.setdefault("terminationMessagePath", "/dev/termination-log")
-        c.setdefault("terminationMessagePolicy", "File")
-        image = c.get("image") or ""
-        last = image.rsplit("/", 1)[-1]
-        untagged = "@" not in image and (":" not in last or last.endswith(":latest"))
-        c.setdefault("imagePullPolicy", "Always" if untagged else "IfNotPresent")
-        for p in c.get("ports") or []:
-            if isinstance(p, dict):
-                p.setdefault("protocol", "TCP")
+def _pod_template(template: Any) -> None:
+    """A workload's pod template gets the pod spec's defaults (podspec.py, as Pods get them)."""
+    if isinstance(template, dict):
+        default_pod_template(template)
 
 
 def _ports_tcp(ports: Any) -> None:

@@ -23,7 +23,7 @@ from kubesim.api import errors, warning
 from kubesim.api.resources import Registry, ResourceInfo
 from kubesim.api.version import DEFAULT_SERVER_VERSION, ServerVersion
 from kubesim.protobuf.kinds import message_for
-from kubesim.registry import kindstrategy, service, sharding, strategy
+from kubesim.registry import kindstrategy, podadmission, service, sharding, strategy
 from kubesim.registry import patch as patches
 from kubesim.registry.admission import CREATE, DELETE, UPDATE, Admission, Attributes
 from kubesim.registry.fieldmanager import (
@@ -546,6 +546,8 @@ class Rest:
         attrs: the request's admission (validating admission runs just before the write)."""
         meta = obj["metadata"]
         requested = meta.pop("managedFields", ABSENT)
+        # mutating admission runs before the name is generated and the strategy prepares obj
+        podadmission.admit_create(self.storage, info, ns, obj)
         if not meta.get("name") and isinstance(meta.get("generateName"), str):
             # SimpleNameGenerator: the prefix cut to 58 characters, 5 random ones appended;
             # the store tries 8 names (maxNameGenerationCreateAttempts) before giving up.
@@ -1058,9 +1060,15 @@ class Rest:
                 return Stored(obj)
             return self.storage.put(info.storage_key, ns, name, obj)
         if dry:
-            return errors.delete_success(info.group, info.plural, name, ometa["uid"])
+            return (
+                old
+                if info.return_deleted_object
+                else errors.delete_success(info.group, info.plural, name, ometa["uid"])
+            )
         self.storage.remove(info.storage_key, ns, name)
         self._after_delete(info, old.obj)
+        if info.return_deleted_object:
+            return old  # the registry's ReturnDeletedObject: the object as it was deleted
         return errors.delete_success(info.group, info.plural, name, ometa["uid"])
 
     def _after_delete(self, info: ResourceInfo, obj: dict) -> None:

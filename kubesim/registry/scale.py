@@ -123,8 +123,9 @@ def _scale_of(info: ResourceInfo, obj: dict) -> dict:
     status_r = get_path(obj, paths.get("status") or ".status.replicas") or 0
     selector = None
     spec_selector = (obj.get("spec") or {}).get("selector")
-    if info.kind in ("Deployment", "StatefulSet") and not info.custom:
-        # scaleFromDeployment / scaleFromStatefulSet: the spec's LabelSelector as text
+    if info.kind in ("Deployment", "ReplicaSet", "StatefulSet") and not info.custom:
+        # scaleFromDeployment, scaleFromReplicaSet, scaleFromStatefulSet: the spec's
+        # LabelSelector as text
         selector = str(selector_from_label_selector(spec_selector))
     elif info.kind == "ReplicationController" and not info.custom:
         # scaleFromRC: the spec's selector is a plain label map

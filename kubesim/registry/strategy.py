@@ -16,7 +16,8 @@ from kubesim.api import errors
 from kubesim.api.builtin_kinds import GENERIC_KINDS
 from kubesim.api.resources import ResourceInfo
 from kubesim.registry import decoding, kindstrategy, service
-from kubesim.validation import cel, kindvalidation, metavalidation, webhookconfig
+from kubesim.registry.podspec import default_pod, default_pod_template, prepare_pod_create
+from kubesim.validation import cel, kindvalidation, metavalidation, podvalidation, webhookconfig
 
 __all__ = [
     "NAME_RULES",
@@ -61,6 +62,13 @@ def prepare_create(
     if kind == "Deployment":
         default_deployment(obj, omit_zero_timestamp)
         obj["status"] = {}
+    elif kind == "ReplicaSet":
+        default_replica_set(obj, omit_zero_timestamp)
+        # ReplicaSetStatus.replicas has no omitempty: an empty status reads {"replicas": 0}
+        obj["status"] = {"replicas": 0}
+    elif kind == "Pod":
+        default_pod(obj)
+        prepare_pod_create(obj)
     elif kind == "Event" and info.stored_api_version == "v1":
         # core/v1 Event's eventTime (a MicroTime struct) and reporting fields carry no
         # omitempty: Go writes them as null and "" when the client left them out
@@ -111,42 +119,14 @@ def default_deployment(obj: dict, omit_zero_timestamp: bool = True) -> None:
         ru.setdefault("maxSurge", "25%")
     spec.setdefault("revisionHistoryLimit", 10)
     spec.setdefault("progressDeadlineSeconds", 600)
-    template = spec.setdefault("template", {})
-    tmeta = template.setdefault("metadata", {})
-    if omit_zero_timestamp:
-        if tmeta.get("creationTimestamp", "") is None:
-            del tmeta["creationTimestamp"]
-    else:
-        tmeta.setdefault("creationTimestamp", None)
-    pod = template.setdefault("spec", {})
-    pod.setdefault("restartPolicy", "Always")
-    pod.setdefault("terminationGracePeriodSeconds", 30)
-    pod.setdefault("dnsPolicy", "ClusterFirst")
-    pod.setdefault("securityContext", {})
-    pod.setdefault("schedulerName", "default-scheduler")
-    for c in (pod.get("containers") or []) + (pod.get("initContainers") or []):
-        if isinstance(c, dict):
-            _default_container(c)
+    default_pod_template(spec.setdefault("template", {}), omit_zero_timestamp)
 
 
-def _default_container(c: dict) -> None:
-    c.setdefault("resources", {})
-    c.setdefault("terminationMessagePath", "/dev/termination-log")
-    c.setdefault("terminationMessagePolicy", "File")
-    c.setdefault("imagePullPolicy", _pull_policy(c.get("image") or ""))
-    for p in c.get("ports") or []:
-        if isinstance(p, dict):
-            p.setdefault("protocol", "TCP")
-
-
-def _pull_policy(image: str) -> str:
-    """Always for an untagged or :latest image, IfNotPresent otherwise (SetDefaults_Container)."""
-    if "@" in image:
-        return "IfNotPresent"
-    last = image.rsplit("/", 1)[-1]
-    if ":" not in last or last.rsplit(":", 1)[1] == "latest":
-        return "Always"
-    return "IfNotPresent"
+def default_replica_set(obj: dict, omit_zero_timestamp: bool = True) -> None:
+    """SetDefaults_ReplicaSet (one replica) and the pod template's defaults."""
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("replicas", 1)
+    default_pod_template(spec.setdefault("template", {}), omit_zero_timestamp)
 
 
 def default_crd(obj: dict, on_create: bool) -> None:
@@ -280,6 +260,10 @@ def prepare_update(
         default_deployment(new, omit_zero_timestamp)
     if _is_webhook_configuration(info):
         webhookconfig.default_configuration(new, mutating=info.kind.startswith("Mutating"))
+    if info.kind == "ReplicaSet" and not info.custom:
+        default_replica_set(new, omit_zero_timestamp)
+    if info.kind == "Pod" and not info.custom:
+        default_pod(new)
     if (info.group, info.kind) in GENERIC and not info.custom:
         decoding.check_decodable(info.group_version, info.kind, info.version, new)
         kindstrategy.default_on_update(info.group, info.kind, new)
@@ -295,8 +279,19 @@ def prepare_update(
             new["status"] = crd_status(new)
 
 
+# The metadata a kind's status strategy lets a /status write change: the deployment controller
+# writes a Deployment's revision annotation with its status, the ReplicaSet and pod status
+# strategies reset only the spec (deploymentStatusStrategy also keeps the labels).
+_STATUS_WRITES_METADATA: dict[tuple[str, str], tuple[str, ...]] = {
+    ("apps", "Deployment"): ("annotations",),
+    ("apps", "ReplicaSet"): ("labels", "annotations"),
+    ("", "Pod"): ("labels", "annotations"),
+}
+
+
 def prepare_status_update(info: ResourceInfo, new: dict, old: dict, sub: str = "status") -> dict:
-    """PrepareForUpdate of /status: everything but .status comes from the stored object.
+    """PrepareForUpdate of /status: everything but .status comes from the stored object (and
+    the metadata the kind's status strategy lets through, above).
 
     A CSR's /approval (csrApprovalStrategy) takes only the conditions; the rest of the status,
     the issued certificate, stays as stored."""
@@ -314,6 +309,18 @@ def prepare_status_update(info: ResourceInfo, new: dict, old: dict, sub: str = "
         out["status"] = new["status"]
     else:
         out.pop("status", None)
+    if info.custom:
+        return out
+    for field in _STATUS_WRITES_METADATA.get((info.group, info.kind), ()):
+        value = (new.get("metadata") or {}).get(field)
+        if value:
+            out["metadata"][field] = value
+        else:
+            out["metadata"].pop(field, None)
+    if (info.group, info.kind) == ("", "Pod") and isinstance(out.get("status"), dict):
+        # the QoS class is computed at creation and immutable (podStatusStrategy)
+        qos = (old.get("status") or {}).get("qosClass")
+        out["status"] = dict(out["status"], qosClass=qos) if qos else out["status"]
     return out
 
 
@@ -385,7 +392,9 @@ def validate(
         causes = metavalidation.validate_object_meta_update(meta, core_meta)
         if (group, kind) == ("apps", "Deployment"):
             causes += kindvalidation.validate_deployment_status(obj)
-        if (group, kind) == ("certificates.k8s.io", "CertificateSigningRequest"):
+        elif (group, kind) == ("apps", "ReplicaSet"):
+            causes += podvalidation.validate_replica_set_status(obj)
+        elif (group, kind) == ("certificates.k8s.io", "CertificateSigningRequest"):
             causes += kindstrategy.validate_csr_conditions(obj)
         return causes
     if (group, kind) == ("", "Namespace"):
@@ -394,6 +403,10 @@ def validate(
         return kindvalidation.validate_namespace(obj, old)
     if (group, kind) == ("apps", "Deployment"):
         return kindvalidation.validate_deployment(obj, old)
+    if (group, kind) == ("apps", "ReplicaSet"):
+        return podvalidation.validate_replica_set(obj, old)
+    if (group, kind) == ("", "Pod"):
+        return podvalidation.validate_pod(obj, old)
     if (group, kind) == ("", "Event"):
         return kindvalidation.validate_event(obj)  # core/v1: the legacy checks only
     if (group, kind) == ("coordination.k8s.io", "Lease"):
@@ -482,6 +495,7 @@ def check_types(info: ResourceInfo, obj: dict) -> None:
         return
     ints = {
         ("apps", "Deployment"): ("DeploymentSpec", ("replicas", "minReadySeconds")),
+        ("apps", "ReplicaSet"): ("ReplicaSetSpec", ("replicas", "minReadySeconds")),
         ("coordination.k8s.io", "Lease"): (
             "LeaseSpec",
             ("leaseDurationSeconds", "leaseTransitions"),

@@ -29,12 +29,15 @@ from kubesim.validation.metavalidation import (
 )
 
 __all__ = [
+    "nonnegative",
     "validate_deployment",
     "validate_deployment_status",
     "validate_event",
     "validate_lease",
     "validate_namespace",
     "validate_namespace_finalizers",
+    "validate_pod_spec",
+    "validate_template_for_replica_set",
 ]
 
 RESTART_POLICIES = ["Always", "OnFailure", "Never"]
@@ -47,7 +50,7 @@ EVENT_REASON_LIMIT = 128  # ReasonLengthLimit (and Action, ReportingInstance)
 EVENT_NOTE_LIMIT = 1024  # NoteLengthLimit
 
 
-def _nonnegative(value: Any, field: str) -> list[dict]:
+def nonnegative(value: Any, field: str) -> list[dict]:
     if isinstance(value, int) and not isinstance(value, bool) and value < 0:
         return [errors.field_invalid(field, value, IS_NEGATIVE_ERROR)]
     return []
@@ -77,7 +80,7 @@ def validate_deployment(obj: dict, old: dict | None = None) -> list[dict]:
 
 
 def _validate_deployment_spec(spec: dict) -> list[dict]:
-    causes = _nonnegative(spec.get("replicas"), "spec.replicas")
+    causes = nonnegative(spec.get("replicas"), "spec.replicas")
     selector = spec.get("selector")
     if selector is None:
         causes.append(errors.field_required("spec.selector"))
@@ -99,13 +102,13 @@ def _validate_deployment_spec(spec: dict) -> list[dict]:
             )
         )
     else:
-        causes += _validate_template_for_replica_set(spec.get("template") or {}, matcher)
+        causes += validate_template_for_replica_set(spec.get("template") or {}, matcher)
     causes += _validate_deployment_strategy(spec.get("strategy") or {})
-    causes += _nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds")
-    causes += _nonnegative(spec.get("revisionHistoryLimit"), "spec.revisionHistoryLimit")
+    causes += nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds")
+    causes += nonnegative(spec.get("revisionHistoryLimit"), "spec.revisionHistoryLimit")
     pds = spec.get("progressDeadlineSeconds")
     if isinstance(pds, int):
-        causes += _nonnegative(pds, "spec.progressDeadlineSeconds")
+        causes += nonnegative(pds, "spec.progressDeadlineSeconds")
         if pds <= (spec.get("minReadySeconds") or 0):
             causes.append(
                 errors.field_invalid(
@@ -115,8 +118,8 @@ def _validate_deployment_spec(spec: dict) -> list[dict]:
     return causes
 
 
-def _validate_template_for_replica_set(template: dict, matcher: Any) -> list[dict]:
-    """ValidatePodTemplateSpecForReplicaSet."""
+def validate_template_for_replica_set(template: dict, matcher: Any) -> list[dict]:
+    """ValidatePodTemplateSpecForReplicaSet (Deployments and ReplicaSets)."""
     causes: list[dict] = []
     tmeta = template.get("metadata") or {}
     labels = tmeta.get("labels") or {}
@@ -131,7 +134,7 @@ def _validate_template_for_replica_set(template: dict, matcher: Any) -> list[dic
     causes += validate_labels(tmeta.get("labels"), "spec.template.labels")
     causes += validate_annotations(tmeta.get("annotations"), "spec.template.annotations")
     pod = template.get("spec") or {}
-    causes += _validate_pod_spec(pod, "spec.template.spec")
+    causes += validate_pod_spec(pod, "spec.template.spec")
     restart = pod.get("restartPolicy")
     if restart != "Always":
         causes.append(
@@ -147,7 +150,7 @@ def _validate_template_for_replica_set(template: dict, matcher: Any) -> list[dic
     return causes
 
 
-def _validate_pod_spec(pod: dict, path: str) -> list[dict]:
+def validate_pod_spec(pod: dict, path: str) -> list[dict]:
     """The parts of ValidatePodSpec kubesim checks: containers, restartPolicy, dnsPolicy."""
     causes: list[dict] = []
     names: set[str] = set()
@@ -261,7 +264,7 @@ def _validate_positive_int_or_percent(v: Any, field: str) -> list[dict]:
         return [
             errors.field_invalid(field, _int_or_string(v), m) for m in content.is_valid_percent(v)
         ]
-    return _nonnegative(v, field)
+    return nonnegative(v, field)
 
 
 def _validate_deployment_strategy(strategy: dict) -> list[dict]:
@@ -327,7 +330,7 @@ def validate_deployment_status(obj: dict) -> list[dict]:
         "unavailableReplicas",
         "collisionCount",
     ):
-        causes += _nonnegative(st.get(f), f"status.{f}")
+        causes += nonnegative(st.get(f), f"status.{f}")
     replicas = st.get("replicas") or 0
     msg = "cannot be greater than status.replicas"
     for f in ("updatedReplicas", "readyReplicas", "availableReplicas"):

@@ -40,6 +40,7 @@ from kubesim.views.table_printers import (
     human_duration,
     since,
 )
+from kubesim.views.table_workloads import WORKLOAD_PRINTERS
 
 __all__ = [
     "TableOptions",
@@ -268,7 +269,11 @@ def render_table(
     """A Table for one object (GET, a write's answer, a watch event) or a list (list_meta)."""
     opts = options or TableOptions()
     key = (info.group, info.kind)
-    printer = None if info.custom else PRINTERS.get(key) or KIND_PRINTERS.get(key)
+    printer = (
+        None
+        if info.custom
+        else PRINTERS.get(key) or WORKLOAD_PRINTERS.get(key) or KIND_PRINTERS.get(key)
+    )
     empty_rows: list | None = []
     if info.custom:
         cols, row_fn = _custom_printer(info)

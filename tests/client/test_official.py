@@ -23,8 +23,8 @@ import yaml
 from kubernetes import client
 
 from client.official import LightApiClient
-from tests.helpers import ROOT
 from tests.client.test_auth import write_exec_kubeconfig
+from tests.helpers import ROOT
 
 # What the controller's start-up must not load: the official client's models and their
 # validation (pydantic), its async client (aiohttp), the ApiClient that needs them, and what

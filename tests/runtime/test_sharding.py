@@ -283,9 +283,8 @@ def test_our_claim_counts_as_seen_once_the_cache_holds_that_write_or_a_later_one
 
 
 def test_every_request_names_the_replica_in_its_user_agent(monkeypatch):
-    import socket
-
     import re
+    import socket
 
     from runtime.manager import USER_AGENT, default_identity, identity_of, user_agent
     from runtime.options import Options

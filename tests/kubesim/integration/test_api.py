@@ -1,6 +1,6 @@
 """kubesim over HTTP through the official client: discovery, CRUD, errors, subresources, paging.
 
-Every expectation here is a kube-apiserver behaviour from /work/shared/KUBE_APISERVER_FACTS.md or
+Every expectation here is a kube-apiserver behaviour recorded against a real server or
 the API concepts docs; the official client (CoreV1Api, AppsV1Api, CustomObjectsApi,
 CoordinationV1Api, ApiextensionsV1Api) does the talking, as our informers and controller will.
 """
@@ -148,7 +148,7 @@ def test_unknown_paths_answer_like_the_real_server(sim):
     assert hdrs["Content-Type"].startswith("text/plain")
     code, _, body = raw(sim, "GET", f"/apis/{GROUP}/{VERSION}/bars")
     assert (code, body) == (404, b"404 page not found\n")
-    code, _, body = raw(sim, "GET", "/api/v1/pods")
+    code, _, body = raw(sim, "GET", "/api/v1/nosuchresources")
     status = json.loads(body)
     assert code == 404 and status["reason"] == "NotFound" and "details" not in status
     assert raw(sim, "OPTIONS", "/apis/apps/v1/deployments")[0] == 405

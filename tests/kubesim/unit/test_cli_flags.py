@@ -63,6 +63,17 @@ INVALID = [
     (["--deployment-status-delay", "-1"], "--deployment-status-delay", "must be 0 or more"),
     (["--deployment-status-delay", "soon"], "--deployment-status-delay", "invalid seconds value"),
     (["--history-size", "0"], "--history-size", "must be at least 1 (got 0)"),
+    (["--deployment-controller", "fast"], "--deployment-controller", "invalid choice: 'fast'"),
+    (
+        ["--deployment-controller", "none", "--deployment-status-delay", "1"],
+        "--deployment-controller",
+        "deployment_status_delay needs a deployment controller",
+    ),
+    (
+        ["--deployment-controller", "full", "--simulated-node"],
+        "--simulated-node",
+        'does not go with deployment_controller="full"',
+    ),
     (["--token", ""], "--token", "must not be empty"),
     (["--authorization-mode", "Node"], "--authorization-mode", "invalid choice: 'Node'"),
     (["--kubeconfig", "{under-a-file}"], "--kubeconfig", "cannot write"),
@@ -138,3 +149,10 @@ def test_webhook_services_map_a_service_to_an_address():
         "default/hooks:8443": "127.0.0.1:9443",
         "a/b": "h:1",
     }
+
+
+def test_the_workload_chain_and_the_simulated_node_are_flags():
+    args = build_parser().parse_args(["--deployment-controller", "pods", "--simulated-node"])
+    assert (args.deployment_controller, args.simulated_node) == ("pods", True)
+    defaults = build_parser().parse_args([])
+    assert (defaults.deployment_controller, defaults.simulated_node) == (None, False)
