@@ -8,10 +8,12 @@ STAMP  := $(VENV)/.installed
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+# Two distributions: kubesim (kubesim/pyproject.toml; the tests' API server and its pytest
+# plugin) and the controller with its test and lint extras. kubesim first: it is on no index.
+$(STAMP): pyproject.toml kubesim/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,lint]'
+	$(PY) -m pip install --quiet -e ./kubesim -e '.[test,lint]'
 	touch $(STAMP)
 
 ## test: the whole default suite (unit + integration against kubesim; e2e skips without a cluster)

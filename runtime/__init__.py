@@ -6,6 +6,14 @@ kube-controller-manager) twin and lists what it does differently:
 - ``manager``: the process around the controllers (pkg/manager): runnables, probes, metrics,
   leader election or sharding, one graceful-shutdown budget, signals;
 - ``worker``: the worker loop and ``Result`` (pkg/internal/controller, pkg/reconcile);
+- ``builder``, ``controller``, ``source``, ``handler``, ``predicate``, ``event``, ``reconcile``:
+  controllers written the kubebuilder way, ``Builder(manager).for_(...).owns(...)
+  .complete(reconciler)`` (pkg/builder, pkg/internal/controller, pkg/source, pkg/handler,
+  pkg/predicate, pkg/event, pkg/reconcile);
+- ``cache``, ``client``, ``controllerutil``, ``restmapper``: the informer cache started on
+  first use, the Client that reads from it and writes through REST, ``create_or_update`` and
+  ``set_controller_reference`` (pkg/cache, pkg/client, pkg/controller/controllerutil,
+  pkg/client/apiutil);
 - ``context``: the deadline a reconcile is handed, as Go hands ``ctx``;
 - ``flags``, ``options``: the process flags every controller's main shares (manager.Options);
 - ``healthz``, ``metrics``, ``certwatcher``, ``selfsigned``: the probe server (pkg/healthz),

@@ -20,7 +20,9 @@ process flags (``runtime.flags``), hands it the controllers (``add``), and calls
 What a controller asks of it: informer factories with the process's cache settings
 (``new_informer_factory``), its informers scoped to this replica (``informer``), the sharding
 gate (``gate``), a rate-limited queue and reconcile metrics counted where ``/metrics`` reads
-(``new_queue``, ``reconcile_metrics``), an Event recorder (``event_recorder``).
+(``new_queue``, ``reconcile_metrics``), an Event recorder (``event_recorder``); and, for
+controllers written the kubebuilder way (``runtime.builder``), the cache, the cached Client and
+the REST mapper (``get_cache``, ``get_client``, ``get_rest_mapper``).
 
 Deliberate differences from controller-runtime:
 
@@ -60,9 +62,12 @@ from informer.transforms import (
     transform_intern_strings,
     transform_strip_managed_fields,
 )
+from runtime.cache import Cache
 from runtime.certwatcher import CertificateError
+from runtime.client import Client
 from runtime.log import configure_logging
 from runtime.options import Options
+from runtime.restmapper import RESTMapper
 from runtime.sharding.assignment import bucket_of
 from runtime.sharding.gate import EVERY_OBJECT, Gate
 from runtime.shutdown import EXIT_MARGIN, ShutdownBudget
@@ -401,6 +406,10 @@ class Manager:
         self.stop: threading.Event | None = None
         # set once the work has ended
         self.shutting_down = threading.Event()
+        # what Builder-made controllers read and write through, made on first use
+        self._cache: Cache | None = None
+        self._client: Client | None = None
+        self._mapper: RESTMapper | None = None
 
     # -- what controllers are built from ------------------------------------------------------
 
@@ -481,6 +490,29 @@ class Manager:
         recorder = EventRecorder(self.rest, component=component)
         self._recorders.append(recorder)
         return recorder
+
+    def get_cache(self) -> Cache:
+        """The informer cache of the Builder's controllers and of the Client (``GetCache``),
+        made on first use and run with the runnables: first used in ``setup``, before the start
+        (a RuntimeError after it; controller-runtime makes it in ``manager.New``)."""
+        if self._cache is None:
+            if self.running.is_set():
+                raise RuntimeError("get_cache() after the manager started: call it in setup")
+            self._cache = Cache(self)
+            self.add(self._cache)
+        return self._cache
+
+    def get_client(self) -> Client:
+        """The client that reads from the cache and writes through REST (``GetClient``)."""
+        if self._client is None:
+            self._client = Client(self.rest, self.get_cache(), self.gate)
+        return self._client
+
+    def get_rest_mapper(self) -> RESTMapper:
+        """Resources to kinds, from discovery (``GetRESTMapper``)."""
+        if self._mapper is None:
+            self._mapper = RESTMapper(self.rest)
+        return self._mapper
 
     def add(self, runnable: Runnable) -> None:
         """Run ``runnable`` with the others (``mgr.Add``)."""

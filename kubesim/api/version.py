@@ -1,9 +1,9 @@
 """Which kube-apiserver release kubesim answers as: v1.36 by default, or v1.24.
 
 No single twin: a real server *is* one release. The closest are k8s.io/component-base/version
-(``/version``) and component-base/compatibility (the emulation version ``/version`` reports
-since 1.31), and the feature gates of k8s.io/apiserver/pkg/features that changed what a
-request gets between the two releases the project has recorded (recordings of real v1.24 and v1.36 servers).
+(``/version``) and component-base/compatibility (the emulation version ``/version`` reports since
+1.31), and the feature gates of k8s.io/apiserver/pkg/features that changed what a request gets
+between the two releases the project has recorded (recordings of real v1.24 and v1.36 servers).
 
 Clients must cope with both: the controller's fallbacks (a WatchList refused with 422, say)
 are tested against a kubesim that answers as v1.24, the rest of the suite against v1.36. So the

@@ -51,11 +51,13 @@ class Process(NamedTuple):
 
 @pytest.fixture
 def bar_controller(sim, tmp_path) -> Iterator[Process]:
-    """``python -m examples.bar`` against the test's kubesim; stopped with SIGTERM after it."""
+    """``python -m examples.bar`` against the test's kubesim; stopped with SIGTERM after it.
+    Its probes listen on a free port (the default, :8081, may be taken on a shared machine)."""
     kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig")
     log = (tmp_path / "bar.log").open("w")
+    probes = "--health-probe-bind-address=127.0.0.1:0"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "examples.bar", "--kubeconfig", str(kubeconfig)],
+        [sys.executable, "-m", "examples.bar", "--kubeconfig", str(kubeconfig), probes],
         cwd=ROOT,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -276,3 +278,19 @@ def test_the_tutorials_transcript_runs_as_shown(bar_controller):
     assert not missing, "lines the tutorial quotes and the controller did not print:\n" + "\n".join(
         missing
     )
+
+
+def test_without_the_crd_it_exits_with_one_line_saying_so(kubesim_factory, tmp_path):
+    bare = kubesim_factory()
+    kubeconfig = bare.write_kubeconfig(tmp_path / "kubeconfig")
+    done = subprocess.run(
+        [sys.executable, "-m", "examples.bar", "--kubeconfig", str(kubeconfig)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert "the CRD bars.tutorial.example.com is not installed" in done.stderr
+    assert "kubectl apply -f examples/bar/crd.yaml" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -1,8 +1,8 @@
 """kubesim as kube-apiserver v1.36 (the default) and, with ``server_version="1.24"``, as v1.24.
 
-Each test states one answer that changed between the two releases recorded in
-recordings of real v1.24 and v1.36 servers, and checks it on both: the controller has to cope with the
-older server's answers, so kubesim keeps them behind the switch.
+Each test states one answer that changed between the two releases recorded in recordings of real
+v1.24 and v1.36 servers, and checks it on both: the controller has to cope with the older server's
+answers, so kubesim keeps them behind the switch.
 """
 
 from __future__ import annotations
