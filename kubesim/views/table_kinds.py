@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any
 
-from client.labels import SelectorParseError, selector_from_label_selector
+from kubesim.api.labels import SelectorParseError, selector_from_label_selector
 from kubesim.views.table_printers import Printer, human_duration, since
 
 __all__ = ["KIND_PRINTERS"]
