@@ -218,9 +218,8 @@ def _review(group: str, plural: str, kind: str, namespaced: bool = False) -> Res
 
 
 def _builtin() -> list[ResourceInfo]:
-    # the generic kinds' table builds ResourceInfos, so it is read once this module has them
-    from kubesim.api.builtin_kinds import GENERIC_KINDS
-
+    """The kinds with rules of their own; api/builtin_kinds.py's generic kinds join them in
+    the Registry (that table builds ResourceInfos, so this module cannot import it)."""
     return [
         ResourceInfo(
             "",
@@ -479,7 +478,6 @@ def _builtin() -> list[ResourceInfo]:
             status_subresource=True,
             field_selectors=("metadata.name",),
         ),
-        *GENERIC_KINDS,
     ]
 
 
@@ -545,7 +543,10 @@ class Registry:
         self._by_gv: dict[tuple[str, str], dict[str, ResourceInfo]] = {}  # (g, v) -> plural -> info
         self._crd_gvrs: dict[str, list[tuple[str, str, str]]] = {}  # CRD name -> keys it serves
         self._version_order: dict[str, list[str]] = {}  # group -> versions, preferred first
-        for info in BUILTIN_RESOURCES:
+        # read here, not at import: builtin_kinds.py imports this module for ResourceInfo
+        from kubesim.api.builtin_kinds import GENERIC_KINDS
+
+        for info in [*BUILTIN_RESOURCES, *GENERIC_KINDS]:
             if info.served_since > minor:
                 continue
             if info.deprecation and info.deprecated_since > minor:
