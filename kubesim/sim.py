@@ -26,12 +26,12 @@ from kubesim.api.resources import Registry
 from kubesim.api.version import DEFAULT_SERVER_VERSION, ServerVersion
 from kubesim.auth import bootstrap
 from kubesim.auth.filters import ALWAYS_ALLOW, RBAC, Auth
+from kubesim.controllers.bootstrap import NamespaceDefaults, ensure_kubernetes_service
 from kubesim.controllers.deployments import DeploymentController
 from kubesim.controllers.gc import GarbageCollector
 from kubesim.controllers.kwok import SimulatedNode
 from kubesim.controllers.manager import ControllerManager
 from kubesim.controllers.replicasets import ReplicaSetController
-from kubesim.controllers.serviceaccounts import ServiceAccountsController
 from kubesim.faults import FaultInjector
 from kubesim.registry.fieldmanager import FieldManager
 from kubesim.registry.rest import Rest
@@ -45,7 +45,9 @@ from kubesim.views.openapi import builtin_schemas
 
 __all__ = ["KubeSim"]
 
-DEFAULT_NAMESPACES = ("default", "kube-system")
+# the namespaces kube-apiserver makes at start: default (its bootstrap controller), and
+# kube-system, kube-public and kube-node-lease (its system namespaces controller)
+DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
 class KubeSim:
@@ -94,6 +96,10 @@ class KubeSim:
         watch_list: serve WatchList (sendInitialEvents) as v1.34+ do; False answers such a watch
             as v1.24 did, 422 Invalid on resourceVersionMatch, to test a client's fallback.
             None (default): as server_version says (served by 1.36, refused by 1.24).
+        namespace_defaults: kube-controller-manager's serviceaccounts and root CA publisher
+            controllers: a ``default`` ServiceAccount and the ``kube-root-ca.crt`` ConfigMap
+            in every namespace, made again when deleted (controllers/bootstrap.py). False:
+            none, as under envtest, which runs no kube-controller-manager.
         sharded_list_and_watch: the ShardedListAndWatch feature gate (KEP-5866; alpha in v1.36
             and off by default there, as here). On, list and watch honour ``shardSelector``
             (registry/sharding.py) and a filtered list carries ``metadata.shardInfo``; off, the
@@ -127,6 +133,7 @@ class KubeSim:
         sharded_list_and_watch: bool = False,
         authorization_mode: str = ALWAYS_ALLOW,
         webhook_services: Mapping[str, str] | None = None,
+        namespace_defaults: bool = True,
     ):
         # the release answered as; every behaviour that differs reads it (ValueError if unknown)
         self.server_version = ServerVersion.parse(server_version)
@@ -178,6 +185,12 @@ class KubeSim:
             if garbage_collector
             else None
         )
+        # the default ServiceAccount and kube-root-ca.crt of every namespace, or None
+        self.namespace_defaults = (
+            NamespaceDefaults(self.storage, self.rest, self.controllers, self._root_ca)
+            if namespace_defaults
+            else None
+        )
         self._wire_workloads(simulated_node)
         self._tmpdir = tempfile.TemporaryDirectory(prefix="kubesim-")  # cert, kubeconfig
         self.ca_file: str | None = None  # PEM of the self-signed certificate when tls=True
@@ -196,11 +209,13 @@ class KubeSim:
                 f'simulated_node does not go with deployment_controller="{mode}": '
                 '"full" registers its own Node, "no-nodes" has none'
             )
-        self.service_accounts: ServiceAccountsController | None = None
         if mode == "pods":
-            self.service_accounts = ServiceAccountsController(
-                self.storage, self.rest, self.controllers
-            )
+            if self.namespace_defaults is None:
+                # the ServiceAccount admission refuses a pod without its ServiceAccount
+                raise ValueError(
+                    'deployment_controller="pods" runs kube-controller-manager, whose '
+                    "serviceaccounts controller its pods need: not with namespace_defaults=False"
+                )
             DeploymentController(self.storage, self.rest, self.controllers)
             ReplicaSetController(self.storage, self.rest, self.controllers)
         self.node: SimulatedNode | None = None
@@ -227,14 +242,22 @@ class KubeSim:
                 assert info is not None  # built in
                 for doc in docs:
                     self.rest.create(info, "", doc, {}, "kube-apiserver")
+        if self.namespace_defaults is not None:
+            # at once, so that what a new kubesim holds does not depend on a thread's timing
+            self.namespace_defaults.sync_all()
         self.controllers.bootstrap()
-        if self.service_accounts is not None:
-            self.service_accounts.bootstrap()
         if self.node is not None:
             self.node.bootstrap()
         for crd in crds:
             for doc in _load_docs(crd):
                 self.create_crd(doc)
+
+    def _root_ca(self) -> str:
+        """The CA bundle kube-root-ca.crt publishes: the serving certificate (self-signed, so
+        its own CA) when TLS is on and started; "" otherwise (kubesim has no CA)."""
+        if self.ca_file is None:
+            return ""
+        return Path(self.ca_file).read_text()
 
     def _default_service_cidr(self) -> None:
         """The ServiceCIDR "kubernetes" of --service-cluster-ip-range, which kube-apiserver's
@@ -292,6 +315,10 @@ class KubeSim:
                     self._tmpdir.name, self.host, self.ca_file, self._key_file
                 )
             self.port = self.server.start(self.host, self.port, ctx)
+            # the bootstrap controller's post-start hook: the Service points at our port
+            ensure_kubernetes_service(self.rest, self.port)
+            if self.tls and self.namespace_defaults is not None:
+                self.namespace_defaults.sync_all()  # kube-root-ca.crt carries the new CA
             self.controllers.start()
             self._started = True
             return self

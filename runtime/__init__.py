@@ -18,6 +18,9 @@ kube-controller-manager) twin and lists what it does differently:
 - ``flags``, ``options``: the process flags every controller's main shares (manager.Options);
 - ``healthz``, ``metrics``, ``certwatcher``, ``selfsigned``: the probe server (pkg/healthz),
   the secure metrics server (pkg/metrics/server) and its certificates (pkg/certwatcher);
+- ``webhook``: the admission webhook server and its handlers (pkg/webhook,
+  pkg/webhook/admission), with self-managed certificates; ``tlsserver``: the HTTPS plumbing it
+  shares with the metrics server;
 - ``log``, ``trace``: klog-style and JSON logging, and ``--trace``'s step-by-step lines;
 - ``expectations``, ``writes``: kube-controller-manager's ControllerExpectations and
   RealPodControl, for controllers that track their own writes;

@@ -85,6 +85,7 @@ if TYPE_CHECKING:
     from runtime.metrics.reconcile import ReconcileMetrics
     from runtime.metrics.server import MetricsServer
     from runtime.sharding.sharder import Sharder
+    from runtime.webhook.server import WebhookServer
     from tools.leaderelection import LeaderElector
 
 __all__ = [
@@ -414,6 +415,17 @@ class Manager:
     # -- what controllers are built from ------------------------------------------------------
 
     @functools.cached_property
+    def webhook_server(self) -> WebhookServer | None:
+        """The admission webhook server of ``--webhook-bind-address`` (``GetWebhookServer``),
+        None when off: controllers ``register`` their webhooks on it, and ``start`` serves it
+        with the endpoints, on every replica (``runtime.webhook.server``)."""
+        if self.options.webhook_bind_address is None:
+            return None
+        from runtime.webhook.options import new_webhook_server
+
+        return new_webhook_server(self.options, self.rest, self.registry)
+
+    @functools.cached_property
     def metrics(self) -> Metrics:
         """What the controllers count into (``Metrics``), made when the first one is built: a
         manager that only serves endpoints registers no families."""
@@ -576,6 +588,9 @@ class Manager:
             # ready once the first assignment is known, while the members agree on the bucket
             # count, and while our Lease is renewed (runtime.sharding.sharder)
             checks.add("sharding", sharder.readiness)
+        webhooks = self.webhook_server
+        if webhooks is not None:
+            checks.add("webhook", webhooks.started_check)
         for name, check in self._readyz:
             checks.add(name, check)
         return checks
@@ -611,12 +626,19 @@ class Manager:
 
     # -- running ------------------------------------------------------------------------------
 
-    def start_endpoints(self) -> list[EndpointServer | MetricsServer]:
-        """Bind and start /metrics and the probes (those not turned off); OSError if one
-        cannot bind, CertificateError if the metrics certificate cannot be served (the
-        servers already started are stopped again)."""
-        servers: list[EndpointServer | MetricsServer] = []
+    def start_endpoints(self) -> list[EndpointServer | MetricsServer | WebhookServer]:
+        """Bind and start /metrics, the webhooks and the probes (those not turned off); OSError
+        if one cannot bind, CertificateError if a certificate cannot be served (the servers
+        already started are stopped again)."""
+        servers: list[EndpointServer | MetricsServer | WebhookServer] = []
         try:
+            # Before the probes (whose /readyz asks whether it serves), and before any
+            # election: every replica answers the API server (runtime.webhook.server).
+            webhooks = self.webhook_server
+            if webhooks is not None and self.options.webhook_bind_address is not None:
+                address = self.options.webhook_bind_address
+                with _naming_the_flag("--webhook-bind-address", address):
+                    servers.append(webhooks.start())
             # HTTPS behind a TokenReview and a SubjectAccessReview made with the process's own
             # client, unless --metrics-secure=false (runtime.metrics.server). There is a
             # registry whenever --metrics-bind-address asks for one.
@@ -660,6 +682,12 @@ class Manager:
         try:
             if not self.options.leader_elect:
                 return self.run_runnables(stop)
+            if self.webhook_server is not None and self.webhook_server.paths:
+                # A standby answers webhooks too, from its cache: the informers start now, as
+                # controller-runtime starts its cache before the election (run_runnables'
+                # start of the factories then finds them running).
+                for factory in self._factories:
+                    factory.start(stop)
             return self._lead_while_elected(stop)
         finally:
             self.shutting_down.set()

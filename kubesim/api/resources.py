@@ -407,6 +407,7 @@ def _builtin() -> list[ResourceInfo]:
             has_generation=False,
             require_rv_on_update=False,
             token_request=True,
+            return_deleted_object=True,
         ),
         ResourceInfo(
             "",
@@ -421,6 +422,7 @@ def _builtin() -> list[ResourceInfo]:
             has_generation=False,
             require_rv_on_update=False,
             field_selectors=("metadata.name", "metadata.namespace", "spec.clusterIP", "spec.type"),
+            return_deleted_object=True,
         ),
         *(
             ResourceInfo(

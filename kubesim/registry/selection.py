@@ -67,8 +67,10 @@ _FIELD_SOURCES: dict[str, tuple[str, str]] = {
 
 def _field_value(obj: dict, field: str) -> str:
     absent = ""
-    if field == "source" and "source" in obj:  # Events: source means source.component
-        v = (obj.get("source") or {}).get("component")
+    if field == "source" and obj.get("kind", "Event") == "Event":
+        # the event registry's field set: source.component, or the reporting controller
+        # when that is empty (an events.k8s.io Event has no deprecatedSource of its own)
+        v = (obj.get("source") or {}).get("component") or obj.get("reportingComponent")
     elif field in _FIELD_SOURCES:
         path, absent = _FIELD_SOURCES[field]
         v = get_path(obj, path)
