@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv test lint demo demo-ui run e2e bench image image-smoke install-crd clean
+.PHONY: venv test lint demo demo-ui sim run e2e bench image image-smoke install-crd clean
 
 venv: $(STAMP)
 
@@ -36,6 +36,12 @@ demo: venv
 ## (a free port, printed; ARGS=--port=8080 to choose) until Ctrl-C (docs/demo-ui.md)
 demo-ui: venv
 	$(PY) -m demo.ui $(ARGS)
+
+## sim: kubesim for a local run, in the foreground: the CRDs installed, Deployments' Pods run on a
+## simulated node, and the `export KUBECONFIG=...` line to paste in another terminal (its own file,
+## .kubesim/kubeconfig); Ctrl-C stops it and removes that file (ARGS=--listen=HOST:PORT to choose)
+sim: venv
+	$(PY) -m demo.sim $(ARGS)
 
 ## install-crd: apply the Foo CRD to the cluster of the current kubeconfig
 install-crd: venv

@@ -25,7 +25,6 @@ and ``kubectl``-style tables of Foos and Deployments. It exits 0 when every step
 
 from __future__ import annotations
 
-import argparse
 import logging
 import sys
 import tempfile
@@ -44,12 +43,14 @@ from client.errors import APIError
 from client.rest import RESTClient, resource_path
 from controller.apis import FOO_GVR
 from controller.main import Components, parse_foo_options, run
+from demo.cli import OneLineParser, seconds
 from demo.narration import (
     DEPLOYMENTS,
     FOOS,
     Narrator,
     RequestTap,
     elapsed,
+    event_object,
     foreign_deployment,
     headline,
     print_lines,
@@ -59,6 +60,7 @@ from demo.narration import (
     tap_queue,
     tap_writes,
 )
+from demo.sim import SIM_OPTIONS
 from runtime.manager import USER_AGENT, check_api
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -145,10 +147,10 @@ def admission_step(api: RESTClient, components: Components) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m demo", description=__doc__.split("\n")[0])
+    parser = OneLineParser("python -m demo", __doc__.split("\n")[0])
     parser.add_argument(
         "--status-delay",
-        type=float,
+        type=seconds,
         default=1.0,
         help="seconds kubesim takes to mark replicas available (default 1)",
     )
@@ -164,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
 
     headline("starting kubesim, the embedded API server (deployment status loop on)")
     with (
-        KubeSim(deployment_status_delay=opts.status_delay) as sim,
+        KubeSim(deployment_status_delay=opts.status_delay, **SIM_OPTIONS) as sim,
         tempfile.TemporaryDirectory(prefix="sample-controller-demo-") as tmp,
     ):
         kubeconfig = sim.write_kubeconfig(Path(tmp) / "kubeconfig")
@@ -261,6 +263,19 @@ def main(argv: list[str] | None = None) -> int:
                 != old_uid
             ),
         )
+
+        # and ends converged: the new Deployment's replicas available, and the Foo's status
+        # saying so (the sync that recreated it wrote 0, so a 3 is the repaired one)
+        def repaired() -> bool:
+            deployment = api.request("GET", resource_path(*DEPLOYMENTS, "default", "example-foo"))
+            foo = api.request("GET", resource_path(*FOOS, "default", "example-foo"))
+            return (
+                deployment["metadata"]["uid"] != old_uid
+                and (deployment.get("status") or {}).get("availableReplicas") == 3
+                and (foo.get("status") or {}).get("availableReplicas") == 3
+            )
+
+        wait_for("example-foo available again", repaired)
         print_tables(api)
 
         headline("4. a Foo whose Deployment name is taken by a Deployment it does not own")
@@ -321,10 +336,7 @@ def main(argv: list[str] | None = None) -> int:
         events = api.request("GET", resource_path("", "v1", "events", "default"))["items"]
         rows = [["TYPE", "REASON", "OBJECT", "COUNT", "MESSAGE"]]
         for e in events:
-            io = e["involvedObject"]
-            rows.append(
-                [e["type"], e["reason"], f"foo/{io['name']}", e.get("count", 1), e["message"]]
-            )
+            rows.append([e["type"], e["reason"], event_object(e), e.get("count", 1), e["message"]])
         print_lines(table(rows))  # in one piece: no watch line lands inside the table
 
         admission_step(api, started[0])

@@ -81,6 +81,9 @@ class KubeSim:
         bookmark_interval: seconds between periodic BOOKMARKs (the real server: 60 s); one is
             also sent 2 s before a watch's timeoutSeconds ends.
         tls: serve HTTPS with a fresh self-signed certificate (``ca_file`` holds it).
+        tls_cert_file, tls_private_key_file: serve HTTPS with this certificate and key instead
+            (kube-apiserver's flags of the same names; implies tls). The kubeconfig written
+            names the certificate as its certificate-authority, so it suits a self-signed one.
         token: require this bearer token (no token -> 403 on resources, wrong token -> 401).
             Whoever presents it (or, with no token set, sends no credentials) is the admin, in
             group system:masters.
@@ -125,6 +128,8 @@ class KubeSim:
         watch_queue_size: int = 100_000,
         bookmark_interval: float = 60.0,
         tls: bool = False,
+        tls_cert_file: str | None = None,
+        tls_private_key_file: str | None = None,
         token: str | None = None,
         request_log_size: int = 100_000,
         gc_delay: float = 0.0,
@@ -139,7 +144,7 @@ class KubeSim:
         self.server_version = ServerVersion.parse(server_version)
         self.host = host  # listen address
         self.port = port  # 0 until started; then fixed, so restart() reuses it
-        self.tls = tls  # serve HTTPS
+        self.tls = tls or tls_cert_file is not None  # serve HTTPS
         self.token = token  # required bearer token, or None for no authentication
         self.storage = Storage(
             history_size, watch_queue_size, compaction_interval=compaction_interval
@@ -193,8 +198,9 @@ class KubeSim:
         )
         self._wire_workloads(simulated_node)
         self._tmpdir = tempfile.TemporaryDirectory(prefix="kubesim-")  # cert, kubeconfig
-        self.ca_file: str | None = None  # PEM of the self-signed certificate when tls=True
-        self._key_file: str | None = None
+        # PEM of the serving certificate when tls (made at start unless given) and its key
+        self.ca_file: str | None = tls_cert_file
+        self._key_file: str | None = tls_private_key_file
         self._api_client = None  # created on first use of api_client
         self._lock = threading.Lock()  # serialises start/stop/restart
         self._started = False

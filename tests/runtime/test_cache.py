@@ -12,6 +12,10 @@ from runtime.context import background
 from tests.helpers import wait_for
 from tests.runtime.helpers import CONFIGMAPS, SECRETS, configmap, new_manager, running
 
+# As envtest: no default ServiceAccount or kube-root-ca.crt in each namespace, so a list of
+# ConfigMaps holds the test's own only.
+pytestmark = pytest.mark.kubesim(namespace_defaults=False)
+
 
 @pytest.fixture
 def api(sim) -> RESTClient:

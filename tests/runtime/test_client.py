@@ -21,6 +21,10 @@ from runtime.shutdown import ShutdownBudget
 from tests.helpers import wait_for
 from tests.runtime.helpers import CONFIGMAPS, configmap, new_manager, running
 
+# As envtest: no default ServiceAccount or kube-root-ca.crt in each namespace, so a list of
+# ConfigMaps holds the test's own only.
+pytestmark = pytest.mark.kubesim(namespace_defaults=False)
+
 DEPLOYMENTS = ("apps", "v1", "deployments")
 
 

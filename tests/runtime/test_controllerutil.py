@@ -17,6 +17,10 @@ from runtime.controllerutil import (
 from tests.helpers import wait_for
 from tests.runtime.helpers import CONFIGMAPS, configmap, new_manager, running
 
+# As envtest: no default ServiceAccount or kube-root-ca.crt in each namespace, so a list of
+# ConfigMaps holds the test's own only.
+pytestmark = pytest.mark.kubesim(namespace_defaults=False)
+
 
 def bar(name: str = "b", uid: str = "u-1", namespace: str = "default") -> dict:
     return {
