@@ -35,6 +35,7 @@ from kubesim.controllers.replicasets import ReplicaSetController
 from kubesim.faults import FaultInjector
 from kubesim.registry.fieldmanager import FieldManager
 from kubesim.registry.rest import Rest
+from kubesim.registry.service import SERVICE_CIDR
 from kubesim.server.apiserver import ApiServer
 from kubesim.server.request import RequestRecord
 from kubesim.storage.store import COMPACTION_INTERVAL, WATCH_CACHE_UPPER_BOUND, Storage
@@ -148,7 +149,8 @@ class KubeSim:
         self.storage = Storage(
             history_size, watch_queue_size, compaction_interval=compaction_interval
         )  # objects, RV, etcd history, watch windows, watchers
-        self.registry = Registry()  # served resources and discovery
+        # served resources and discovery, as the emulated release serves them
+        self.registry = Registry(self.server_version.minor)
         # the verbs, with managedFields typed by the built-in kinds' schemas
         self.rest = Rest(
             self.storage,
@@ -235,6 +237,7 @@ class KubeSim:
         for name in DEFAULT_NAMESPACES:
             # (created by the API server itself, as its bootstrap controller does)
             self.rest.create(ns_info, "", {"metadata": {"name": name}}, {}, "kube-apiserver")
+        self._default_service_cidr()
         if self.auth.mode == RBAC:
             # the default policy a cluster reconciles at start-up (bootstrappolicy)
             for group_plural, docs in (
@@ -261,6 +264,25 @@ class KubeSim:
         if self.ca_file is None:
             return ""
         return Path(self.ca_file).read_text()
+
+    def _default_service_cidr(self) -> None:
+        """The ServiceCIDR "kubernetes" of --service-cluster-ip-range, which kube-apiserver's
+        default-servicecidr controller creates and marks Ready (pkg/controlplane/controller/
+        defaultservicecidr); Services are allocated from it."""
+        info = self.registry.lookup("networking.k8s.io", "v1", "servicecidrs")
+        if info is None:
+            return  # not served by the emulated release (before 1.33)
+        body = {"metadata": {"name": "kubernetes"}, "spec": {"cidrs": [str(SERVICE_CIDR)]}}
+        _, stored = self.rest.create(info, "", body, {}, "kube-apiserver")
+        ready = {
+            "type": "Ready",
+            "status": "True",
+            "lastTransitionTime": stored.obj["metadata"]["creationTimestamp"],
+            "reason": "",
+            "message": "Kubernetes Service CIDR is ready",
+        }
+        status = dict(stored.obj, status={"conditions": [ready]})
+        self.rest.update(info, "", "kubernetes", status, {}, "status", "kube-apiserver")
 
     def create_crd(self, crd: dict | str | os.PathLike) -> dict:
         """Create (or replace) a CRD directly in storage and make its resources servable."""

@@ -13,7 +13,7 @@ import base64
 import hashlib
 import json
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kubesim.api.conversion import CONFIGMAP_V1, EVENTS_V1, SECRET_V1, Converter
@@ -63,6 +63,15 @@ class ResourceInfo:
     storage_group: str | None = None
     # serves the serviceaccounts/token subresource (TokenRequest): ServiceAccounts only
     token_request: bool = False
+    # other subresources written like /status, each with its own strategy (a CSR's approval)
+    extra_subresources: tuple[str, ...] = ()
+    # the Warning every request to a deprecated resource gets ("" when it is not deprecated),
+    # from the release deprecated_since on
+    deprecation: str = ""
+    deprecated_since: int = 0
+    # the first minor release that serves the resource at this version (0: every release
+    # kubesim answers as); an older emulated release does not serve it
+    served_since: int = 0
     # DELETE answers the deleted object rather than a Status (the registry's
     # ReturnDeletedObject: Pods, Services, ServiceAccounts)
     return_deleted_object: bool = False
@@ -164,6 +173,16 @@ class ResourceInfo:
                     "verbs": ["get", "patch", "update"],
                 }
             )
+        for sub in self.extra_subresources:
+            out.append(
+                {
+                    "name": f"{self.plural}/{sub}",
+                    "singularName": "",
+                    "namespaced": self.namespaced,
+                    "kind": self.kind,
+                    "verbs": ["get", "patch", "update"],
+                }
+            )
         if self.scale is not None:
             out.append(
                 {
@@ -199,6 +218,8 @@ def _review(group: str, plural: str, kind: str, namespaced: bool = False) -> Res
 
 
 def _builtin() -> list[ResourceInfo]:
+    """The kinds with rules of their own; api/builtin_kinds.py's generic kinds join them in
+    the Registry (that table builds ResourceInfos, so this module cannot import it)."""
     return [
         ResourceInfo(
             "",
@@ -228,6 +249,8 @@ def _builtin() -> list[ResourceInfo]:
             status_subresource=True,
             has_generation=False,
             require_rv_on_update=False,
+            # the node conversion's field labels (the framework lists schedulable nodes so)
+            field_selectors=("metadata.name", "spec.unschedulable"),
         ),
         ResourceInfo(
             "",
@@ -398,6 +421,7 @@ def _builtin() -> list[ResourceInfo]:
             status_subresource=True,
             has_generation=False,
             require_rv_on_update=False,
+            field_selectors=("metadata.name", "metadata.namespace", "spec.clusterIP", "spec.type"),
             return_deleted_object=True,
         ),
         *(
@@ -461,18 +485,6 @@ def _builtin() -> list[ResourceInfo]:
 
 BUILTIN_RESOURCES = _builtin()
 
-# Versions the server claims for built-in groups, in preference order (APIGroup.versions).
-_GROUP_PREFERRED = {
-    "apps": "v1",
-    "events.k8s.io": "v1",
-    "authentication.k8s.io": "v1",
-    "authorization.k8s.io": "v1",
-    "rbac.authorization.k8s.io": "v1",
-    "coordination.k8s.io": "v1",
-    "admissionregistration.k8s.io": "v1",
-    "apiextensions.k8s.io": "v1",
-}
-
 
 def crd_resource_infos(crd: dict) -> list[ResourceInfo]:
     """The ResourceInfos a CustomResourceDefinition serves: one per version with served=true."""
@@ -525,13 +537,22 @@ class Registry:
     changes happen under one small lock; ResourceInfo objects are replaced, never mutated.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, minor: int = 36) -> None:
+        """``minor``: the Kubernetes 1.x release answered as; it decides which built-in
+        resources are served and which carry a deprecation warning."""
         self._lock = threading.Lock()  # guards every field below
         self._by_gvr: dict[tuple[str, str, str], ResourceInfo] = {}  # every served resource
         self._by_gv: dict[tuple[str, str], dict[str, ResourceInfo]] = {}  # (g, v) -> plural -> info
         self._crd_gvrs: dict[str, list[tuple[str, str, str]]] = {}  # CRD name -> keys it serves
         self._version_order: dict[str, list[str]] = {}  # group -> versions, preferred first
-        for info in BUILTIN_RESOURCES:
+        # read here, not at import: builtin_kinds.py imports this module for ResourceInfo
+        from kubesim.api.builtin_kinds import GENERIC_KINDS
+
+        for info in [*BUILTIN_RESOURCES, *GENERIC_KINDS]:
+            if info.served_since > minor:
+                continue
+            if info.deprecation and info.deprecated_since > minor:
+                info = replace(info, deprecation="")
             self._add(info)
             versions = self._version_order.setdefault(info.group, [])
             if info.version not in versions:  # one entry per version, however many resources
@@ -637,8 +658,11 @@ class Registry:
             served = {
                 g: [v for v in self._version_order[g] if (g, v) in self._by_gv] for g in order
             }
-        builtin = [g for g in _GROUP_PREFERRED if g in served]
-        rest = sorted(g for g in served if g not in _GROUP_PREFERRED)
+        from kubesim.api.builtin_kinds import GROUP_PRIORITY
+
+        # built-in groups by the aggregator's priority, ties by name; then CRD groups by name
+        builtin = sorted((g for g in served if g in GROUP_PRIORITY), key=_priority_key)
+        rest = sorted(g for g in served if g not in GROUP_PRIORITY)
         groups = [self._group_doc(g, served[g]) for g in builtin + rest if served[g]]
         return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
@@ -667,6 +691,12 @@ class Registry:
             "groupVersion": gv,
             "resources": entries,
         }
+
+
+def _priority_key(group: str) -> tuple[int, str]:
+    from kubesim.api.builtin_kinds import GROUP_PRIORITY
+
+    return (-GROUP_PRIORITY[group], group)
 
 
 def _sort_versions(versions: list[str]) -> list[str]:

@@ -17,7 +17,7 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from kubesim.protobuf import values
+from kubesim.protobuf import jsonschema, values
 from kubesim.protobuf.kinds import message_for
 from kubesim.protobuf.schema import MESSAGES, Field
 from kubesim.protobuf.wire import (
@@ -42,6 +42,7 @@ _DECODERS = {
     "quantity": values.decode_quantity,
     "intstr": values.decode_int_or_string,
     "fieldsv1": values.decode_fields_v1,
+    "jsonschema": jsonschema.decode_schema,
 }
 _ENCODERS = {
     "time": values.encode_time,
@@ -49,6 +50,7 @@ _ENCODERS = {
     "quantity": values.encode_quantity,
     "intstr": values.encode_int_or_string,
     "fieldsv1": values.encode_fields_v1,
+    "jsonschema": jsonschema.encode_schema,
 }
 # The zero value of each non-message type, as JSON shows it and as encode() takes it.
 _ZERO: dict[str, Any] = {

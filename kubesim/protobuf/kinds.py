@@ -8,26 +8,37 @@ protobuf"), nor does meta.k8s.io Table (``+protobuf=false``); :func:`message_for
 
 from __future__ import annotations
 
-from kubesim.protobuf.schema import register
+from kubesim.protobuf.schema import MESSAGES, register
 from kubesim.protobuf.schema_auth import AUTHENTICATION, AUTHORIZATION
 from kubesim.protobuf.schema_core import CORE
+from kubesim.protobuf.schema_extensions import EXTENSIONS
+from kubesim.protobuf.schema_generated import GENERATED
 from kubesim.protobuf.schema_groups import APPS, AUTOSCALING, COORDINATION, EVENTS, RBAC
 from kubesim.protobuf.schema_meta import META
 from kubesim.protobuf.schema_pod import POD
 from kubesim.protobuf.schema_podstatus import POD_STATUS
 
+# The hand-written tables (checked against v1.36 by their tests) win where both define a
+# message; the generated ones add every other message of the served group versions, and the
+# patch merge keys of all (schema_generated.py, from the Go struct tags).
+HAND_WRITTEN: dict[str, dict[str, str]] = {
+    "meta": META,
+    "core": {**CORE, **POD, **POD_STATUS},
+    "apps": APPS,
+    "autoscaling": AUTOSCALING,
+    "coordination": COORDINATION,
+    "events": EVENTS,
+    "rbac": RBAC,
+    "authentication": AUTHENTICATION,
+    "authorization": AUTHORIZATION,
+    **EXTENSIONS,
+}
 register(
     {
-        "meta": META,
-        "core": {**CORE, **POD, **POD_STATUS},
-        "apps": APPS,
-        "autoscaling": AUTOSCALING,
-        "coordination": COORDINATION,
-        "events": EVENTS,
-        "rbac": RBAC,
-        "authentication": AUTHENTICATION,
-        "authorization": AUTHORIZATION,
-    }
+        group: {**GENERATED.get(group, {}), **HAND_WRITTEN.get(group, {})}
+        for group in {**GENERATED, **HAND_WRITTEN}
+    },
+    merge_keys_from=GENERATED,
 )
 
 
@@ -39,7 +50,44 @@ def _with_lists(*kinds: str) -> list[str]:
     return [name for kind in kinds for name in (kind, f"{kind}List")]
 
 
+def _table_kinds() -> dict[tuple[str, str], str]:
+    """Every object kind of the served group versions' tables: a message with ObjectMeta at
+    field 1 and a ``<Kind>List`` beside it (how go-to-protobuf lays out a top-level kind)."""
+    out: dict[tuple[str, str], str] = {}
+    for api_version, table in _TABLE_OF_GROUP_VERSION.items():
+        for qualified, message in MESSAGES.items():
+            group, _, name = qualified.partition(".")
+            first = message.by_number.get(1)
+            if group != table or first is None or first.message != "meta.ObjectMeta":
+                continue
+            if f"{table}.{name}List" in MESSAGES:
+                out[(api_version, name)] = qualified
+                out[(api_version, f"{name}List")] = f"{table}.{name}List"
+    return out
+
+
+# group version -> the table (group name in the schema notation) of its messages
+_TABLE_OF_GROUP_VERSION = {
+    "v1": "core",
+    "admissionregistration.k8s.io/v1": "admissionregistration",
+    "apiextensions.k8s.io/v1": "apiextensions",
+    "apiregistration.k8s.io/v1": "apiregistration",
+    "apps/v1": "apps",
+    "autoscaling/v2": "autoscaling_v2",
+    "batch/v1": "batch",
+    "certificates.k8s.io/v1": "certificates",
+    "discovery.k8s.io/v1": "discovery",
+    "flowcontrol.apiserver.k8s.io/v1": "flowcontrol",
+    "networking.k8s.io/v1": "networking",
+    "node.k8s.io/v1": "node",
+    "policy/v1": "policy",
+    "resource.k8s.io/v1": "resource",
+    "scheduling.k8s.io/v1": "scheduling",
+    "storage.k8s.io/v1": "storage",
+}
+
 KINDS: dict[tuple[str, str], str] = {
+    **_table_kinds(),
     **_kinds(
         "v1",
         "core",

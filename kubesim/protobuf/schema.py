@@ -8,13 +8,18 @@ the Go struct declares them (which is also the order Go's JSON encoder writes th
 ``type`` is a scalar (``string int32 int64 bool bytes``), one of the Kubernetes value types
 (``time`` metav1.Time, ``microtime`` metav1.MicroTime, ``quantity`` resource.Quantity,
 ``intstr`` intstr.IntOrString, ``rawext`` runtime.RawExtension, ``fieldsv1``
-metav1.FieldsV1) or a message name; ``[T]`` is a repeated field and ``{T}`` a
-``map<string, T>``. Message names are looked up in the table's own group first, then in
+metav1.FieldsV1, ``jsonschema`` a CRD's JSONSchemaProps, see
+:mod:`kubesim.protobuf.jsonschema`) or a message name; ``[T]`` is a repeated field and
+``{T}`` a ``map<string, T>``. Message names are looked up in the table's own group first, then in
 ``meta`` and ``core``; ``group.Name`` names one explicitly. Flags, from the Go field:
 
 ``*``  a pointer: written only when set, and kept in JSON even when zero (``replicas: 0``);
 ``!``  no ``omitempty`` in the json tag: a zero value still appears in JSON;
 ``^``  an embedded struct (``json:",inline"``): its fields sit in the parent JSON object.
+
+A line may end in `` ~key``: the field's ``patchStrategy`` is ``merge``; a list of objects is
+merged item by item on ``key`` (``patchMergeKey``), a list of scalars (no key) as a set. The
+protobuf codec ignores it; the strategic merge patch reads it (registry/patch.py).
 
 Field numbers, names and types come from the ``generated.proto`` files of k8s.io/api and
 k8s.io/apimachinery; pointers and json tags from the ``types.go`` beside them. They are public
@@ -24,12 +29,16 @@ facts of the API; the tables are written here, not generated.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 SCALARS = frozenset({"string", "int32", "int64", "bool", "bytes"})
-VALUE_TYPES = frozenset({"time", "microtime", "quantity", "intstr", "rawext", "fieldsv1"})
+VALUE_TYPES = frozenset(
+    {"time", "microtime", "quantity", "intstr", "rawext", "fieldsv1", "jsonschema"}
+)
 _SEARCH_GROUPS = ("meta", "core")
-_LINE = re.compile(r"^(\d+)\s+(\w+)\s+(\[\w+(?:\.\w+)?\]|\{\w+(?:\.\w+)?\}|\w+(?:\.\w+)?)([*!^]*)$")
+_LINE = re.compile(
+    r"^(\d+)\s+(\w+)\s+(\[\w+(?:\.\w+)?\]|\{\w+(?:\.\w+)?\}|\w+(?:\.\w+)?)([*!^]*)(?:\s+~(\w*))?$"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +53,7 @@ class Field:
     pointer: bool
     omitempty: bool
     inline: bool
+    merge_key: str | None = None  # patchStrategy merge: "" for a set of scalars, else the key
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +76,7 @@ def _parse(group: str, name: str, text: str, names: set[str]) -> Message:
         match = _LINE.match(line)
         if match is None:
             raise ValueError(f"{group}.{name}: cannot read schema line {line!r}")
-        number, json_name, type_text, flags = match.groups()
+        number, json_name, type_text, flags, merge_key = match.groups()
         label = ""
         if type_text[0] == "[":
             label, type_text = "repeated", type_text[1:-1]
@@ -87,6 +97,7 @@ def _parse(group: str, name: str, text: str, names: set[str]) -> Message:
                 pointer="*" in flags,
                 omitempty="!" not in flags,
                 inline="^" in flags,
+                merge_key=merge_key,
             )
         )
     by_number = {f.number: f for f in fields}
@@ -107,12 +118,32 @@ def _resolve(group: str, type_text: str, names: set[str]) -> str:
     raise ValueError(f"{group}: unknown message type {type_text!r}")
 
 
-def register(tables: dict[str, dict[str, str]]) -> None:
+def register(
+    tables: dict[str, dict[str, str]], merge_keys_from: dict[str, dict[str, str]] | None = None
+) -> None:
     """Parse ``{group: {message name: notation}}`` and add the messages to :data:`MESSAGES`.
 
-    All groups are given at once so that references across groups resolve.
+    All groups are given at once so that references across groups resolve. ``merge_keys_from``:
+    tables whose `` ~key`` marks are copied onto same-numbered fields that lack one (a table
+    written by hand need not repeat the generated patch strategies).
     """
     names = {f"{g}.{n}" for g, messages in tables.items() for n in messages} | set(MESSAGES)
     for group, messages in tables.items():
         for name, text in messages.items():
-            MESSAGES[f"{group}.{name}"] = _parse(group, name, text, names)
+            message = _parse(group, name, text, names)
+            source = (merge_keys_from or {}).get(group, {}).get(name)
+            if source is not None and source != text:
+                message = _with_merge_keys(message, _parse(group, name, source, names))
+            MESSAGES[f"{group}.{name}"] = message
+
+
+def _with_merge_keys(message: Message, source: Message) -> Message:
+    fields = tuple(
+        f
+        if f.merge_key is not None or f.number not in source.by_number
+        else replace(f, merge_key=source.by_number[f.number].merge_key)
+        for f in message.fields
+    )
+    by_number = {f.number: f for f in fields}
+    wire_order = tuple(sorted(fields, key=lambda f: f.number))
+    return Message(message.name, fields, by_number, wire_order)

@@ -13,6 +13,7 @@ import copy
 from typing import Any
 
 from kubesim.api import errors
+from kubesim.protobuf.schema import MESSAGES, Field, Message
 
 __all__ = [
     "MERGE",
@@ -214,10 +215,15 @@ _MERGE_KEYS: dict[str, str] = {
 _MERGE_SETS = {"finalizers"}
 
 
-def apply_strategic_merge_patch(target: Any, patch: Any) -> Any:
-    """Strategic merge patch for the built-in kinds' fields we use.
+def apply_strategic_merge_patch(target: Any, patch: Any, message: str | None = None) -> Any:
+    """Strategic merge patch for the built-in kinds' fields.
 
     Twin of strategicpatch.StrategicMergePatch.
+
+    ``message``: the kind's protobuf table message (kubesim/protobuf/kinds.py); its fields carry
+    each list's ``patchStrategy``/``patchMergeKey`` from the Go struct tags, so a Service's
+    ``spec.ports`` merge by ``port`` while a container's merge by ``containerPort``. Without
+    one (a kind with no table) the lists in ``_MERGE_KEYS`` merge by their field name alone.
 
     Lists with a merge key merge item by item, and new items come FIRST, as the real server puts
     them (facts: adding c to [a, b] gives [c, a, b]); ``$patch: delete`` in an item removes it;
@@ -226,10 +232,34 @@ def apply_strategic_merge_patch(target: Any, patch: Any) -> Any:
     """
     if not isinstance(patch, dict):
         raise errors.bad_request("strategic merge patch body must be a JSON object")
-    return _smp_map(target if isinstance(target, dict) else {}, patch)
+    typed = MESSAGES.get(message) if message else None
+    return _smp_map(target if isinstance(target, dict) else {}, patch, typed)
 
 
-def _smp_map(target: dict, patch: dict) -> dict:
+def _field(message: Message, name: str) -> Field | None:
+    """The field a JSON key names, looking inside embedded (inline) structs too."""
+    for f in message.fields:
+        if f.inline and f.message:
+            found = _field(MESSAGES[f.message], name)
+            if found is not None:
+                return found
+        elif f.json == name:
+            return f
+    return None
+
+
+def _merge_rule(k: str, message: Message | None) -> tuple[str | None, Message | None, bool]:
+    """(list merge key or None, the value's message, typed) for one key of a patched map."""
+    if message is None:
+        return _MERGE_KEYS.get(k), None, False
+    f = _field(message, k)
+    if f is None:
+        return None, None, True
+    child = MESSAGES.get(f.message) if f.message and f.label != "map" else None
+    return f.merge_key, child, True
+
+
+def _smp_map(target: dict, patch: dict, message: Message | None = None) -> dict:
     if patch.get("$patch") == "replace":
         return {k: copy.deepcopy(v) for k, v in patch.items() if k != "$patch"}
     if patch.get("$patch") == "delete":
@@ -242,22 +272,28 @@ def _smp_map(target: dict, patch: dict) -> dict:
             field = k.split("/", 1)[1]
             out[field] = [x for x in out.get(field) or [] if x not in (v or [])]
             continue
+        key, child, typed = _merge_rule(k, message)
+        cur = out.get(k)
         if v is None:
             out.pop(k, None)
         elif isinstance(v, dict):
-            cur = out.get(k)
-            out[k] = _smp_map(cur if isinstance(cur, dict) else {}, v)
-        elif isinstance(v, list) and k in _MERGE_KEYS and isinstance(out.get(k), list):
-            out[k] = _smp_list(out[k], v, _MERGE_KEYS[k])
-        elif isinstance(v, list) and k in _MERGE_SETS and isinstance(out.get(k), list):
-            new = [x for x in v if x not in out[k]]
-            out[k] = new + list(out[k])
+            out[k] = _smp_map(cur if isinstance(cur, dict) else {}, v, child)
+        elif isinstance(v, list) and key and isinstance(cur, list):
+            out[k] = _smp_list(cur, v, key, child)
+        elif isinstance(v, list) and isinstance(cur, list) and _merges_as_set(k, key, typed):
+            new = [x for x in v if x not in cur]
+            out[k] = new + list(cur)
         else:
             out[k] = copy.deepcopy(v)
     return out
 
 
-def _smp_list(target: list, patch: list, key: str) -> list:
+def _merges_as_set(k: str, key: str | None, typed: bool) -> bool:
+    """A list of scalars with patchStrategy merge (finalizers): merged as a set, order kept."""
+    return key == "" if typed else k in _MERGE_SETS
+
+
+def _smp_list(target: list, patch: list, key: str, message: Message | None = None) -> list:
     if any(isinstance(p, dict) and p.get("$patch") == "replace" for p in patch):
         return [copy.deepcopy(p) for p in patch if not (isinstance(p, dict) and "$patch" in p)]
     result = list(target)
@@ -273,7 +309,7 @@ def _smp_list(target: list, patch: list, key: str) -> list:
             deleted.add(k)
             continue
         if k in index:
-            result[index[k]] = _smp_map(result[index[k]], p)
+            result[index[k]] = _smp_map(result[index[k]], p, message)
         else:
             new_items.append({kk: copy.deepcopy(vv) for kk, vv in p.items() if kk != "$patch"})
     kept = [it for it in result if not (isinstance(it, dict) and it.get(key) in deleted)]

@@ -22,8 +22,9 @@ from typing import Any
 from kubesim.api import duplicates, errors, warning
 from kubesim.api.resources import Registry, ResourceInfo
 from kubesim.api.version import DEFAULT_SERVER_VERSION, ServerVersion
+from kubesim.protobuf.kinds import message_for
+from kubesim.registry import kindstrategy, podadmission, service, sharding, strategy
 from kubesim.registry import patch as patches
-from kubesim.registry import podadmission, sharding, strategy
 from kubesim.registry.admission import CREATE, DELETE, UPDATE, Admission, Attributes
 from kubesim.registry.fieldmanager import (
     ABSENT,
@@ -576,7 +577,19 @@ class Rest:
         if existing is not None:
             deleting = bool(existing.obj["metadata"].get("deletionTimestamp"))
             raise errors.already_exists(info.group, info.plural, name, deleting)
+        ip_info = self.registry.lookup("networking.k8s.io", "v1", "ipaddresses")
+        is_service = (info.group, info.kind) == ("", "Service") and not info.custom
+        if is_service:
+            # the REST layer's allocator: ClusterIPs and node ports are cluster-wide, and an
+            # IPAddress object holds its IP (IPAddresses are served from 1.33 on)
+            reserved = (
+                [s.obj["metadata"]["name"] for s in self.storage.items(ip_info.storage_key)]
+                if ip_info is not None
+                else []
+            )
+            service.allocate(obj, [s.obj for s in self.storage.items(info.storage_key)], reserved)
         meta["uid"] = str(uuid.uuid4())
+        kindstrategy.with_uid(info.group, info.kind, obj)
         meta["creationTimestamp"] = strategy.now_rfc3339()
         if info.has_generation:
             meta["generation"] = 1
@@ -596,6 +609,9 @@ class Rest:
         stored = self.storage.put(info.storage_key, ns, name, obj)
         if info.kind == "CustomResourceDefinition" and not info.custom:
             self._crd_changed(stored.obj)
+        if is_service and ip_info is not None:
+            for address in service.ip_addresses(stored.obj):
+                self._create_locked(ip_info, "", address, False, "kube-apiserver")
         return stored
 
     def _crd_changed(self, crd: dict | None, name: str = "") -> None:
@@ -719,8 +735,8 @@ class Rest:
                 f"({name})"
             )
         obj["kind"], obj["apiVersion"] = old.obj["kind"], info.stored_api_version
-        if sub == "status":
-            obj = strategy.prepare_status_update(info, obj, old.obj)
+        if sub in ("status", "approval"):
+            obj = strategy.prepare_status_update(info, obj, old.obj, sub)
             meta = obj["metadata"]
             self._validate(info, obj, name, old.obj, sub)
         else:
@@ -869,7 +885,9 @@ class Rest:
             elif ptype == patches.JSON_PATCH:
                 new = patches.apply_json_patch(base, body)
             elif ptype == patches.STRATEGIC:
-                new = patches.apply_strategic_merge_patch(base, body)
+                new = patches.apply_strategic_merge_patch(
+                    base, body, message_for(info.group_version, info.kind)
+                )
             else:
                 _check_apply_name(body, name)
                 new = self.fields.apply(info, base, body, manager, force, sub)
@@ -1061,6 +1079,11 @@ class Rest:
     def _after_delete(self, info: ResourceInfo, obj: dict) -> None:
         if info.kind == "CustomResourceDefinition" and not info.custom:
             self._crd_changed(None, obj["metadata"]["name"])
+        ip_info = self.registry.lookup("networking.k8s.io", "v1", "ipaddresses")
+        if (info.group, info.kind) == ("", "Service") and not info.custom and ip_info:
+            # the allocator releases the Service's IPs: their IPAddress objects go
+            for address in service.ip_addresses(obj):
+                self.storage.remove(ip_info.storage_key, "", address["metadata"]["name"])
 
     def delete_collection(self, info: ResourceInfo, ns: str, query: dict, body: Any) -> bytes:
         """DELETE on a collection: delete every match; returns the list of deleted objects."""

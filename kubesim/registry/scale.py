@@ -1,4 +1,5 @@
-"""The scale subresource: an autoscaling/v1 Scale view of a deployment or a custom resource.
+"""The scale subresource: an autoscaling/v1 Scale view of a deployment, a statefulset, a
+replication controller or a custom resource.
 
 Twin of ``ScaleREST`` in k8s.io/kubernetes/pkg/registry/apps/deployment/storage/storage.go and
 of the custom-resource ``ScaleREST`` in apiextensions-apiserver/pkg/registry/customresource/
@@ -121,9 +122,14 @@ def _scale_of(info: ResourceInfo, obj: dict) -> dict:
     spec_r = get_path(obj, paths.get("spec") or ".spec.replicas") or 0
     status_r = get_path(obj, paths.get("status") or ".status.replicas") or 0
     selector = None
-    if info.kind in ("Deployment", "ReplicaSet") and not info.custom:
-        # scaleFromDeployment, scaleFromReplicaSet: the spec's selector as a string
-        selector = str(selector_from_label_selector((obj.get("spec") or {}).get("selector")))
+    spec_selector = (obj.get("spec") or {}).get("selector")
+    if info.kind in ("Deployment", "ReplicaSet", "StatefulSet") and not info.custom:
+        # scaleFromDeployment, scaleFromReplicaSet, scaleFromStatefulSet: the spec's
+        # LabelSelector as text
+        selector = str(selector_from_label_selector(spec_selector))
+    elif info.kind == "ReplicationController" and not info.custom:
+        # scaleFromRC: the spec's selector is a plain label map
+        selector = ",".join(f"{k}={v}" for k, v in sorted((spec_selector or {}).items()))
     elif paths.get("selector"):
         selector = get_path(obj, paths["selector"])
     status: dict[str, Any] = {"replicas": status_r}

@@ -55,15 +55,29 @@ def _parse_fields(info: ResourceInfo, text: str) -> list[tuple[str, str, bool]]:
     return out
 
 
+# Field labels that are not the path of their value, or whose value is a Go zero value when the
+# field is absent (the kinds' ToSelectableFields format a bool or int with strconv, so an
+# unset spec.unschedulable selects as "false"): label -> (path, value when absent).
+_FIELD_SOURCES: dict[str, tuple[str, str]] = {
+    "spec.unschedulable": ("spec.unschedulable", "false"),  # Node
+    "status.successful": ("status.succeeded", "0"),  # Job: the label names another field
+    "status.replicas": ("status.replicas", "0"),  # ReplicationController
+}
+
+
 def _field_value(obj: dict, field: str) -> str:
+    absent = ""
     if field == "source" and obj.get("kind", "Event") == "Event":
         # the event registry's field set: source.component, or the reporting controller
         # when that is empty (an events.k8s.io Event has no deprecatedSource of its own)
         v = (obj.get("source") or {}).get("component") or obj.get("reportingComponent")
+    elif field in _FIELD_SOURCES:
+        path, absent = _FIELD_SOURCES[field]
+        v = get_path(obj, path)
     else:
         v = get_path(obj, field)
     if v is None:
-        return ""
+        return absent
     return v if isinstance(v, str) else json.dumps(v)
 
 

@@ -13,7 +13,9 @@ import re
 from typing import Any
 
 from kubesim.api import errors
+from kubesim.api.builtin_kinds import GENERIC_KINDS
 from kubesim.api.resources import ResourceInfo
+from kubesim.registry import decoding, kindstrategy, service
 from kubesim.registry.podspec import default_pod, default_pod_template, prepare_pod_create
 from kubesim.validation import (
     apiapproval,
@@ -38,6 +40,8 @@ __all__ = [
 ]
 
 CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
+# The kinds served by the generic store alone, whose rules are in kindstrategy.py.
+GENERIC = frozenset((info.group, info.kind) for info in GENERIC_KINDS)
 
 
 def now_rfc3339() -> str:
@@ -95,8 +99,15 @@ def prepare_create(
         default_crd(obj, on_create=True)
         if not validation_rules:
             drop_validation_rules(obj)
-    elif info.group == webhookconfig.GROUP:
+    elif kind == "Service" and info.group == "":
+        decoding.check_decodable(info.group_version, kind, info.version, obj)
+        service.default_service(obj)
+        service.reset_status(obj)
+    elif _is_webhook_configuration(info):
         webhookconfig.default_configuration(obj, mutating=kind.startswith("Mutating"))
+    elif (info.group, kind) in GENERIC:
+        decoding.check_decodable(info.group_version, kind, info.version, obj)
+        kindstrategy.default_on_create(info.group, kind, obj, info.status_subresource)
 
 
 def default_deployment(obj: dict, omit_zero_timestamp: bool = True) -> None:
@@ -228,6 +239,16 @@ def unestablished_crd_status(obj: dict) -> dict:
     }
 
 
+def _is_webhook_configuration(info: ResourceInfo) -> bool:
+    """A Mutating- or ValidatingWebhookConfiguration (validation/webhookconfig.py's kinds; the
+    group's admission policies are generic kinds, kindstrategy.py's)."""
+    return (
+        not info.custom
+        and info.group == webhookconfig.GROUP
+        and info.kind.endswith("WebhookConfiguration")
+    )
+
+
 # ---- update ------------------------------------------------------------------------------------
 
 
@@ -271,12 +292,19 @@ def prepare_update(
         )
     if info.kind == "Deployment" and not info.custom:
         default_deployment(new, omit_zero_timestamp)
-    if info.group == webhookconfig.GROUP and not info.custom:
+    if _is_webhook_configuration(info):
         webhookconfig.default_configuration(new, mutating=info.kind.startswith("Mutating"))
     if info.kind == "ReplicaSet" and not info.custom:
         default_replica_set(new, omit_zero_timestamp)
     if info.kind == "Pod" and not info.custom:
         default_pod(new)
+    if (info.group, info.kind) in GENERIC and not info.custom:
+        decoding.check_decodable(info.group_version, info.kind, info.version, new)
+        kindstrategy.default_on_update(info.group, info.kind, new)
+    if (info.group, info.kind) == ("", "Service") and not info.custom and sub is None:
+        decoding.check_decodable(info.group_version, info.kind, info.version, new)
+        service.keep_allocated(new, old)
+        service.default_service(new)
     if info.kind == "CustomResourceDefinition" and not info.custom:
         default_crd(new, on_create=False)
         if not validation_rules:
@@ -300,12 +328,23 @@ _STATUS_WRITES_METADATA: dict[tuple[str, str], tuple[str, ...]] = {
 }
 
 
-def prepare_status_update(info: ResourceInfo, new: dict, old: dict) -> dict:
+def prepare_status_update(info: ResourceInfo, new: dict, old: dict, sub: str = "status") -> dict:
     """PrepareForUpdate of /status: everything but .status comes from the stored object (and
-    the metadata the kind's status strategy lets through, above)."""
+    the metadata the kind's status strategy lets through, above).
+
+    A CSR's /approval (csrApprovalStrategy) takes only the conditions; the rest of the status,
+    the issued certificate, stays as stored."""
     out = dict(old)
     out["metadata"] = dict(old["metadata"])
-    if "status" in new:
+    if sub == "approval":
+        status = dict(old.get("status") or {})
+        conditions = (new.get("status") or {}).get("conditions")
+        if conditions:
+            status["conditions"] = conditions
+        else:
+            status.pop("conditions", None)
+        out["status"] = status
+    elif "status" in new:
         out["status"] = new["status"]
     else:
         out.pop("status", None)
@@ -337,7 +376,7 @@ def spec_changed(info: ResourceInfo, new: dict, old: dict) -> bool:
         return any(new.get(k) != old.get(k) for k in keys)
     if new.get("spec") != old.get("spec"):
         return True
-    if info.group == webhookconfig.GROUP:
+    if _is_webhook_configuration(info):
         # the admissionregistration strategies bump generation when the webhooks change
         return new.get("webhooks") != old.get("webhooks")
     if info.generation_on_annotations:
@@ -353,6 +392,13 @@ def spec_changed(info: ResourceInfo, new: dict, old: dict) -> bool:
 # subdomain (NameIsDNSSubdomain, the rule of every other kind kubesim stores).
 NAME_RULES: dict[tuple[str, str], metavalidation.NameFunc] = {
     ("", "Service"): metavalidation.name_is_dns1035_label,  # ValidateServiceName
+    # path segments: ValidateFlowSchemaName, ValidatePriorityLevelConfigurationName and the
+    # first check of kube-aggregator's APIService name (kindstrategy.py adds "version.group")
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): metavalidation.path_segment_name,
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): (
+        metavalidation.path_segment_name
+    ),
+    ("apiregistration.k8s.io", "APIService"): metavalidation.path_segment_name,
     **{
         ("rbac.authorization.k8s.io", kind): metavalidation.path_segment_name  # ValidateRBACName
         for kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
@@ -381,12 +427,14 @@ def validate(
             )
         return metavalidation.validate_object_meta_update(meta)
     core_meta = group in _CORE_META_GROUPS
-    if sub == "status":
+    if sub in ("status", "approval"):
         causes = metavalidation.validate_object_meta_update(meta, core_meta)
         if (group, kind) == ("apps", "Deployment"):
             causes += kindvalidation.validate_deployment_status(obj)
         elif (group, kind) == ("apps", "ReplicaSet"):
             causes += podvalidation.validate_replica_set_status(obj)
+        elif (group, kind) == ("certificates.k8s.io", "CertificateSigningRequest"):
+            causes += kindstrategy.validate_csr_conditions(obj)
         return causes
     if (group, kind) == ("", "Namespace"):
         if sub == "finalize":
@@ -410,8 +458,12 @@ def validate(
     if (group, kind) == ("apiextensions.k8s.io", "CustomResourceDefinition"):
         causes += _validate_crd(obj)
         causes += apiapproval.validate_api_approval(obj, old)
-    if group == webhookconfig.GROUP:
+    if _is_webhook_configuration(info):
         causes += webhookconfig.validate_configuration(obj, mutating=kind.startswith("Mutating"))
+    if (group, kind) == ("", "Service"):
+        causes += service.validate_service(obj, old)
+    if (group, kind) in GENERIC:
+        causes += kindstrategy.validate_kind(group, kind, obj, old)
     return causes
 
 

@@ -21,6 +21,8 @@ from urllib.parse import unquote
 
 from kubesim.admission import requester
 from kubesim.api import duplicates, errors, warning
+from kubesim.api.aggregated import MEDIA_TYPE as AGGREGATED_MEDIA_TYPE
+from kubesim.api.aggregated import aggregated_discovery, wants_aggregated
 from kubesim.api.resources import Registry, ResourceInfo
 from kubesim.auth.filters import Auth
 from kubesim.registry.rest import Rest
@@ -208,6 +210,9 @@ class ApiServer:
         )
         if not resource_path:
             self._forbid_anonymous(req)  # non-resource URLs: discovery, openapi, unknown paths
+        if parts[0] in ("api", "apis") and len(parts) == 1:
+            if wants_aggregated(h.headers.get("Accept") or ""):
+                return self._send_aggregated(h, req, parts[0] == "api")
         if parts[0] == "api":
             if len(parts) == 1:
                 addr = h.server.server_address  # (host, port) for a TCP server
@@ -270,6 +275,16 @@ class ApiServer:
             return send(h, req, 406, b"", "", {"Vary": "Accept"})
         send(h, req, 200, body, JSON, {"Etag": f'"{etag}"', "Vary": "Accept"})
 
+    def _send_aggregated(self, h: ConnectionHandler, req: Request, legacy: bool) -> None:
+        """/api or /apis as one APIGroupDiscoveryList (aggregated discovery, v2)."""
+        if self.faults is not None:
+            self.faults.before_request(req.verb, "")
+        if req.method not in ("GET", "HEAD"):
+            raise errors.method_not_allowed()
+        # written by the negotiated serializer, so Go's json.Encoder: a trailing newline
+        body = encode(aggregated_discovery(self.registry, legacy)) + b"\n"
+        send(h, req, 200, body, AGGREGATED_MEDIA_TYPE, {"Vary": "Accept"})
+
     def _send_discovery(self, h: ConnectionHandler, req: Request, doc: dict | None) -> None:
         if self.faults is not None:
             self.faults.before_request(req.verb, "")
@@ -309,6 +324,9 @@ class ApiServer:
             return send(h, req, 200, b"", "application/json")
         if method == "OPTIONS":
             raise errors.method_not_allowed()
+        if info.deprecation:
+            # the deprecation filter warns on every request to a deprecated resource
+            warning.add_warning(info.deprecation)
         if info.namespaced and not ns and name:
             # a named object of a namespaced resource at the cluster scope: no route either
             if not info.custom:
@@ -367,4 +385,5 @@ def _subresources(info: ResourceInfo) -> set[str]:
         subs.add("scale")
     if info.kind == "Namespace" and not info.custom:
         subs.add("finalize")
+    subs.update(info.extra_subresources)
     return subs

@@ -256,5 +256,6 @@ def _no_collection_write(route: Route) -> errors.ApiError:
 
 
 def _status_sub(sub: str) -> str | None:
-    """The Rest write mode of a subresource: "status", "finalize", or None for the object."""
-    return sub if sub in ("status", "finalize") else None
+    """The Rest write mode of a subresource: "status", "finalize", "approval" (a CSR's), or
+    None for the object."""
+    return sub if sub in ("status", "finalize", "approval") else None

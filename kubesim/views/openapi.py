@@ -40,6 +40,7 @@ from typing import Any
 
 from kubesim.api.resources import Registry, ResourceInfo
 from kubesim.storage.store import encode
+from kubesim.views.openapi_tables import table_schemas
 
 __all__ = ["root_document", "group_version_document", "group_version_bytes"]
 
@@ -73,9 +74,12 @@ _LIST_META_DOC = (
 
 @cache
 def builtin_schemas() -> dict[str, dict]:
-    """The generated schemas of the built-in kinds (read once)."""
+    """The schemas of the built-in kinds (built once): the documented ones of
+    builtin_openapi.json, and for every other served kind the ones its protobuf table gives."""
     text = resources.files("kubesim.views").joinpath("builtin_openapi.json").read_text()
-    return json.loads(text)
+    schemas: dict[str, dict] = json.loads(text)
+    schemas.update(table_schemas(schemas))
+    return schemas
 
 
 @cache

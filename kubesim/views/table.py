@@ -5,7 +5,7 @@ Twin of three table convertors of kube-apiserver, chosen per resource as its reg
 - the built-in kinds' printers (pkg/printers/internalversion/printers.go, through
   pkg/printers/storage's TableConvertor, which always generates the wide columns: those with
   ``priority: 1`` are what ``kubectl get -o wide`` adds); their columns and cells are in
-  table_printers.py;
+  table_printers.py, and those of the kinds served by the generic store in table_kinds.py;
 - the default convertor (apiserver pkg/registry/rest/table.go) for kinds without a printer
   (Role, ClusterRole, CustomResourceDefinition): Name and a "Created At" date;
 - apiextensions' convertor for custom resources: Name, then the version's
@@ -31,6 +31,7 @@ from typing import Any
 from kubesim.api import errors
 from kubesim.api.resources import ResourceInfo
 from kubesim.storage.store import Stored
+from kubesim.views.table_kinds import KIND_PRINTERS
 from kubesim.views.table_printers import (
     NAME_COLUMN,
     PRINTERS,
@@ -267,8 +268,12 @@ def render_table(
 ) -> dict:
     """A Table for one object (GET, a write's answer, a watch event) or a list (list_meta)."""
     opts = options or TableOptions()
-    kind = (info.group, info.kind)
-    printer = None if info.custom else PRINTERS.get(kind) or WORKLOAD_PRINTERS.get(kind)
+    key = (info.group, info.kind)
+    printer = (
+        None
+        if info.custom
+        else PRINTERS.get(key) or WORKLOAD_PRINTERS.get(key) or KIND_PRINTERS.get(key)
+    )
     empty_rows: list | None = []
     if info.custom:
         cols, row_fn = _custom_printer(info)

@@ -48,7 +48,8 @@ def test_discovery_serves_configmaps_secrets_and_events_k8s_io(sim):
     assert by_name["configmaps"]["kind"] == "ConfigMap" and by_name["secrets"]["kind"] == "Secret"
     assert "serviceaccounts" in by_name
     groups = [g["name"] for g in json.loads(raw(sim, "GET", "/apis")[2])["groups"]]
-    assert groups[:2] == ["apps", "events.k8s.io"]
+    # the aggregator's priority order: apiregistration and apps tie at 17800, then events
+    assert groups[:3] == ["apiregistration.k8s.io", "apps", "events.k8s.io"]
     ev = json.loads(raw(sim, "GET", "/apis/events.k8s.io/v1")[2])
     assert ev["groupVersion"] == "events.k8s.io/v1"
     assert [(r["name"], r["kind"], r["namespaced"]) for r in ev["resources"]] == [
