@@ -45,10 +45,15 @@ class Variant:
     # ours: run the controller of this other checkout (its controller, client, informer, ...)
     # instead of this one's: a same-run baseline for a change. None: this checkout.
     source: Path | None = None
+    # ours from another checkout: the name it goes by in tables (``--variant NAME=DIR``), so
+    # that several checkouts (a change and its parts, each left out) run in the same rounds
+    name: str | None = None
 
     @property
     def label(self) -> str:
         """The name tables and results use; it identifies the variant across rounds."""
+        if self.name is not None:
+            return self.name
         if self.kind == "ours" and self.source is not None:
             return f"base w={self.workers}"
         if self.kind == "ours":
