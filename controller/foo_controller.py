@@ -68,6 +68,7 @@ from informer.store import (
 )
 from runtime.context import Context
 from runtime.expectations import Expectations
+from runtime.log import log_v4
 from runtime.metrics.reconcile import ReconcileMetrics
 from runtime.sharding.gate import EVERY_OBJECT, Gate
 from runtime.sharding.owned import NotOwnedError, create_or_label, lookup
@@ -392,7 +393,7 @@ class Controller:
         cache (sharded: labelled now, so that it enters the cache)."""
         namespace, deployment_name = foo["metadata"]["namespace"], foo["spec"]["deploymentName"]
         ctx.err("creating deployment")
-        log.info("creating deployment", extra={"key": name_of(foo), "deployment": deployment_name})
+        log_v4(log, "creating deployment", {"key": name_of(foo), "deployment": deployment_name})
         path = resource_path(*DEPLOYMENT_GVR, namespace)
         key, owner = f"{namespace}/{deployment_name}", foo["metadata"].get("uid")
         labels = self.gate.owned_labels(foo)
@@ -414,7 +415,7 @@ class Controller:
         meta, was = deployment["metadata"], deployment["spec"].get("replicas")
         ctx.err("updating deployment replicas")
         extra = {"key": key, "deployment": meta["name"], "replicas": replicas, "was": was}
-        log.info("updating deployment replicas", extra=extra)
+        log_v4(log, "updating deployment replicas", extra)
         # Cached objects are shared: build a new object around a new spec, never assign into
         # the cached one. resourceVersion stays, so a concurrent change gets us a 409.
         updated = {**deployment, "spec": {**deployment["spec"], "replicas": replicas}}

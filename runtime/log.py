@@ -3,7 +3,10 @@
 Every log call in the controller passes its fields through ``extra={...}`` (key, namespace,
 name, duration, result, ...), so both formats carry the same data and a log pipeline can filter
 on ``key`` without parsing prose. ``-v`` maps onto levels as klog's verbosity does for a
-controller: 0-1 INFO and up, 2-3 adds our own "narration" lines, 4+ DEBUG.
+controller: 0-3 INFO and up, 4+ DEBUG. A line sits at the V-level its upstream twin uses
+(sample-controller, client-go): "successfully synced" and each Event's line at ``V(0)``
+(``StartStructuredLogging(0)``), a Deployment's create or update at ``V(4)`` (``log_v4``: the
+update's level; sample-controller logs no create).
 
 No credential is ever logged: nothing here formats requests, every piece of free text passes a
 filter (``redact``) that replaces anything that looks like a bearer token, a ServiceAccount JWT
@@ -40,8 +43,9 @@ from itertools import islice
 from typing import Any
 
 from client import jsonutil
+from runtime.trace import TRACE_LOGGER
 
-__all__ = ["JSONFormatter", "TextFormatter", "configure_logging", "redact"]
+__all__ = ["JSONFormatter", "TextFormatter", "configure_logging", "log_v4", "redact"]
 
 # Attributes every LogRecord has; anything else on a record came from ``extra=`` (or a record
 # factory). LogRecord.__init__ sets the first _N_STANDARD entries of a record's __dict__, always
@@ -215,6 +219,16 @@ class JSONFormatter(logging.Formatter):
         if record.exc_info:
             out["error_trace"] = redact(self.formatException(record.exc_info))
         return jsonutil.dumps(out).decode()  # compact, UTF-8; msgspec when installed
+
+
+_trace = logging.getLogger(TRACE_LOGGER)
+
+
+def log_v4(logger: logging.Logger, message: str, extra: dict[str, Any]) -> None:
+    """A line klog would log at ``V(4)`` (DEBUG here, shown from ``-v 4``), which ``--trace``
+    also shows as a step of a key's path: on the trace logger at INFO when the trace is on,
+    so the trace reads the same at any ``-v``, and the line is written once either way."""
+    (_trace.info if _trace.isEnabledFor(logging.INFO) else logger.debug)(message, extra=extra)
 
 
 def configure_logging(fmt: str = "text", verbosity: int = 0, stream: Any = None) -> logging.Handler:
