@@ -19,7 +19,8 @@ Differences from sample-controller, each deliberate (docs/architecture.md has th
   proves the Foo still exists (a deleted one gets a 404, not a new Deployment);
 - what it wrote is remembered until the caches show it (``runtime.expectations``), never
   written again from an older copy; a 409 that still happens is a requeue;
-- ``Synced`` is recorded when a sync wrote something, not every resync (30 s per Foo forever);
+- ``Synced`` is recorded when a sync created or scaled the Deployment, not for a status write
+  that follows the Deployment's progress, nor every resync (30 s per Foo forever);
 - a Foo that cannot be acted on, or is blocked by a Deployment it does not own, gets a
   ``Ready=False`` condition saying why and a Warning Event, where upstream only logs;
 - a Foo being deleted (``deletionTimestamp``) is left alone;
@@ -334,17 +335,16 @@ class Controller:
                 self._event(ctx, foo, EVENT_TYPE_NORMAL, SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED)
             return
 
-        wrote = False
         replicas = (foo.get("spec") or {}).get("replicas")
-        if replicas is not None and replicas != (deployment.get("spec") or {}).get("replicas"):
+        scaled = replicas is not None and replicas != (deployment.get("spec") or {}).get("replicas")
+        if scaled:
             deployment = self._update_deployment_replicas(ctx, key, deployment, replicas)
-            wrote = True
 
         status = desired_status(foo, deployment)
         if status_differs(foo, status):
             self._update_foo_status(ctx, foo, status)
-            wrote = True
-        if wrote:
+        # Synced says the Deployment was made to match the Foo; a status write follows it
+        if scaled:
             self._event(ctx, foo, EVENT_TYPE_NORMAL, SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED)
 
     def _blocked(self, ctx: Context, foo: Foo) -> NoReturn:
