@@ -51,7 +51,8 @@ PEER_CHOICES = (
 
 
 def _named_checkout(text: str) -> tuple[str, Path]:
-    name, sep, directory = text.partition("=")
+    # the last '=': labels here say "w=2", paths seldom hold one
+    name, sep, directory = text.rpartition("=")
     if not sep or not name or not directory:
         raise argparse.ArgumentTypeError(f"expected NAME=DIR, got {text!r}")
     return name, Path(directory)
