@@ -33,6 +33,7 @@ back to the pool alive (keep-alive) or is replaced when the server closed it. Wa
 from __future__ import annotations
 
 import http.client
+import re
 import ssl
 import threading
 import time
@@ -98,6 +99,12 @@ class Response:
 _METHODS_EXPECTING_BODY = frozenset({"PATCH", "POST", "PUT"})
 
 
+# The checks http.client's putheader makes of a header line, written out here rather than
+# read from its private helpers; tests/client/test_transport.py holds them to putheader's.
+_legal_header_name = re.compile(rb"[^:\s][^:\r\n]*").fullmatch
+_illegal_header_value = re.compile(rb"\n(?![ \t])|\r(?![ \t\n])").search
+
+
 def encode_headers(headers: Mapping[str, str]) -> bytes:
     """The header lines as ``http.client.HTTPConnection.putheader`` writes them, joined by
     CRLF, with its checks (a name that is not a token, a value with CR or LF: ValueError)."""
@@ -105,9 +112,9 @@ def encode_headers(headers: Mapping[str, str]) -> bytes:
     for name, value in headers.items():
         line_name = name.encode("ascii")
         line_value = value.encode("latin-1")
-        if not http.client._is_legal_header_name(line_name):  # type: ignore[attr-defined]
+        if not _legal_header_name(line_name):
             raise ValueError(f"Invalid header name {line_name!r}")
-        if http.client._is_illegal_header_value(line_value):  # type: ignore[attr-defined]
+        if _illegal_header_value(line_value):
             raise ValueError(f"Invalid header value {line_value!r}")
         lines.append(line_name + b": " + line_value)
     return b"\r\n".join(lines)

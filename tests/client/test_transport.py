@@ -222,6 +222,44 @@ def test_a_header_value_with_a_line_break_is_refused_as_http_client_refuses_it()
         encode_headers({"X:Bad": "1"})
 
 
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("X-Ok", "v"),
+        ("X-Folded", "a\r\n b"),
+        ("X-Tab", "a\n\tb"),
+        ("X-Bare-CR", "a\rb"),
+        ("X-Bare-LF", "a\nb"),
+        ("X-CR-LF", "a\r\nb"),
+        ("X:Colon", "v"),
+        (" Leading", "v"),
+        ("X\rCR", "v"),
+        ("", "v"),
+        ("X-Empty", ""),
+    ],
+)
+def test_a_header_line_is_refused_exactly_when_http_client_refuses_it(name, value):
+    """encode_headers checks a line as http.client's public putheader does, with its own copy
+    of the rules: this fails when a Python release changes putheader's."""
+    import http.client
+
+    from client.transport import encode_headers
+
+    conn = http.client.HTTPConnection("127.0.0.1")
+    conn.putrequest("GET", "/")  # builds the request in memory: nothing is connected
+    try:
+        conn.putheader(name, value)
+        refused_by_http_client = None
+    except ValueError as err:
+        refused_by_http_client = str(err).split()[:3]
+    try:
+        encode_headers({name: value})
+        refused_by_us = None
+    except ValueError as err:
+        refused_by_us = str(err).split()[:3]
+    assert refused_by_us == refused_by_http_client
+
+
 def test_an_https_server_behind_a_proxy_is_reached_through_a_verified_tunnel(tmp_path):
     """``roundtrip`` on a pool behind an HTTP proxy: a new connection opens the CONNECT tunnel
     as urllib3's urlopen would (``_prepare_proxy``), verifies the server's certificate through
