@@ -50,7 +50,7 @@ PEER_CHOICES = (
 )
 
 
-def _named_checkout(text: str) -> tuple[str, Path]:
+def named_checkout(text: str) -> tuple[str, Path]:
     # the last '=': labels here say "w=2", paths seldom hold one
     name, sep, directory = text.rpartition("=")
     if not sep or not name or not directory:
@@ -108,7 +108,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--variant",
-        type=_named_checkout,
+        type=named_checkout,
         action="append",
         metavar="NAME=DIR",
         help="also run the controller of the checkout DIR, 2 workers, under the label NAME "

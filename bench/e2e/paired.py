@@ -3,8 +3,9 @@
 No upstream twin: a reading aid for ``bench.e2e_bench --json``. The machine is shared, so a
 figure moves with the load more than a change moves it; a ratio of two variants measured in the
 same round (one after the other, interleaved) cancels most of that. This prints, per burst size
-and latency, each variant's median CPU per Foo, peak RSS and time to converge, and the median
-and range over the rounds of its same-round ratio to each reference (``--against``):
+and latency, each variant's median CPU per Foo, peak RSS, time to converge and context switches
+per Foo, and the median and range over the rounds of its same-round ratio to each reference
+(``--against``):
 
     python -m bench.e2e.paired RESULTS.json --against floor --against 'base w=2'
 """
@@ -51,6 +52,8 @@ def paired_rows(results: dict[str, Any], against: list[str]) -> list[list[str]]:
             cpu = [res["cpu"] / n * 1000 for res in mine]
             rss = [res.get("peak_rss", 0) / 2**20 for res in mine]
             secs = [res["seconds"] for res in mine]
+            # thread hand-offs per Foo (older results have no count)
+            switches = [res["context_switches"] / n for res in mine if "context_switches" in res]
             row = [
                 f"{n:,}",
                 f"{latency} ms",
@@ -59,6 +62,7 @@ def paired_rows(results: dict[str, Any], against: list[str]) -> list[list[str]]:
                 _spread(cpu, " ms", 2),
                 _spread(rss, " MiB", 1),
                 _spread(secs, " s", 2),
+                _spread(switches, "", 1),
             ]
             for ref in against:
                 cpu_ratio, rss_ratio = [], []
@@ -79,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--against", action="append", default=[], help="reference variant label")
     args = p.parse_args(argv)
     results = json.loads(args.results.read_text())
-    head = ["N", "latency", "variant", "rounds", "CPU/Foo", "peak RSS", "converge"]
+    head = ["N", "latency", "variant", "rounds", "CPU/Foo", "peak RSS", "converge", "switches/Foo"]
     for ref in args.against:
         head += [f"CPU / {ref}", f"RSS / {ref}"]
     print("| " + " | ".join(head) + " |")
