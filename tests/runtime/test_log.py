@@ -18,13 +18,12 @@ def capture():
         return stream, handler
 
     handlers = []
-    # configure_logging turns off what no format prints (caller file:line, process names);
-    # put them back so later tests' captured logs still show where a line came from.
-    switches = (logging._srcfile, logging.logProcesses, logging.logMultiprocessing)
+    # configure_logging turns off what no format prints (the process names); put them back.
+    switches = (logging.logProcesses, logging.logMultiprocessing)
     yield lambda fmt, v=0: handlers.append(make(fmt, v)) or handlers[-1][0]
     for _, h in handlers:
         logging.getLogger().removeHandler(h)
-    logging._srcfile, logging.logProcesses, logging.logMultiprocessing = switches
+    logging.logProcesses, logging.logMultiprocessing = switches
 
 
 def test_text_format_has_klog_header_and_fields(capture):
