@@ -114,6 +114,12 @@ def parser() -> argparse.ArgumentParser:
         help="also run the controller of the checkout DIR, 2 workers, under the label NAME "
         "(repeatable: a change and the same tree without one of its parts, in the same rounds)",
     )
+    p.add_argument(
+        "--probes",
+        action="store_true",
+        help="also run ours with the health probes served, as the default flags serve them: "
+        "'ours w=2 qps=unlimited probes' in the tables",
+    )
     p.add_argument("--json", help="also write every raw result to this file")
     p.add_argument("--from-json", help="skip measuring: report the results saved by --json")
     return p
@@ -137,6 +143,7 @@ def command_line(args: argparse.Namespace) -> str:
         + "".join(f" --only {o}" for o in args.only or [])
         + (f" --baseline {args.baseline}" if args.baseline else "")
         + "".join(f" --variant {name}={path}" for name, path in args.variant or [])
+        + (" --probes" if args.probes else "")
     )
 
 
@@ -160,6 +167,8 @@ def make_plan(args: argparse.Namespace) -> plan.Plan:
         the_plan.memory_n = args.memory_n
     if args.baseline:
         the_plan.peers.insert(1, harness.Variant("ours", source=args.baseline.resolve()))
+    if args.probes:
+        the_plan.peers.append(harness.Variant("ours", probes=True))
     for name, path in args.variant or []:
         the_plan.peers.append(harness.Variant("ours", source=path.resolve(), name=name))
     return the_plan

@@ -31,9 +31,9 @@ kube_config's own globals keep them, and every later import gets the real module
 
 Three standard modules were kept out the same way until the same-run measurement of issue 32
 (``python -m bench.import_bench --stand-ins``) found each under the 1 MB a stand-in must save to
-be worth its place: ``importlib.metadata`` (urllib3.http2's one ``version`` call, 0.85 MiB),
-``multiprocessing`` (the configuration's ``cpu_count``, 0.59 MiB) and ``subprocess`` (exec and
-cmd credential plugins, 0.19 MiB). They are imported as their importers ask, plainly.
+be worth its place: ``importlib.metadata`` (urllib3.http2's one ``version`` call, 0.69 MiB),
+``multiprocessing`` (the configuration's ``cpu_count``, 0.50 MiB) and ``subprocess`` (exec and
+cmd credential plugins, 0.14 MiB). They are imported as their importers ask, plainly.
 
 The stand-ins load the real module on any other attribute, and leave ``sys.modules`` once the
 import is done, so every later import of one of them is the real module.
