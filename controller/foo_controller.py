@@ -338,7 +338,7 @@ class Controller:
         replicas = (foo.get("spec") or {}).get("replicas")
         scaled = replicas is not None and replicas != (deployment.get("spec") or {}).get("replicas")
         if scaled:
-            deployment = self._update_deployment_replicas(ctx, key, deployment, replicas)
+            deployment = self._update_deployment_replicas(ctx, key, deployment, cast(int, replicas))
 
         status = desired_status(foo, deployment)
         if status_differs(foo, status):
