@@ -1,12 +1,12 @@
 # The controller's image: `make image` (docker build -t sample-controller-py:0.1.0 .).
 #
-# Only what the controller runs on: the workqueue, client, informer, tools and controller
-# packages and their runtime dependencies (kubernetes, pyyaml, prometheus-client, msgspec,
-# cryptography for the metrics server's self-signed certificate). No test extras, and no
-# kubesim or jsonschema, which only the tests use. It runs as a numeric non-root
-# user, so the Deployment's runAsNonRoot can be checked by the kubelet, on a read-only root
-# filesystem. tests/image/test_image_contents.py keeps the COPY list equal to the packages the
-# controller imports.
+# Only what the controller runs on: the workqueue, client, informer, tools, runtime and
+# controller packages and their runtime dependencies (kubernetes, pyyaml, prometheus-client,
+# msgspec, cryptography for the metrics server's self-signed certificate). No test extras, and
+# no kubesim, a distribution of its own (kubesim/pyproject.toml) that only the tests use. It
+# runs as a numeric non-root user, so the Deployment's runAsNonRoot can be checked by the
+# kubelet, on a read-only root filesystem. tests/image/test_image_contents.py keeps the COPY
+# list equal to the packages the controller imports.
 #
 # Needs BuildKit (the default builder since Docker 23; DOCKER_BUILDKIT=1 on 20.10, which
 # `make image` sets) for the secret mounts below. There is no `# syntax=` line on purpose: it
@@ -44,15 +44,15 @@ COPY informer/ informer/
 COPY tools/ tools/
 COPY runtime/ runtime/
 COPY controller/ controller/
-# kubesim/ is not copied, so the wheel leaves it out; drop its console script too. The import
-# at the end fails the build, not the pod, if a package the controller needs was left out.
+# The controller's wheel holds neither kubesim nor its console script (kubesim/ is its own
+# distribution). The import at the end fails the build, not the pod, if a package the
+# controller needs was left out.
 RUN --mount=type=secret,id=pip_cert --mount=type=secret,id=pip_conf \
     set -eu; \
     if [ -s /run/secrets/pip_cert ]; then export PIP_CERT=/run/secrets/pip_cert; fi; \
     if [ -s /run/secrets/pip_conf ]; then export PIP_CONFIG_FILE=/run/secrets/pip_conf; fi; \
     python3 -m venv /opt/venv; \
     /opt/venv/bin/pip install .; \
-    rm -f /opt/venv/bin/kubesim; \
     /opt/venv/bin/python -c "import runtime.flags, runtime.manager, runtime.metrics.server, runtime.sharding.sharder, tools.leaderelection, prometheus_client"
 
 FROM ${PYTHON_IMAGE}

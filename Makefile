@@ -4,14 +4,16 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv test lint demo demo-ui run e2e bench image image-smoke install-crd clean
+.PHONY: venv test lint demo demo-ui sim run e2e bench image image-smoke install-crd clean
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+# Two distributions: kubesim (kubesim/pyproject.toml; the tests' API server and its pytest
+# plugin) and the controller with its test and lint extras. kubesim first: it is on no index.
+$(STAMP): pyproject.toml kubesim/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,lint]'
+	$(PY) -m pip install --quiet -e ./kubesim -e '.[test,lint]'
 	touch $(STAMP)
 
 ## test: the whole default suite (unit + integration against kubesim; e2e skips without a cluster)
@@ -34,6 +36,12 @@ demo: venv
 ## (a free port, printed; ARGS=--port=8080 to choose) until Ctrl-C (docs/demo-ui.md)
 demo-ui: venv
 	$(PY) -m demo.ui $(ARGS)
+
+## sim: kubesim for a local run, in the foreground: the CRDs installed, Deployments' Pods run on a
+## simulated node, and the `export KUBECONFIG=...` line to paste in another terminal (its own file,
+## .kubesim/kubeconfig); Ctrl-C stops it and removes that file (ARGS=--listen=HOST:PORT to choose)
+sim: venv
+	$(PY) -m demo.sim $(ARGS)
 
 ## install-crd: apply the Foo CRD to the cluster of the current kubeconfig
 install-crd: venv

@@ -46,7 +46,11 @@ GROUP, VERSION = "samplecontroller.k8s.io", "v1alpha1"
 CRD = {
     "apiVersion": "apiextensions.k8s.io/v1",
     "kind": "CustomResourceDefinition",
-    "metadata": {"name": "foos.samplecontroller.k8s.io"},
+    # a *.k8s.io group needs the API review's annotation (KEP-1111), or "unapproved, ..."
+    "metadata": {
+        "name": "foos.samplecontroller.k8s.io",
+        "annotations": {"api-approved.kubernetes.io": "unapproved, example API"},
+    },
     "spec": {
         "group": GROUP,
         "scope": "Namespaced",

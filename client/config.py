@@ -21,6 +21,7 @@ import logging
 import os
 from collections.abc import Mapping
 
+from client.kubeconfig import KubeconfigProblem, check_usable, read_kubeconfig
 from client.official import import_loaders
 
 # Before the first import of the official client: what it loads is this module's choice.
@@ -77,21 +78,49 @@ def load_client_configuration(
     if missing is not None and (kubeconfig or not master):
         # said plainly: the official loader calls a missing file "Invalid kube-config file"
         raise ConfigError(missing)
+    if missing is None:
+        _check_kubeconfig(kubeconfig, master)
     try:
         if missing is None:
             kube_config.load_kube_config(
                 config_file=kubeconfig or None, client_configuration=cfg, persist_config=False
             )
-    except (ConfigException, OSError, TypeError) as err:
+    # what the loader may still raise on a file that passed the checks (a certificate file it
+    # names that is missing, an exec plugin that fails, a key of the wrong type): still one line
+    except (ConfigException, OSError, ValueError, TypeError, KeyError, AttributeError) as err:
+        problem = (str(err).strip().splitlines() or [type(err).__name__])[0]
         if not master:
             source = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
-            raise ConfigError(f"cannot load kubeconfig {source}: {err}") from err
+            raise ConfigError(f"cannot load kubeconfig {source}: {problem}") from err
         if kubeconfig:
-            raise ConfigError(f"cannot load kubeconfig {kubeconfig}: {err}") from err
+            raise ConfigError(f"cannot load kubeconfig {kubeconfig}: {problem}") from err
         # --master alone and no kubeconfig anywhere: talk to that URL without credentials.
     if master:
         cfg.host = master.rstrip("/")
     return cfg
+
+
+def _kubeconfig_paths(kubeconfig: str) -> list[str]:
+    """The files the official loader will read, in its order: ``--kubeconfig``, else the
+    existing ones of ``$KUBECONFIG`` (as read at import) or ``~/.kube/config``."""
+    if kubeconfig:
+        return [kubeconfig]
+    location = kube_config.KUBE_CONFIG_DEFAULT_LOCATION
+    paths = [p for p in location.split(kube_config.ENV_KUBECONFIG_PATH_SEPARATOR) if p]
+    return [p for p in paths if os.path.exists(os.path.expanduser(p))]
+
+
+def _check_kubeconfig(kubeconfig: str, master: str) -> None:
+    """ConfigError naming the file and the field when a kubeconfig cannot be what the loader
+    needs (client/kubeconfig.py). With ``--master`` the server, and so the context chain, may
+    come from the flag (client-go's overrides); a file that does not parse is still refused."""
+    paths = _kubeconfig_paths(kubeconfig)
+    try:
+        docs = [read_kubeconfig(path) for path in paths]
+        if not master:
+            check_usable(paths, docs)
+    except KubeconfigProblem as err:
+        raise ConfigError(str(err)) from None
 
 
 def _missing_kubeconfig(kubeconfig: str) -> str | None:

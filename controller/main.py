@@ -5,7 +5,9 @@ controller, and runs them until a signal. Here the flags are the runtime's proce
 (``runtime.flags``) plus the Foo controller's own ``--foo-selector``; the clients, the signal
 handlers, ``/metrics``, the probes, leader election or sharding and the graceful shutdown are
 the manager's (``runtime.manager``). What is left is what main.go itself does: two informer
-factories, the controller on their informers, and ``Run`` with the worker count.
+factories, the controller on their informers, and ``Run`` with the worker count; and, with
+``--webhook-bind-address``, what kubebuilder's main adds: Foo's admission webhooks
+(``controller.webhooks``) on the manager's webhook server.
 
 ``run`` is the controller alone, without endpoints, election or signals: tests, the demo and
 the benchmarks run it in a thread with their own stop event and metrics registry.
@@ -108,6 +110,17 @@ def setup(manager: Manager, options: FooOptions) -> Components:
     )
     manager.on_buckets_taken(foo_informer, controller.enqueue_foo)
     manager.add(_Run(controller, options.workers))
+    webhooks = manager.webhook_server
+    if webhooks is not None:
+        # Foo's webhooks read the controller's cache (controller.webhooks); with leader
+        # election the standby serves them too, so its cache must be ready before traffic.
+        from controller.webhooks import register
+
+        register(webhooks, controller)
+        manager.add_readyz_check(
+            "webhook-cache",
+            lambda: None if controller.has_synced() else "Foo and Deployment caches not synced",
+        )
     return Components(foo_informer, deployment_informer, controller, manager.sharder)
 
 
@@ -150,7 +163,16 @@ def build_foo_parser() -> argparse.ArgumentParser:
 
 def parse_foo_options(argv: Sequence[str] | None = None) -> FooOptions:
     """Parse and check ``argv``; one line and exit status 2 on a bad flag."""
-    return parse_options(argv, build_foo_parser(), FooOptions)
+    parser = build_foo_parser()
+    options = parse_options(argv, parser, FooOptions)
+    if options.webhook_bind_address is not None and options.sharding:
+        # A sharded replica caches its share of the Foos; the webhook would miss a collision
+        # with a Foo of another share (controller.webhooks).
+        parser.error(
+            "--webhook-bind-address cannot be used with --sharding: Foo's webhooks read every "
+            "Foo of a namespace from the cache, and a sharded replica caches a share"
+        )
+    return options
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,7 +8,9 @@ marks replicas available after a moment), installs the Foo CRD, starts the contr
 2. scale the Foo;
 3. delete its Deployment by hand and watch it come back;
 4. create a Foo whose Deployment name is taken by someone else's Deployment;
-5. delete the Foo and watch the garbage collector remove its Deployment.
+5. delete the Foo and watch the garbage collector remove its Deployment;
+6. turn on Foo's admission webhooks (the fourth component: the API server asks them before it
+   stores a Foo), and watch a Foo get its default and a colliding Foo be refused at the door.
 
 Each step prints the path a change takes, in plain lines (``demo.narration`` makes them):
 
@@ -23,7 +25,6 @@ and ``kubectl``-style tables of Foos and Deployments. It exits 0 when every step
 
 from __future__ import annotations
 
-import argparse
 import logging
 import sys
 import tempfile
@@ -42,12 +43,14 @@ from client.errors import APIError
 from client.rest import RESTClient, resource_path
 from controller.apis import FOO_GVR
 from controller.main import Components, parse_foo_options, run
+from demo.cli import OneLineParser, seconds
 from demo.narration import (
     DEPLOYMENTS,
     FOOS,
     Narrator,
     RequestTap,
     elapsed,
+    event_object,
     foreign_deployment,
     headline,
     print_lines,
@@ -57,6 +60,7 @@ from demo.narration import (
     tap_queue,
     tap_writes,
 )
+from demo.sim import SIM_OPTIONS
 from runtime.manager import USER_AGENT, check_api
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,11 +81,76 @@ def wait_for(what: str, predicate: Callable[[], Any], timeout: float = 15.0) -> 
     raise SystemExit(f"demo: timed out waiting for {what}")
 
 
+def admission_step(api: RESTClient, components: Components) -> None:
+    """Step 6: Foo's webhooks served on 127.0.0.1 with a CA made here, registered by url from
+    the shipped configurations; a defaulted Foo, then a refused one; then unregistered."""
+    from controller.webhooks import register
+    from runtime.webhook.selfmanaged import CertRotator
+    from runtime.webhook.server import WebhookServer
+
+    headline("6. admission webhooks: the API server asks Foo's webhooks before it stores a Foo")
+    docs = yaml.safe_load_all(
+        (ROOT / "manifests/components/webhooks/webhook-configurations.yaml").read_text()
+    )
+    configs = [(d["kind"].lower() + "s", d) for d in docs]
+    rotator = CertRotator(api, ["127.0.0.1"], [(r, d["metadata"]["name"]) for r, d in configs])
+    server = WebhookServer(("127.0.0.1", 0), rotator, starters=(rotator.ensure,))
+    register(server, components.controller)
+    server.start()
+    port = server.address[1]
+    admreg = "/apis/admissionregistration.k8s.io/v1"
+    for resource, doc in configs:
+        for hook in doc["webhooks"]:
+            # by url: kubesim has no Service network (the manifests use the Service)
+            hook["clientConfig"] = {
+                "url": f"https://127.0.0.1:{port}{hook['clientConfig']['service']['path']}"
+            }
+        api.request("POST", f"{admreg}/{resource}", body=doc)
+    rotator.inject(rotator.ca)
+    say("setup", f"webhooks on https://127.0.0.1:{port}, CA written into both configurations")
+    try:
+        created = api.request(
+            "POST",
+            resource_path(*FOOS, "default"),
+            body={
+                "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+                "kind": "Foo",
+                "metadata": {"name": "defaulted"},
+                "spec": {"replicas": 1},
+            },
+        )
+        say(
+            "admit",
+            "Foo defaulted sent without spec.deploymentName; stored with deploymentName="
+            + created["spec"]["deploymentName"],
+        )
+        try:
+            api.request(
+                "POST",
+                resource_path(*FOOS, "default"),
+                body={
+                    "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+                    "kind": "Foo",
+                    "metadata": {"name": "intruder"},
+                    "spec": {"deploymentName": "not-ours", "replicas": 1},
+                },
+            )
+        except APIError as err:
+            say("admit", f"Foo intruder refused: {err.code} {err.message}")
+        else:
+            raise SystemExit("demo: the Foo naming not-ours was admitted")
+        say("check", "nothing stored for intruder: the controller never sees it")
+    finally:
+        for resource, doc in configs:
+            api.request("DELETE", f"{admreg}/{resource}/{doc['metadata']['name']}")
+        server.stop()
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m demo", description=__doc__.split("\n")[0])
+    parser = OneLineParser("python -m demo", __doc__.split("\n")[0])
     parser.add_argument(
         "--status-delay",
-        type=float,
+        type=seconds,
         default=1.0,
         help="seconds kubesim takes to mark replicas available (default 1)",
     )
@@ -97,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
 
     headline("starting kubesim, the embedded API server (deployment status loop on)")
     with (
-        KubeSim(deployment_status_delay=opts.status_delay) as sim,
+        KubeSim(deployment_status_delay=opts.status_delay, **SIM_OPTIONS) as sim,
         tempfile.TemporaryDirectory(prefix="sample-controller-demo-") as tmp,
     ):
         kubeconfig = sim.write_kubeconfig(Path(tmp) / "kubeconfig")
@@ -194,6 +263,19 @@ def main(argv: list[str] | None = None) -> int:
                 != old_uid
             ),
         )
+
+        # and ends converged: the new Deployment's replicas available, and the Foo's status
+        # saying so (the sync that recreated it wrote 0, so a 3 is the repaired one)
+        def repaired() -> bool:
+            deployment = api.request("GET", resource_path(*DEPLOYMENTS, "default", "example-foo"))
+            foo = api.request("GET", resource_path(*FOOS, "default", "example-foo"))
+            return (
+                deployment["metadata"]["uid"] != old_uid
+                and (deployment.get("status") or {}).get("availableReplicas") == 3
+                and (foo.get("status") or {}).get("availableReplicas") == 3
+            )
+
+        wait_for("example-foo available again", repaired)
         print_tables(api)
 
         headline("4. a Foo whose Deployment name is taken by a Deployment it does not own")
@@ -254,11 +336,10 @@ def main(argv: list[str] | None = None) -> int:
         events = api.request("GET", resource_path("", "v1", "events", "default"))["items"]
         rows = [["TYPE", "REASON", "OBJECT", "COUNT", "MESSAGE"]]
         for e in events:
-            io = e["involvedObject"]
-            rows.append(
-                [e["type"], e["reason"], f"foo/{io['name']}", e.get("count", 1), e["message"]]
-            )
+            rows.append([e["type"], e["reason"], event_object(e), e.get("count", 1), e["message"]])
         print_lines(table(rows))  # in one piece: no watch line lands inside the table
+
+        admission_step(api, started[0])
 
         headline("shutting down (as on SIGTERM: drain the queue, flush events)")
         stop.set()

@@ -36,6 +36,7 @@ __all__ = [
     "FOOS",
     "Narrator",
     "RequestTap",
+    "event_object",
     "headline",
     "print_lines",
     "print_tables",
@@ -264,6 +265,15 @@ def age(timestamp: str | None) -> str:
     created = datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
     seconds = int((datetime.now(UTC) - created).total_seconds())
     return f"{seconds}s" if seconds < 120 else f"{seconds // 60}m"
+
+
+def event_object(event: dict[str, Any]) -> str:
+    """The OBJECT column of ``kubectl get events``: the kind lowercased, a slash, the name
+    (``deployment/example-foo``), as kubectl's ``printEvent`` writes it. The object is
+    ``involvedObject`` in core/v1 Events and ``regarding`` in events.k8s.io/v1."""
+    ref = event.get("involvedObject") or event.get("regarding") or {}
+    kind, name = str(ref.get("kind") or "").lower(), ref.get("name")
+    return f"{kind}/{name}" if name else kind
 
 
 def table(rows: list[list[Any]]) -> str:

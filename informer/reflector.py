@@ -66,6 +66,22 @@ Where this reflector differs, and why:
   then on; client-go tries WatchList again at every relist (one wasted request on an old server,
   one whole wasted stream on an ignoring one).
 
+**A resource the server does not serve** (its CRD is not installed, or was deleted): every list
+and watch gets 404, and the loop above retries with its backoff. The default watch error handler
+says so in words a user can act on, once while it lasts: ``failed to list
+samplecontroller.k8s.io/v1alpha1 foos: the server does not serve this resource (404); is its
+CustomResourceDefinition installed?`` (the repeats at debug level; once a list succeeds again,
+the next failure is reported again). client-go prints ``Failed to watch ... the server could not
+find the requested resource`` through ``HandleError`` each time, rate-limited only to one per
+millisecond.
+
+**Sync state** for health checks: ``last_sync_error()`` is the error of the last cycle that
+failed to bring the store up to date (a list, a WatchList stream, or a watch refused with 404),
+and None once a list or stream has succeeded. client-go keeps no such state (``HasSynced`` stays
+true after the first sync, and a process's readiness does not look at its informers); here a
+process can report not ready while its cache cannot be refreshed. A watch that only ends (410
+Expired, a dropped connection, 429) does not count: the data held is still good.
+
 Deliberate differences from client-go: errors that end a watch (Expired, other ERROR events, a
 watch that closed at once) are raised from ``list_and_watch`` so the watch error handler sees them
 (upstream logs them and returns nil); the relist that follows is the same.
@@ -86,6 +102,7 @@ from client.errors import (
     api_error_from_status,
     is_connection_refused,
     is_expired_error,
+    is_not_found,
     is_too_large_resource_version_error,
     is_too_many_requests,
 )
@@ -107,6 +124,7 @@ __all__ = [
     "VeryShortWatchError",
     "WatchErrorHandler",
     "default_watch_error_handler",
+    "not_served_message",
 ]
 
 log = logging.getLogger(__name__)
@@ -173,11 +191,32 @@ def _is_watch_error_retriable(err: BaseException) -> bool:
 
 
 def default_watch_error_handler(reflector: Reflector, err: BaseException) -> None:
-    """Log by severity (client-go ``DefaultWatchErrorHandler``)."""
+    """Log by severity (client-go ``DefaultWatchErrorHandler``).
+
+    A resource that is not served (404) is named, with the likely fix, once while it lasts:
+    the reflector calls its handler before it records ``err``, so ``last_sync_error()`` is the
+    previous failure here, None when the last cycle synced.
+    """
     if is_expired_error(err):
         log.info("%s: watch closed with: %s", reflector.name, err)
+    elif is_not_found(err):
+        message = not_served_message(reflector)
+        previous = reflector.last_sync_error()
+        if previous is not None and is_not_found(previous):
+            log.debug("%s: %s (still)", reflector.name, message)
+        else:
+            log.warning("%s: %s", reflector.name, message)
     else:
         log.warning("%s: failed to list/watch: %s", reflector.name, err)
+
+
+def not_served_message(reflector: Reflector) -> str:
+    """``failed to list samplecontroller.k8s.io/v1alpha1 foos: the server does not serve this
+    resource (404); is its CustomResourceDefinition installed?``"""
+    return (
+        f"failed to {reflector.phase()} {reflector.resource_description()}: the server does not "
+        "serve this resource (404); is its CustomResourceDefinition installed?"
+    )
 
 
 # -- the reflector -----------------------------------------------------------------------------
@@ -248,6 +287,11 @@ class Reflector:
         # the RV="0" list came back paged: the server has no watch cache
         self._paginated_result = False
 
+        self._sync_lock = threading.Lock()  # guards the two fields below
+        # why the store could not be brought up to date; None once a list or stream succeeded
+        self._sync_error: BaseException | None = None
+        self._listing = False  # the cycle has not yet listed (or streamed) into the store
+
         self._watch_list_supported = True  # cleared once the server rejects or ignores WatchList
         self._listed_once = False  # a list has completed before (the next one is a relist)
 
@@ -267,6 +311,44 @@ class Reflector:
         """The resourceVersion the store is known to reflect ("" before the first list)."""
         with self._rv_lock:
             return self._last_sync_resource_version
+
+    def last_sync_error(self) -> BaseException | None:
+        """The error that kept the last cycle from bringing the store up to date (a failed list
+        or WatchList stream, or a watch refused with 404), or None once one has succeeded (no
+        client-go twin: see the module docstring). For readiness: the cache may be stale."""
+        with self._sync_lock:
+            return self._sync_error
+
+    def phase(self) -> str:
+        """Which half of a cycle the reflector is in, for messages: "list" until the store is
+        filled, "watch" after."""
+        with self._sync_lock:
+            return "list" if self._listing else "watch"
+
+    def resource_description(self) -> str:
+        """What is listed, as an API path names it: ``samplecontroller.k8s.io/v1alpha1 foos``,
+        ``v1 pods`` (client-go's ``typeDescription``); the reflector's name for a list/watch
+        that does not say."""
+        lw = self.list_watch
+        resource = getattr(lw, "resource", None)
+        version = getattr(lw, "version", None)
+        if not resource or not version:
+            return self.name
+        group = getattr(lw, "group", "")
+        return f"{group}/{version} {resource}" if group else f"{version} {resource}"
+
+    def _synced(self) -> None:
+        """A list or stream filled the store: no longer failing (said once, if it was)."""
+        with self._sync_lock:
+            previous, self._sync_error, self._listing = self._sync_error, None, False
+        if previous is not None and is_not_found(previous):
+            log.info("%s: %s is served again", self.name, self.resource_description())
+
+    def _record_failure(self, err: BaseException) -> None:
+        """After the handler saw ``err``: a cycle that had not synced, or a 404, is failing."""
+        with self._sync_lock:
+            if self._listing or is_not_found(err):
+                self._sync_error = err
 
     def request_relist(self) -> None:
         """End the open watch and list again at once (no client-go twin: there a selector is
@@ -310,6 +392,8 @@ class Reflector:
                         self.watch_error_handler(self, err)
                     except Exception:  # the caller's handler must not end the reflector
                         log.exception("%s: the watch error handler failed", self.name)
+                    # after the handler, which reads the previous failure (see its docstring)
+                    self._record_failure(err)
                     delay = self._delay_after(err)
                 if delay is None:
                     delay = self.backoff.next_delay()
@@ -326,6 +410,8 @@ class Reflector:
         """
         stream = None
         synced = False
+        with self._sync_lock:
+            self._listing = True
         if self.use_watch_list and self._watch_list_supported:
             try:
                 stream = self._watch_list(stop)
@@ -334,13 +420,17 @@ class Reflector:
                 raise
             # any failure falls back to list+watch
             except Exception as err:
-                log.warning(
+                # a resource not served: the list says so next, once (default handler)
+                level = logging.DEBUG if is_not_found(err) else logging.WARNING
+                log.log(
+                    level,
                     "%s: the WatchList request ended with an error, falling back to list+watch: %s",
                     self.name,
                     err,
                 )
         if not synced:
             self._list(stop)
+        self._synced()
         self._watch(stream, stop)
 
     # -- list -----------------------------------------------------------------------------------

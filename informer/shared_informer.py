@@ -683,6 +683,15 @@ class SharedIndexInformer:
         reflector = self._reflector
         return reflector.last_sync_resource_version() if reflector is not None else ""
 
+    def last_sync_error(self) -> BaseException | None:
+        """Why the cache could not be brought up to date by the last list or watch, or None
+        when it was (``Reflector.last_sync_error``; no client-go twin). ``has_synced`` stays
+        true after the first sync, as client-go's; a readiness check that should fail while the
+        cache is stale (its resource not served, say) asks this too."""
+        with self._start_lock:
+            reflector = self._reflector
+        return reflector.last_sync_error() if reflector is not None else None
+
     def is_stopped(self) -> bool:
         with self._start_lock:
             return self._stopped

@@ -3,6 +3,7 @@
     python -m kubesim --listen 127.0.0.1:0 --kubeconfig /tmp/kubesim.kubeconfig \
         [--crd crds/foo.yaml ...] [--deployment-status-delay 1] [--tls] [--token T]
         [--deployment-controller full|no-nodes|none|pods] [--simulated-node]
+        [--tls-cert-file cert.pem --tls-private-key-file key.pem] [--version]
         [--emulate 1.24] [--no-watch-list] [--feature-gates ShardedListAndWatch=true]
         [--authorization-mode RBAC] [--webhook-service NAMESPACE/NAME[:PORT]=HOST:PORT ...]
 
@@ -10,8 +11,9 @@ Prints the server URL on the first line of stdout (then flushes), so a parent pr
 it, and writes a kubeconfig for the server when --kubeconfig is given.
 
 Anything that keeps it from serving (a bad flag, a CRD file that is missing or not a valid CRD,
-a port in use, a kubeconfig that cannot be written) ends it before it prints the URL, with one
-line on stderr naming the flag and the problem, and exit status 2.
+a port in use, a certificate or key that does not load, a kubeconfig that cannot be written) ends
+it before it prints the URL, with one line on stderr naming the flag and the problem, and exit
+status 2.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import math
 import signal
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -32,6 +35,20 @@ from kubesim.sim import KubeSim
 from kubesim.storage.store import WATCH_CACHE_UPPER_BOUND
 
 PROG = "kubesim"
+# kubesim's own distribution (kubesim/pyproject.toml); --version names it
+DISTRIBUTION = "kubesim"
+
+
+def version_line() -> str:
+    """``kubesim 0.1.0``: the distribution and its version, or "unknown" when run from a tree
+    that is not installed (no distribution metadata to read)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        number = version(DISTRIBUTION)
+    except PackageNotFoundError:
+        number = "unknown"
+    return f"{DISTRIBUTION} {number}"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -179,7 +196,15 @@ def build_parser() -> argparse.ArgumentParser:
         "a kubelet reports them Running and Ready (with --deployment-controller pods, "
         "Deployments become available through real Pods)",
     )
+    p.add_argument("--version", action="version", version=version_line())
     p.add_argument("--tls", action="store_true", help="serve HTTPS with a self-signed certificate")
+    p.add_argument(
+        "--tls-cert-file",
+        metavar="FILE",
+        help="kube-apiserver's flag: serve HTTPS with this PEM certificate (with "
+        "--tls-private-key-file; the kubeconfig written trusts it as its CA)",
+    )
+    p.add_argument("--tls-private-key-file", metavar="FILE", help="the PEM key of --tls-cert-file")
     p.add_argument("--token", type=token, help="require this bearer token")
     p.add_argument(
         "--authorization-mode",
@@ -241,6 +266,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.exit(2, f"{PROG}: error: {message}\n")
 
     host, port = args.listen
+    if (args.tls_cert_file is None) != (args.tls_private_key_file is None):
+        fail("--tls-cert-file and --tls-private-key-file must be given together")
+    if args.tls_cert_file is not None:
+        from kubesim.server.tls import check_key_pair
+
+        try:
+            check_key_pair(args.tls_cert_file, args.tls_private_key_file)
+        except ValueError as err:
+            fail(str(err))
     gates = dict(FEATURE_GATES)
     for given in args.feature_gates:
         gates.update(given)
@@ -253,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
             deployment_controller=args.deployment_controller,
             simulated_node=args.simulated_node,
             tls=args.tls,
+            tls_cert_file=args.tls_cert_file,
+            tls_private_key_file=args.tls_private_key_file,
             token=args.token,
             history_size=args.history_size,
             server_version=args.emulate,
@@ -271,6 +307,12 @@ def main(argv: list[str] | None = None) -> int:
             sim.start()
         except OSError as err:  # the port is taken, or the address is not ours
             fail(f"argument --listen: cannot listen on {host}:{port}: {err.strerror or err}")
+        except RuntimeError as err:  # no openssl on PATH to make --tls's certificate
+            fail(f"argument --tls: {err}")
+        except subprocess.CalledProcessError as err:
+            lines = (err.stderr or b"").decode(errors="replace").strip().splitlines()
+            detail = lines[-1] if lines else f"exit status {err.returncode}"
+            fail(f"argument --tls: openssl could not make a certificate: {detail}")
         if args.kubeconfig:
             try:
                 sim.write_kubeconfig(args.kubeconfig)

@@ -26,12 +26,12 @@ from kubesim.api.resources import Registry
 from kubesim.api.version import DEFAULT_SERVER_VERSION, ServerVersion
 from kubesim.auth import bootstrap
 from kubesim.auth.filters import ALWAYS_ALLOW, RBAC, Auth
+from kubesim.controllers.bootstrap import NamespaceDefaults, ensure_kubernetes_service
 from kubesim.controllers.deployments import DeploymentController
 from kubesim.controllers.gc import GarbageCollector
 from kubesim.controllers.kwok import SimulatedNode
 from kubesim.controllers.manager import ControllerManager
 from kubesim.controllers.replicasets import ReplicaSetController
-from kubesim.controllers.serviceaccounts import ServiceAccountsController
 from kubesim.faults import FaultInjector
 from kubesim.registry.fieldmanager import FieldManager
 from kubesim.registry.rest import Rest
@@ -44,7 +44,9 @@ from kubesim.views.openapi import builtin_schemas
 
 __all__ = ["KubeSim"]
 
-DEFAULT_NAMESPACES = ("default", "kube-system")
+# the namespaces kube-apiserver makes at start: default (its bootstrap controller), and
+# kube-system, kube-public and kube-node-lease (its system namespaces controller)
+DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
 class KubeSim:
@@ -78,6 +80,9 @@ class KubeSim:
         bookmark_interval: seconds between periodic BOOKMARKs (the real server: 60 s); one is
             also sent 2 s before a watch's timeoutSeconds ends.
         tls: serve HTTPS with a fresh self-signed certificate (``ca_file`` holds it).
+        tls_cert_file, tls_private_key_file: serve HTTPS with this certificate and key instead
+            (kube-apiserver's flags of the same names; implies tls). The kubeconfig written
+            names the certificate as its certificate-authority, so it suits a self-signed one.
         token: require this bearer token (no token -> 403 on resources, wrong token -> 401).
             Whoever presents it (or, with no token set, sends no credentials) is the admin, in
             group system:masters.
@@ -93,6 +98,10 @@ class KubeSim:
         watch_list: serve WatchList (sendInitialEvents) as v1.34+ do; False answers such a watch
             as v1.24 did, 422 Invalid on resourceVersionMatch, to test a client's fallback.
             None (default): as server_version says (served by 1.36, refused by 1.24).
+        namespace_defaults: kube-controller-manager's serviceaccounts and root CA publisher
+            controllers: a ``default`` ServiceAccount and the ``kube-root-ca.crt`` ConfigMap
+            in every namespace, made again when deleted (controllers/bootstrap.py). False:
+            none, as under envtest, which runs no kube-controller-manager.
         sharded_list_and_watch: the ShardedListAndWatch feature gate (KEP-5866; alpha in v1.36
             and off by default there, as here). On, list and watch honour ``shardSelector``
             (registry/sharding.py) and a filtered list carries ``metadata.shardInfo``; off, the
@@ -118,6 +127,8 @@ class KubeSim:
         watch_queue_size: int = 100_000,
         bookmark_interval: float = 60.0,
         tls: bool = False,
+        tls_cert_file: str | None = None,
+        tls_private_key_file: str | None = None,
         token: str | None = None,
         request_log_size: int = 100_000,
         gc_delay: float = 0.0,
@@ -126,12 +137,13 @@ class KubeSim:
         sharded_list_and_watch: bool = False,
         authorization_mode: str = ALWAYS_ALLOW,
         webhook_services: Mapping[str, str] | None = None,
+        namespace_defaults: bool = True,
     ):
         # the release answered as; every behaviour that differs reads it (ValueError if unknown)
         self.server_version = ServerVersion.parse(server_version)
         self.host = host  # listen address
         self.port = port  # 0 until started; then fixed, so restart() reuses it
-        self.tls = tls  # serve HTTPS
+        self.tls = tls or tls_cert_file is not None  # serve HTTPS
         self.token = token  # required bearer token, or None for no authentication
         self.storage = Storage(
             history_size, watch_queue_size, compaction_interval=compaction_interval
@@ -176,10 +188,17 @@ class KubeSim:
             if garbage_collector
             else None
         )
+        # the default ServiceAccount and kube-root-ca.crt of every namespace, or None
+        self.namespace_defaults = (
+            NamespaceDefaults(self.storage, self.rest, self.controllers, self._root_ca)
+            if namespace_defaults
+            else None
+        )
         self._wire_workloads(simulated_node)
         self._tmpdir = tempfile.TemporaryDirectory(prefix="kubesim-")  # cert, kubeconfig
-        self.ca_file: str | None = None  # PEM of the self-signed certificate when tls=True
-        self._key_file: str | None = None
+        # PEM of the serving certificate when tls (made at start unless given) and its key
+        self.ca_file: str | None = tls_cert_file
+        self._key_file: str | None = tls_private_key_file
         self._api_client = None  # created on first use of api_client
         self._lock = threading.Lock()  # serialises start/stop/restart
         self._started = False
@@ -194,11 +213,13 @@ class KubeSim:
                 f'simulated_node does not go with deployment_controller="{mode}": '
                 '"full" registers its own Node, "no-nodes" has none'
             )
-        self.service_accounts: ServiceAccountsController | None = None
         if mode == "pods":
-            self.service_accounts = ServiceAccountsController(
-                self.storage, self.rest, self.controllers
-            )
+            if self.namespace_defaults is None:
+                # the ServiceAccount admission refuses a pod without its ServiceAccount
+                raise ValueError(
+                    'deployment_controller="pods" runs kube-controller-manager, whose '
+                    "serviceaccounts controller its pods need: not with namespace_defaults=False"
+                )
             DeploymentController(self.storage, self.rest, self.controllers)
             ReplicaSetController(self.storage, self.rest, self.controllers)
         self.node: SimulatedNode | None = None
@@ -224,14 +245,22 @@ class KubeSim:
                 assert info is not None  # built in
                 for doc in docs:
                     self.rest.create(info, "", doc, {}, "kube-apiserver")
+        if self.namespace_defaults is not None:
+            # at once, so that what a new kubesim holds does not depend on a thread's timing
+            self.namespace_defaults.sync_all()
         self.controllers.bootstrap()
-        if self.service_accounts is not None:
-            self.service_accounts.bootstrap()
         if self.node is not None:
             self.node.bootstrap()
         for crd in crds:
             for doc in _load_docs(crd):
                 self.create_crd(doc)
+
+    def _root_ca(self) -> str:
+        """The CA bundle kube-root-ca.crt publishes: the serving certificate (self-signed, so
+        its own CA) when TLS is on and started; "" otherwise (kubesim has no CA)."""
+        if self.ca_file is None:
+            return ""
+        return Path(self.ca_file).read_text()
 
     def create_crd(self, crd: dict | str | os.PathLike) -> dict:
         """Create (or replace) a CRD directly in storage and make its resources servable."""
@@ -270,6 +299,10 @@ class KubeSim:
                     self._tmpdir.name, self.host, self.ca_file, self._key_file
                 )
             self.port = self.server.start(self.host, self.port, ctx)
+            # the bootstrap controller's post-start hook: the Service points at our port
+            ensure_kubernetes_service(self.rest, self.port)
+            if self.tls and self.namespace_defaults is not None:
+                self.namespace_defaults.sync_all()  # kube-root-ca.crt carries the new CA
             self.controllers.start()
             self._started = True
             return self

@@ -1,4 +1,5 @@
-"""The metrics server's TLS certificates: checked, loaded, watched, or made self-signed.
+"""The TLS certificates of the metrics and webhook servers: checked, loaded, watched, or made
+self-signed.
 
 controller-runtime twins: ``pkg/certwatcher`` (``CertWatcher``: the files of
 ``--metrics-cert-path``, re-read every 10 s, a changed pair served from the next TLS handshake
@@ -90,19 +91,22 @@ def _read_pair(cert_file: str, key_file: str) -> tuple[bytes, bytes]:
     return pems[0], pems[1]
 
 
-def certificate_error(directory: str, cert_name: str, key_name: str) -> str | None:
+def certificate_error(
+    directory: str, cert_name: str, key_name: str, flags: str = "--metrics-cert"
+) -> str | None:
     """What is wrong with ``directory/cert_name`` and ``directory/key_name`` as a serving
-    pair, in one sentence, or None (the CLI's check of ``--metrics-cert-*``)."""
+    pair, in one sentence, or None (the CLI's check of ``<flags>-path``, ``-name``, ``-key``:
+    ``--metrics-cert-*`` or ``--webhook-cert-*``)."""
     if not os.path.isdir(directory):
-        return f"--metrics-cert-path: {directory!r} is not a directory"
+        return f"{flags}-path: {directory!r} is not a directory"
     cert_file, key_file = os.path.join(directory, cert_name), os.path.join(directory, key_name)
-    for path, flag in ((cert_file, "--metrics-cert-name"), (key_file, "--metrics-cert-key")):
+    for path, flag in ((cert_file, f"{flags}-name"), (key_file, f"{flags}-key")):
         if not os.path.exists(path):
             return f"{flag}: {path!r} does not exist"
     try:
         server_context(*_read_pair(cert_file, key_file))
     except CertificateError as err:
-        return f"--metrics-cert-path: {cert_file} and {key_file}: {err}"
+        return f"{flags}-path: {cert_file} and {key_file}: {err}"
     return None
 
 
@@ -179,15 +183,18 @@ class CertWatcher:
                     return False
             ctx = server_context(*pems)
         except CertificateError as err:
-            log.error("failed to read the metrics certificate", extra={"error": str(err)})
+            log.error(
+                "failed to read the serving certificate",
+                extra={"cert": self.cert_file, "error": str(err)},
+            )
             return False
         with self._lock:
             self._pems, self._ctx = pems, ctx
-        log.info("updated the metrics TLS certificate", extra={"cert": self.cert_file})
+        log.info("updated the serving TLS certificate", extra={"cert": self.cert_file})
         return True
 
     def start(self) -> CertWatcher:
-        self._thread = threading.Thread(target=self._poll, name="metrics-certwatcher", daemon=True)
+        self._thread = threading.Thread(target=self._poll, name="certwatcher", daemon=True)
         self._thread.start()
         return self
 

@@ -26,12 +26,13 @@ __all__ = ["AbandonedError", "Context", "background"]
 
 
 class AbandonedError(Exception):
-    """The drain deadline has passed: the sync stops before its next write (Go's
+    """The drain deadline has passed: the sync stops before its next write (Go twin:
     ``context.DeadlineExceeded``)."""
 
 
 class Context:
-    """The drain deadline of one controller's workers, as each reconcile sees it."""
+    """The drain deadline of one controller's workers, as each reconcile sees it (Go twin:
+    ``context.Context``, as controller-runtime hands it to ``Reconcile``)."""
 
     def __init__(
         self, budget: ShutdownBudget | None = None, abandoned: threading.Event | None = None

@@ -136,6 +136,31 @@ def identity_name(text: str) -> str:
     return dns_subdomain(text) if text else text
 
 
+def optional_name(text: str) -> str:
+    """An object name, or empty (none)."""
+    return dns_subdomain(text) if text else text
+
+
+def host_list(text: str) -> tuple[str, ...]:
+    """Comma-separated DNS names (apimachinery ``IsDNS1123Subdomain``) and IP addresses, at
+    least one: the names a certificate is for."""
+    import ipaddress
+
+    hosts = tuple(h.strip() for h in text.split(",") if h.strip())
+    if not hosts:
+        raise argparse.ArgumentTypeError("must name at least one DNS name or IP address")
+    for host in hosts:
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            if len(host) > 253 or not _DNS1123_SUBDOMAIN_RE.match(host):
+                raise argparse.ArgumentTypeError(
+                    f"{host!r} is neither a DNS name (lowercase letters, digits, '-' and '.') "
+                    "nor an IP address"
+                ) from None
+    return hosts
+
+
 def power_of_two(text: str) -> int:
     """A power of two from 1 to 2**16: a bucket count."""
     try:
@@ -318,6 +343,7 @@ def build_parser(
         default=":8081",
         help="Address of /healthz and /readyz; 0 disables them (default :8081).",
     )
+    _add_webhook_flags(p, prog)
     p.add_argument(
         "--leader-elect",
         action="store_true",
@@ -409,6 +435,73 @@ def build_parser(
     return p
 
 
+def _add_webhook_flags(p: argparse.ArgumentParser, prog: str) -> None:
+    """The webhook server's flags (kubebuilder's scaffold's ``--webhook-cert-path``/``-name``/
+    ``-key``, and this project's address and self-managed mode)."""
+    p.add_argument(
+        "--webhook-bind-address",
+        type=bind_address,
+        default="0",
+        help="Address of the admission webhooks (HTTPS), host:port or :port; 0 disables them "
+        "(default 0: a webhook needs a certificate the API server trusts; :9443 is "
+        "kubebuilder's port, and manifests/components/webhooks/ sets it).",
+    )
+    p.add_argument(
+        "--webhook-cert-path",
+        default="",
+        metavar="DIR",
+        help="Directory with the webhook server's certificate and key (cert-manager's Secret, "
+        "mounted), re-read when they change.",
+    )
+    p.add_argument(
+        "--webhook-cert-name",
+        type=file_name,
+        default="tls.crt",
+        help="The certificate's file name in --webhook-cert-path (default tls.crt).",
+    )
+    p.add_argument(
+        "--webhook-cert-key",
+        type=file_name,
+        default="tls.key",
+        help="The key's file name in --webhook-cert-path (default tls.key).",
+    )
+    p.add_argument(
+        "--webhook-self-managed-certs",
+        type=boolean,
+        nargs="?",
+        const=True,
+        default=False,
+        metavar="BOOL",
+        help="Make the webhook CA and certificate in the process, renew them before they "
+        "expire, and write the CA into the two webhook configurations named below, instead of "
+        "--webhook-cert-path (default false).",
+    )
+    p.add_argument(
+        "--webhook-cert-hosts",
+        type=host_list,
+        default=("localhost", "127.0.0.1"),
+        metavar="HOSTS",
+        help="Comma-separated DNS names and IPs of the self-managed certificate, e.g. the "
+        "Service's NAME.NAMESPACE.svc (default localhost,127.0.0.1).",
+    )
+    p.add_argument(
+        "--webhook-mutating-configuration",
+        type=optional_name,
+        default=f"{prog}-mutating-webhook-configuration",
+        metavar="NAME",
+        help="The MutatingWebhookConfiguration the self-managed CA is written into; empty: "
+        f"none (default {prog}-mutating-webhook-configuration).",
+    )
+    p.add_argument(
+        "--webhook-validating-configuration",
+        type=optional_name,
+        default=f"{prog}-validating-webhook-configuration",
+        metavar="NAME",
+        help="The ValidatingWebhookConfiguration the self-managed CA is written into; empty: "
+        f"none (default {prog}-validating-webhook-configuration).",
+    )
+
+
 # -- combinations: rules between flags, checked once every value is valid on its own ----------
 
 
@@ -462,6 +555,47 @@ def combination_errors(options: Options) -> list[str]:
             )
             if problem is not None:
                 errors.append(problem)
+    errors.extend(webhook_errors(o))
+    return errors
+
+
+def webhook_errors(o: Options) -> list[str]:
+    """What is wrong with the webhook flags: a server needs exactly one source of certificate,
+    and that certificate must load (one line and exit 2, as for the metrics certificate)."""
+    errors = []
+    address = o.webhook_bind_address
+    if address is None:
+        if o.webhook_cert_path or o.webhook_self_managed_certs:
+            which = "--webhook-cert-path" if o.webhook_cert_path else "--webhook-self-managed-certs"
+            errors.append(f"{which} needs --webhook-bind-address: no webhook server is started")
+        return errors
+    for other, flag in (
+        (o.metrics_bind_address, "--metrics-bind-address"),
+        (o.health_probe_bind_address, "--health-probe-bind-address"),
+    ):
+        if other is not None and _same_listener(address, other):
+            errors.append(
+                f"--webhook-bind-address and {flag} must differ (both {_render(address)}): "
+                "two servers cannot listen on one port"
+            )
+    if o.webhook_cert_path and o.webhook_self_managed_certs:
+        errors.append(
+            "--webhook-cert-path and --webhook-self-managed-certs cannot be used together: "
+            "the certificate comes from the files or from the process, not both"
+        )
+    elif o.webhook_cert_path:
+        from runtime.certwatcher import certificate_error
+
+        problem = certificate_error(
+            o.webhook_cert_path, o.webhook_cert_name, o.webhook_cert_key, "--webhook-cert"
+        )
+        if problem is not None:
+            errors.append(problem)
+    elif not o.webhook_self_managed_certs:
+        errors.append(
+            "--webhook-bind-address needs a certificate the API server trusts: "
+            "--webhook-cert-path (e.g. cert-manager's, mounted) or --webhook-self-managed-certs"
+        )
     return errors
 
 

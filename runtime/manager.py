@@ -20,7 +20,9 @@ process flags (``runtime.flags``), hands it the controllers (``add``), and calls
 What a controller asks of it: informer factories with the process's cache settings
 (``new_informer_factory``), its informers scoped to this replica (``informer``), the sharding
 gate (``gate``), a rate-limited queue and reconcile metrics counted where ``/metrics`` reads
-(``new_queue``, ``reconcile_metrics``), an Event recorder (``event_recorder``).
+(``new_queue``, ``reconcile_metrics``), an Event recorder (``event_recorder``); and, for
+controllers written the kubebuilder way (``runtime.builder``), the cache, the cached Client and
+the REST mapper (``get_cache``, ``get_client``, ``get_rest_mapper``).
 
 Deliberate differences from controller-runtime:
 
@@ -60,9 +62,12 @@ from informer.transforms import (
     transform_intern_strings,
     transform_strip_managed_fields,
 )
+from runtime.cache import Cache
 from runtime.certwatcher import CertificateError
+from runtime.client import Client
 from runtime.log import configure_logging
 from runtime.options import Options
+from runtime.restmapper import RESTMapper
 from runtime.sharding.assignment import bucket_of
 from runtime.sharding.gate import EVERY_OBJECT, Gate
 from runtime.shutdown import EXIT_MARGIN, ShutdownBudget
@@ -80,6 +85,7 @@ if TYPE_CHECKING:
     from runtime.metrics.reconcile import ReconcileMetrics
     from runtime.metrics.server import MetricsServer
     from runtime.sharding.sharder import Sharder
+    from runtime.webhook.server import WebhookServer
     from tools.leaderelection import LeaderElector
 
 __all__ = [
@@ -401,8 +407,23 @@ class Manager:
         self.stop: threading.Event | None = None
         # set once the work has ended
         self.shutting_down = threading.Event()
+        # what Builder-made controllers read and write through, made on first use
+        self._cache: Cache | None = None
+        self._client: Client | None = None
+        self._mapper: RESTMapper | None = None
 
     # -- what controllers are built from ------------------------------------------------------
+
+    @functools.cached_property
+    def webhook_server(self) -> WebhookServer | None:
+        """The admission webhook server of ``--webhook-bind-address`` (``GetWebhookServer``),
+        None when off: controllers ``register`` their webhooks on it, and ``start`` serves it
+        with the endpoints, on every replica (``runtime.webhook.server``)."""
+        if self.options.webhook_bind_address is None:
+            return None
+        from runtime.webhook.options import new_webhook_server
+
+        return new_webhook_server(self.options, self.rest, self.registry)
 
     @functools.cached_property
     def metrics(self) -> Metrics:
@@ -482,6 +503,29 @@ class Manager:
         self._recorders.append(recorder)
         return recorder
 
+    def get_cache(self) -> Cache:
+        """The informer cache of the Builder's controllers and of the Client (``GetCache``),
+        made on first use and run with the runnables: first used in ``setup``, before the start
+        (a RuntimeError after it; controller-runtime makes it in ``manager.New``)."""
+        if self._cache is None:
+            if self.running.is_set():
+                raise RuntimeError("get_cache() after the manager started: call it in setup")
+            self._cache = Cache(self)
+            self.add(self._cache)
+        return self._cache
+
+    def get_client(self) -> Client:
+        """The client that reads from the cache and writes through REST (``GetClient``)."""
+        if self._client is None:
+            self._client = Client(self.rest, self.get_cache(), self.gate)
+        return self._client
+
+    def get_rest_mapper(self) -> RESTMapper:
+        """Resources to kinds, from discovery (``GetRESTMapper``)."""
+        if self._mapper is None:
+            self._mapper = RESTMapper(self.rest)
+        return self._mapper
+
     def add(self, runnable: Runnable) -> None:
         """Run ``runnable`` with the others (``mgr.Add``)."""
         self._runnables.append(runnable)
@@ -544,6 +588,9 @@ class Manager:
             # ready once the first assignment is known, while the members agree on the bucket
             # count, and while our Lease is renewed (runtime.sharding.sharder)
             checks.add("sharding", sharder.readiness)
+        webhooks = self.webhook_server
+        if webhooks is not None:
+            checks.add("webhook", webhooks.started_check)
         for name, check in self._readyz:
             checks.add(name, check)
         return checks
@@ -575,16 +622,33 @@ class Manager:
             ):
                 return None
             return "controller not started"
-        return None if self.has_synced() else "informer caches not synced"
+        if not self.has_synced():
+            return "informer caches not synced"
+        # Synced once is not up to date now: a resource no longer served (its CRD deleted)
+        # leaves the cache as it was, and the process must not be counted as up until a list
+        # brings it back (informer.reflector: last_sync_error; no client-go twin).
+        for factory in self._factories:
+            for gvr, informer in sorted(factory.informers().items(), key=lambda kv: str(kv[0])):
+                err = informer.last_sync_error()
+                if err is not None:
+                    return f"informer {gvr} cannot sync: {err}"
+        return None
 
     # -- running ------------------------------------------------------------------------------
 
-    def start_endpoints(self) -> list[EndpointServer | MetricsServer]:
-        """Bind and start /metrics and the probes (those not turned off); OSError if one
-        cannot bind, CertificateError if the metrics certificate cannot be served (the
-        servers already started are stopped again)."""
-        servers: list[EndpointServer | MetricsServer] = []
+    def start_endpoints(self) -> list[EndpointServer | MetricsServer | WebhookServer]:
+        """Bind and start /metrics, the webhooks and the probes (those not turned off); OSError
+        if one cannot bind, CertificateError if a certificate cannot be served (the servers
+        already started are stopped again)."""
+        servers: list[EndpointServer | MetricsServer | WebhookServer] = []
         try:
+            # Before the probes (whose /readyz asks whether it serves), and before any
+            # election: every replica answers the API server (runtime.webhook.server).
+            webhooks = self.webhook_server
+            if webhooks is not None and self.options.webhook_bind_address is not None:
+                address = self.options.webhook_bind_address
+                with _naming_the_flag("--webhook-bind-address", address):
+                    servers.append(webhooks.start())
             # HTTPS behind a TokenReview and a SubjectAccessReview made with the process's own
             # client, unless --metrics-secure=false (runtime.metrics.server). There is a
             # registry whenever --metrics-bind-address asks for one.
@@ -628,6 +692,12 @@ class Manager:
         try:
             if not self.options.leader_elect:
                 return self.run_runnables(stop)
+            if self.webhook_server is not None and self.webhook_server.paths:
+                # A standby answers webhooks too, from its cache: the informers start now, as
+                # controller-runtime starts its cache before the election (run_runnables'
+                # start of the factories then finds them running).
+                for factory in self._factories:
+                    factory.start(stop)
             return self._lead_while_elected(stop)
         finally:
             self.shutting_down.set()

@@ -108,6 +108,38 @@ class Options:
     health_probe_bind_address: BindAddress | None = ("", 8081)
     """Where ``/healthz`` and ``/readyz`` listen (``--health-probe-bind-address``); None: off."""
 
+    webhook_bind_address: BindAddress | None = None
+    """Where the admission webhooks listen (``--webhook-bind-address``, HTTPS); None: not
+    served (the default: a webhook needs a certificate the API server trusts, and
+    configurations that point at it; manifests/components/webhooks/ serve it on :9443)."""
+
+    webhook_cert_path: str = ""
+    """Directory of the webhook serving certificate (``--webhook-cert-path``), watched for
+    changes: cert-manager's Secret, mounted. Empty: ``webhook_self_managed_certs``."""
+
+    webhook_cert_name: str = "tls.crt"
+    """The certificate's file name in ``webhook_cert_path`` (``--webhook-cert-name``)."""
+
+    webhook_cert_key: str = "tls.key"
+    """The key's file name in ``webhook_cert_path`` (``--webhook-cert-key``)."""
+
+    webhook_self_managed_certs: bool = False
+    """Make the CA and serving certificate in the process, renew them before expiry, and write
+    the CA into the two webhook configurations below (``--webhook-self-managed-certs``,
+    ``runtime.webhook.selfmanaged``)."""
+
+    webhook_cert_hosts: tuple[str, ...] = ("localhost", "127.0.0.1")
+    """DNS names and IPs of the self-managed serving certificate (``--webhook-cert-hosts``):
+    the webhook Service's ``<name>.<namespace>.svc``, or the host of a ``url``."""
+
+    webhook_mutating_configuration: str = "sample-controller-mutating-webhook-configuration"
+    """The MutatingWebhookConfiguration whose ``caBundle`` the self-managed mode writes
+    (``--webhook-mutating-configuration``); empty: none."""
+
+    webhook_validating_configuration: str = "sample-controller-validating-webhook-configuration"
+    """The ValidatingWebhookConfiguration whose ``caBundle`` the self-managed mode writes
+    (``--webhook-validating-configuration``); empty: none."""
+
     leader_elect: bool = False
     """Work only while holding the Lease (``--leader-elect``)."""
 

@@ -2,8 +2,8 @@
 
 The Foo and Deployment group/version/resource triples are not repeated here: tests import the
 controller's own (``controller.foo_controller.FOO_GVR`` and ``DEPLOYMENT_GVR``), so a test cannot
-agree with itself while the controller talks about another resource. The kubesim fixtures built
-on these constants are in ``tests/conftest.py``.
+agree with itself while the controller talks about another resource. The kubesim fixtures come
+from kubesim's pytest plugin; ``tests/conftest.py`` installs ``CRD`` in them by default.
 """
 
 from __future__ import annotations

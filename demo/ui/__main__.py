@@ -9,31 +9,37 @@ handling would (the queue drained, the Events flushed).
 
 from __future__ import annotations
 
-import argparse
 import signal
 import sys
 import threading
 
+from demo.cli import OneLineParser, seconds, tcp_port
 from demo.ui.cluster import Cluster
 from demo.ui.server import make_server
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m demo.ui", description=__doc__.split("\n")[0])
+    parser = OneLineParser("python -m demo.ui", __doc__.split("\n")[0])
     parser.add_argument(
-        "--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)"
+        "--port", type=tcp_port, default=0, help="port on 127.0.0.1 (default: a free one)"
     )
     parser.add_argument(
         "--status-delay",
-        type=float,
+        type=seconds,
         default=1.0,
         help="seconds kubesim takes to mark replicas available (default 1)",
     )
     opts = parser.parse_args(argv)
 
     cluster = Cluster(status_delay=opts.status_delay)
+    # the page's port first: a taken one is a flag mistake, said before anything starts
+    try:
+        server = make_server(cluster, opts.port)
+    except OSError as err:
+        parser.error(
+            f"argument --port: cannot listen on 127.0.0.1:{opts.port}: {err.strerror or err}"
+        )
     cluster.start()
-    server = make_server(cluster, opts.port)
     host, port = str(server.server_address[0]), int(server.server_address[1])
     print(f"demo-ui: open http://{host}:{port}/  (Ctrl-C to stop)", flush=True)
 

@@ -75,6 +75,15 @@ WORDS: dict[str, tuple[str, str]] = {
     "idle": ("idle", "待機中"),
     "paused": ("paused", "一時停止中"),
     "adds": ("adds", "追加"),
+    # what the adds figure counts: client-go's workqueue_adds_total, which skips a key that is
+    # already waiting (docs/demo-ui.md says the same)
+    "adds.why": (
+        "adds counts the adds that queued a key (workqueue_adds_total): a key already waiting "
+        "is not added again, so five changes to one paused Foo count one.",
+        "追加の数は、キーを待ちに入れた追加だけを数えます（workqueue_adds_total）。"
+        "すでに待っているキーは二度は追加されないので、"
+        "止めている間に1つの Foo を5回変更しても1と数えます。",
+    ),
     "up": ("serving", "稼働中"),
     "down": ("not answering", "応答なし"),
     "trace": ("--trace line", "--trace の行"),
@@ -93,7 +102,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "dropWatches": ("Drop the watch", "ウォッチを切る"),
     "bookmarks": ("Send bookmarks", "ブックマークを送る"),
     "compact": ("Compact history (410)", "履歴をコンパクション（410）"),
-    "tombstone.control": ("Delete behind the watch's back", "ウォッチの裏で消す"),
+    "tombstone.control": ("Delete behind the watch's back", "ウォッチが切れている間に消す"),
     "inject409": ("Inject 409s", "409 を起こす"),
     "inject500": ("Inject 500s", "500 を返させる"),
     "restart": ("Restart the API server", "APIサーバーを再起動"),
@@ -104,7 +113,7 @@ WORDS: dict[str, tuple[str, str]] = {
         "outside, before they take a key (it wraps the queue's get on this one instance). Keys "
         "added meanwhile stay queued, so a burst for one Foo stays one key.",
         "コントローラーにも client-go にも一時停止はありません。デモが外側から、ワーカーが"
-        "キーを取る前に止めています（このインスタンスの queue の get を包んでいます）。"
+        "キーを取る前に止めています（このインスタンスの queue の get をラップしています）。"
         "その間に追加されたキーは待ちのままなので、"
         "1つの Foo への連続した変更は1つのキーのままです。",
     ),
@@ -135,7 +144,7 @@ WORDS: dict[str, tuple[str, str]] = {
     ),
     "help.inject409": (
         "a stale write: requeued, not an error",
-        "古い版での書き込み、つまり競合 (409 Conflict): エラーではなく再投入",
+        "古い resourceVersion での書き込み、つまり競合 (409 Conflict): エラーではなく再投入",
     ),
     "help.inject500": ("each retry waits twice as long", "再試行のたびに待ち時間が倍に"),
     "help.restart": (

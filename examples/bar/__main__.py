@@ -1,5 +1,5 @@
-"""``python -m examples.bar --kubeconfig FILE``: run the Bar controller (sample-controller's
-main.go, as ``controller/__main__.py`` is for the Foo controller)."""
+"""``python -m examples.bar --kubeconfig FILE``: run the Bar controller (kubebuilder's main.go,
+as ``controller/__main__.py`` is sample-controller's for the Foo controller)."""
 
 import sys
 

@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from client.labels import SelectorParseError, selector_from_label_selector
 from kubesim.api import errors
+from kubesim.api.labels import SelectorParseError, selector_from_label_selector
 from kubesim.api.resources import ResourceInfo
 from kubesim.registry.admission import Attributes
 

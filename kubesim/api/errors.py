@@ -1,7 +1,7 @@
 """Status bodies for every error kubesim returns, shaped exactly as kube-apiserver shapes them.
 
 Twin of k8s.io/apimachinery/pkg/api/errors (errors.go): one builder per reason. The quirks come
-from /work/shared/KUBE_APISERVER_FACTS.md and are easy to get wrong, so they live here only:
+from recordings of real v1.24 and v1.36 servers and are easy to get wrong, so they live here only:
 
 - details.kind is the RESOURCE (plural) for NotFound, AlreadyExists, Conflict on update and the
   successful-delete Status, but the KIND for 422 Invalid and for Conflict from DELETE
@@ -33,6 +33,7 @@ __all__ = [
     "field_too_long",
     "forbidden",
     "generate_name_conflict",
+    "generic_not_found",
     "go_quote",
     "go_value",
     "internal_error",
@@ -40,6 +41,7 @@ __all__ = [
     "method_not_allowed",
     "not_found",
     "page_not_found",
+    "plain_internal_error",
     "qualified",
     "service_unavailable",
     "status",
@@ -54,15 +56,23 @@ __all__ = [
 class ApiError(Exception):
     """An HTTP error response: a Status body (dict) or, for unknown paths, plain text.
 
-    body: the Status dict, or None for the text/plain "404 page not found" answer.
+    body: the Status dict, or None for a text/plain answer: ``text``, by default the
+    "404 page not found" of unknown paths.
     headers: extra response headers (Retry-After for 429).
     """
 
-    def __init__(self, code: int, body: dict | None, headers: dict[str, str] | None = None):
-        super().__init__(body.get("message") if body else "404 page not found")
+    def __init__(
+        self,
+        code: int,
+        body: dict | None,
+        headers: dict[str, str] | None = None,
+        text: str = "404 page not found\n",
+    ):
+        super().__init__(body.get("message") if body else text.rstrip("\n"))
         self.code = code  # HTTP status code, equal to body["code"] when body has one
-        self.body = body  # the Status object sent to the client; None means text/plain 404
+        self.body = body  # the Status object sent to the client; None means text/plain
         self.headers = headers or {}  # extra response headers, e.g. {"Retry-After": "1"}
+        self.text = text  # the text/plain body when there is no Status
 
 
 def status(
@@ -384,6 +394,14 @@ def internal_error(message: str) -> ApiError:
     return ApiError(500, body)
 
 
+def plain_internal_error(request_uri: str, message: str) -> ApiError:
+    """responsewriters.InternalError, what a filter answers when it fails: not a Status but
+    http.Error's text/plain ``Internal Server Error: "<uri>": <error>``, HTML-sanitized."""
+    text = f"Internal Server Error: {go_quote(request_uri)}: {message}"
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return ApiError(500, None, {"X-Content-Type-Options": "nosniff"}, text + "\n")
+
+
 def internal_error_no_reason(message: str) -> ApiError:
     """500 without reason, as the server sends for a create carrying a resourceVersion."""
     return ApiError(500, status(500, None, message))
@@ -402,6 +420,17 @@ def timeout(message: str, retry_after: int | None = None, causes=None) -> ApiErr
     if retry_after is not None:
         details["retryAfterSeconds"] = retry_after
     return ApiError(504, status(504, "Timeout", message, details or None))
+
+
+def generic_not_found() -> dict:
+    """NewGenericServerResponse(404, "", GroupResource{}, "", ...): what go-restful's
+    ServiceErrorHandler answers for a path no route of a built-in group-version matches. Its
+    StatusDetails is empty but not nil, so Go writes ``"details":{}``."""
+    body = status(404, "NotFound", "the server could not find the requested resource")
+    del body["code"]
+    body["details"] = {}
+    body["code"] = 404
+    return body
 
 
 def page_not_found() -> ApiError:

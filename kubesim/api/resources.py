@@ -384,6 +384,7 @@ def _builtin() -> list[ResourceInfo]:
             has_generation=False,
             require_rv_on_update=False,
             token_request=True,
+            return_deleted_object=True,
         ),
         ResourceInfo(
             "",
@@ -397,6 +398,7 @@ def _builtin() -> list[ResourceInfo]:
             status_subresource=True,
             has_generation=False,
             require_rv_on_update=False,
+            return_deleted_object=True,
         ),
         *(
             ResourceInfo(

@@ -3,7 +3,8 @@
 No single twin: a real server *is* one release. The closest are k8s.io/component-base/version
 (``/version``) and component-base/compatibility (the emulation version ``/version`` reports
 since 1.31), and the feature gates of k8s.io/apiserver/pkg/features that changed what a
-request gets between the two releases the project has recorded (shared/KUBE_APISERVER_FACTS.md).
+request gets between the two releases the project has recorded (recordings of real v1.24
+and v1.36 servers).
 
 Clients must cope with both: the controller's fallbacks (a WatchList refused with 422, say)
 are tested against a kubesim that answers as v1.24, the rest of the suite against v1.36. So the
@@ -48,12 +49,18 @@ class ServerVersion:
         return f"{self.major}.{self.minor}"
 
     def version_info(self) -> dict[str, str]:
-        """The /version document (version.Info); emulationMajor/Minor since the compatibility
-        versions of 1.31 (KEP-4330), equal to the binary's own release when not emulating."""
+        """The /version document (version.Info, in its field order); emulationMajor/Minor
+        since the compatibility versions of 1.31 (KEP-4330), equal to the binary's own release
+        when not emulating, and on v1.36 minCompatibilityMajor/Minor too: the effective
+        version's minimum compatibility version, one minor below the binary by default
+        (component-base/compatibility's ``effectiveVersion.Info``). 1.24 has none of them."""
         info = {"major": str(self.major), "minor": str(self.minor)}
         if self.minor >= 31:
             info["emulationMajor"] = str(self.major)
             info["emulationMinor"] = str(self.minor)
+        if self.minor >= 36:
+            info["minCompatibilityMajor"] = str(self.major)
+            info["minCompatibilityMinor"] = str(self.minor - 1)
         info.update(
             {
                 "gitVersion": f"v{self.major}.{self.minor}.0-kubesim",

@@ -2,8 +2,9 @@
 
 Twin of plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go, which the real server
 reconciles into storage at start-up. kubesim creates these when authorization is RBAC: the
-roles that let any user discover the API and ask about itself, and cluster-admin for
-system:masters. The aggregated roles (admin, edit, view) and the controllers' and nodes'
+roles that let any user discover the API and ask about itself, cluster-admin for
+system:masters, and system:auth-delegator, which a delegating server's ServiceAccount is bound
+to. The aggregated roles (admin, edit, view) and the controllers' and nodes'
 roles are left out.
 """
 
@@ -83,6 +84,23 @@ def cluster_roles() -> list[dict]:
                     "verbs": ["create"],
                     "apiGroups": ["authentication.k8s.io"],
                     "resources": ["selfsubjectreviews"],
+                },
+            ],
+        ),
+        # for a server that delegates authentication and authorization to this one (a
+        # metrics endpoint, an aggregated API server); bound to no one by default
+        _role(
+            "system:auth-delegator",
+            [
+                {
+                    "verbs": ["create"],
+                    "apiGroups": ["authentication.k8s.io"],
+                    "resources": ["tokenreviews"],
+                },
+                {
+                    "verbs": ["create"],
+                    "apiGroups": ["authorization.k8s.io"],
+                    "resources": ["subjectaccessreviews"],
                 },
             ],
         ),

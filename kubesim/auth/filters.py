@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from kubesim.api import errors
+from kubesim.auth import impersonation
 from kubesim.auth.authenticator import Authenticator, Unauthorized
 from kubesim.auth.authorizer import (
     ALWAYS_ALLOW,
@@ -122,6 +123,14 @@ class Auth:
         except Unauthorized:
             # the reason stays in the server (the real one logs it); the client learns nothing
             raise errors.unauthorized() from None
+
+    def impersonate(
+        self, requestor: UserInfo, headers: Iterable[tuple[str, str]], request_uri: str
+    ) -> UserInfo:
+        """WithImpersonation: the user the request runs as (impersonation.py); every part of
+        an impersonation is authorized for the requestor first, whatever the mode (under
+        AlwaysAllow everyone may impersonate anyone, as on a real server in that mode)."""
+        return impersonation.impersonate(requestor, headers, self.authorizer.authorize, request_uri)
 
     @staticmethod
     def request_info(method: str, path: str, query: str) -> RequestInfo:

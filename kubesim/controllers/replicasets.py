@@ -20,8 +20,8 @@ import json
 import time
 from typing import Any
 
-from client.labels import selector_from_label_selector
 from kubesim.api import errors
+from kubesim.api.labels import selector_from_label_selector
 from kubesim.controllers.manager import ControllerManager
 from kubesim.controllers.recorder import record_event
 from kubesim.registry.strategy import now_rfc3339

@@ -2,7 +2,7 @@
 
 Twin of the patcher in k8s.io/apiserver/pkg/endpoints/handlers/patch.go, which delegates to
 evanphx/json-patch and apimachinery's strategicpatch. Errors carry the statuses the real server
-answers with (see KUBE_APISERVER_FACTS.md "Patches"): a failed ``test``, a ``remove`` of a missing
+answers with (as recorded against a real v1.36 server): a failed ``test``, a ``remove`` of a missing
 path or an unknown op is 422 without details, while ``replace`` of a missing object member
 succeeds as an add (evanphx's behaviour).
 """

@@ -19,7 +19,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from kubesim.api import errors, warning
+from kubesim.api import duplicates, errors, warning
 from kubesim.api.resources import Registry, ResourceInfo
 from kubesim.api.version import DEFAULT_SERVER_VERSION, ServerVersion
 from kubesim.registry import patch as patches
@@ -85,6 +85,8 @@ class WatchRequest:
     expired: errors.ApiError | None  # 410 Status to send as one ERROR event, then close
     bookmarks: bool  # allowWatchBookmarks
     timeout: float  # seconds until the server ends the stream
+    # a zero creationTimestamp is omitted (v1.36's omitzero), as in a Deployment's bookmark
+    omit_zero_timestamp: bool = True
 
 
 class Rest:
@@ -245,9 +247,12 @@ class Rest:
         if self.unknown_fields is None:
             return
         found = self.unknown_fields(info, obj)
-        if not found or directive == "Ignore":
+        # a create's or update's body may also have had duplicate keys (api/duplicates.py)
+        repeated = duplicates.take() if patch is _NO_PATCH else []
+        if (not found and not repeated) or directive == "Ignore":
             return
-        problems = [f'unknown field "{path}"' for path in found]
+        problems = [f'duplicate field "{path}"' for path in repeated]
+        problems += [f'unknown field "{path}"' for path in found]
         if directive == "Warn":
             for problem in problems:
                 warning.add_warning(problem)
@@ -1166,7 +1171,8 @@ class Rest:
             )
         except ExpiredError as e:
             return WatchRequest(info, None, errors.expired(str(e)), bookmarks, timeout)
-        return WatchRequest(info, w, None, bookmarks, timeout)
+        omit = self.version.omits_zero_creation_timestamp
+        return WatchRequest(info, w, None, bookmarks, timeout, omit)
 
 
 def _versioned(info: ResourceInfo, obj: dict | None) -> dict | None:

@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from client.labels import selector_from_label_selector
 from kubesim.api import errors
+from kubesim.api.labels import selector_from_label_selector
 from kubesim.api.resources import ResourceInfo
 from kubesim.registry import patch as patches
 from kubesim.registry.fieldmanager import IN_PROCESS_MANAGER

@@ -1,9 +1,9 @@
 """List/watch filters (namespace, labelSelector, fieldSelector, shardSelector) and continue tokens.
 
-Label selectors use client.labels, the one implementation shared with the client side, so a
+Label selectors use api/labels.py, the one implementation shared with the client side, so a
 selector means the same on both ends of the wire. Field selectors support the fields each
 resource declares (ResourceInfo.field_selectors), as kube-apiserver's per-kind field sets do.
-Shard ranges (KEP-5866, parsed by sharding.py) match with client.shard, the hash shared with the
+Shard ranges (KEP-5866, parsed by sharding.py) match with api/shard.py, the hash shared with the
 controller, as SelectionPredicate's ShardSelector does.
 Continue tokens have the real server's shape: base64url of
 {"v":"meta.k8s.io/v1","rv":<snapshot RV>,"start":"<last key>\\u0000"} (storage/etcd3/continue.go).
@@ -15,11 +15,11 @@ import base64
 import json
 from collections.abc import Callable
 
-from client.labels import SelectorParseError, parse_selector
-from client.shard import ShardRange
-from client.shard import matches as shard_matches
 from kubesim.api import errors
+from kubesim.api.labels import SelectorParseError, parse_selector
 from kubesim.api.resources import ResourceInfo
+from kubesim.api.shard import ShardRange
+from kubesim.api.shard import matches as shard_matches
 from kubesim.registry.strategy import get_path
 
 __all__ = ["build_filter", "encode_continue", "decode_continue"]
@@ -56,8 +56,10 @@ def _parse_fields(info: ResourceInfo, text: str) -> list[tuple[str, str, bool]]:
 
 
 def _field_value(obj: dict, field: str) -> str:
-    if field == "source" and "source" in obj:  # Events: source means source.component
-        v = (obj.get("source") or {}).get("component")
+    if field == "source" and obj.get("kind", "Event") == "Event":
+        # the event registry's field set: source.component, or the reporting controller
+        # when that is empty (an events.k8s.io Event has no deprecatedSource of its own)
+        v = (obj.get("source") or {}).get("component") or obj.get("reportingComponent")
     else:
         v = get_path(obj, field)
     if v is None:

@@ -6,7 +6,8 @@ expression with cel-go (no macros), never evaluates it, and walks the AST: the r
 CEL library, so this module carries a small recursive-descent parser of CEL's syntax (literals,
 identifiers, field selection, calls, the operators, lists, maps and messages) that builds the
 same AST shapes cel-go does, and then the same walk with the same checks, in the same order and
-with the same messages. Hashing and matching are client.shard's, shared with the controller.
+with the same messages. Hashing and matching are api/shard.py's (a link to the controller's
+client/shard.py: one implementation).
 
 Grammar that passes (CEL's, as the walk restricts it):
 
@@ -50,8 +51,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from client.shard import FIELDS, HASH_SPACE_END, ShardRange
 from kubesim.api import errors
+from kubesim.api.shard import FIELDS, HASH_SPACE_END, ShardRange
 
 __all__ = ["ShardSelectorError", "parse", "request_shard_ranges"]
 

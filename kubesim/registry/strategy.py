@@ -15,7 +15,14 @@ from typing import Any
 from kubesim.api import errors
 from kubesim.api.resources import ResourceInfo
 from kubesim.registry.podspec import default_pod, default_pod_template, prepare_pod_create
-from kubesim.validation import cel, kindvalidation, metavalidation, podvalidation, webhookconfig
+from kubesim.validation import (
+    apiapproval,
+    cel,
+    kindvalidation,
+    metavalidation,
+    podvalidation,
+    webhookconfig,
+)
 
 __all__ = [
     "NAME_RULES",
@@ -156,11 +163,16 @@ def drop_validation_rules(crd: dict) -> None:
 
 
 def crd_status(obj: dict) -> dict:
+    """The status the naming, establishing and API approval controllers give a CRD. The
+    approval condition comes first: that controller needs nothing but the CRD, so its
+    update lands before the naming controller's."""
     spec = obj.get("spec") or {}
     now = now_rfc3339()
     stored = [v["name"] for v in spec.get("versions") or [] if v.get("storage")]
+    approval = apiapproval.approval_condition(obj, now)
     return {
-        "conditions": [
+        "conditions": ([approval] if approval else [])
+        + [
             {
                 "type": "NamesAccepted",
                 "status": "True",
@@ -179,6 +191,28 @@ def crd_status(obj: dict) -> dict:
         "acceptedNames": dict(spec.get("names") or {}),
         "storedVersions": stored,
     }
+
+
+def with_approval_condition(crd: dict) -> None:
+    """Bring the approval condition in line with the CRD's annotation, as the apiapproval
+    controller's UpdateStatus does (SetCRDCondition: a new status moves lastTransitionTime,
+    the same status keeps it; reason and message are replaced)."""
+    want = apiapproval.approval_condition(crd, now_rfc3339())
+    status = crd.get("status")
+    if want is None or not isinstance(status, dict) or status.get("conditions") is None:
+        return
+    conditions = list(status["conditions"])
+    for i, cond in enumerate(conditions):
+        if cond.get("type") == want["type"]:
+            if all(cond.get(k) == want[k] for k in ("status", "reason", "message")):
+                return
+            if cond.get("status") == want["status"]:
+                want["lastTransitionTime"] = cond.get("lastTransitionTime")
+            conditions[i] = want
+            break
+    else:
+        conditions.append(want)
+    crd["status"] = dict(status, conditions=conditions)
 
 
 def unestablished_crd_status(obj: dict) -> dict:
@@ -249,15 +283,20 @@ def prepare_update(
             drop_validation_rules(new)
         if new.get("spec") != old.get("spec"):
             new["status"] = crd_status(new)
+        else:
+            with_approval_condition(new)
 
 
 # The metadata a kind's status strategy lets a /status write change: the deployment controller
 # writes a Deployment's revision annotation with its status, the ReplicaSet and pod status
-# strategies reset only the spec (deploymentStatusStrategy also keeps the labels).
+# strategies reset only the spec (deploymentStatusStrategy also keeps the labels), and so do
+# the Namespace and Service status strategies (``newNamespace.Spec = oldNamespace.Spec``).
 _STATUS_WRITES_METADATA: dict[tuple[str, str], tuple[str, ...]] = {
     ("apps", "Deployment"): ("annotations",),
     ("apps", "ReplicaSet"): ("labels", "annotations"),
     ("", "Pod"): ("labels", "annotations"),
+    ("", "Namespace"): ("labels", "annotations"),
+    ("", "Service"): ("labels", "annotations"),
 }
 
 
@@ -370,6 +409,7 @@ def validate(
         causes = metavalidation.validate_object_meta(meta, info.namespaced, name_fn, core_meta)
     if (group, kind) == ("apiextensions.k8s.io", "CustomResourceDefinition"):
         causes += _validate_crd(obj)
+        causes += apiapproval.validate_api_approval(obj, old)
     if group == webhookconfig.GROUP:
         causes += webhookconfig.validate_configuration(obj, mutating=kind.startswith("Mutating"))
     return causes
@@ -502,7 +542,11 @@ def canonical_times(info: ResourceInfo, obj: dict) -> None:
         parent[path[-1]] = _parse_time(info, value, micro)
 
 
-def _parse_time(info: ResourceInfo, value: Any, micro: bool) -> str:
+# Go's zero time.Time, January 1 of year 1 UTC: what IsZero reports
+_GO_ZERO_TIME = _dt.datetime(1, 1, 1, tzinfo=_dt.UTC)
+
+
+def _parse_time(info: ResourceInfo, value: Any, micro: bool) -> str | None:
     layout = _RFC3339_MICRO if micro else _RFC3339
 
     def fail(detail: str) -> errors.ApiError:
@@ -539,9 +583,14 @@ def _parse_time(info: ResourceInfo, value: Any, micro: bool) -> str:
     except ValueError:
         raise fail("parsing time: value out of range") from None
     t = t.astimezone(_dt.UTC)
+    if t == _GO_ZERO_TIME:
+        # Time and MicroTime marshal their zero value (time.Time{}) as null
+        return None
+    # (formatted by hand: strftime's %Y does not pad years below 1000 to four digits)
+    text = f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}"
     if micro:
-        return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+        return f"{text}.{t.microsecond:06d}Z"
+    return text + "Z"
 
 
 def _validate_crd(obj: dict) -> list[dict]:

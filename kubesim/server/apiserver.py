@@ -11,7 +11,6 @@ scale.py). Sockets and HTTP parsing are in httpserver.py, response writing in re
 
 from __future__ import annotations
 
-import json
 import ssl
 import threading
 import traceback
@@ -21,15 +20,17 @@ from typing import Any
 from urllib.parse import unquote
 
 from kubesim.admission import requester
-from kubesim.api import errors, warning
+from kubesim.api import duplicates, errors, warning
 from kubesim.api.resources import Registry, ResourceInfo
 from kubesim.auth.filters import Auth
 from kubesim.registry.rest import Rest
 from kubesim.registry.scale import ScaleREST
 from kubesim.server.handlers import VERB_HANDLERS, create_review
 from kubesim.server.httpserver import ConnectionHandler, HTTPServer, read_body
-from kubesim.server.request import Request, RequestRecord, parse_route, verb_of
-from kubesim.server.responses import send, send_error, send_json
+from kubesim.server.negotiation import JSON, parse_accept
+from kubesim.server.request import Request, RequestRecord, parse_route, unknown_resource, verb_of
+from kubesim.server.responses import pretty_json, send, send_error, send_json
+from kubesim.storage.store import encode
 from kubesim.views import openapi
 from kubesim.views.table import TableRenderer, render_table
 
@@ -124,7 +125,7 @@ class ApiServer:
             method, unquote(raw_path), qs, h.headers.get("User-Agent", ""), self.request_log
         )
         # the request's warnings, written as Warning headers with its answer (WithWarningRecorder)
-        with warning.recording():
+        with warning.recording(), duplicates.recording():
             try:
                 body = read_body(h)
                 self._authenticate(h, req)
@@ -145,7 +146,9 @@ class ApiServer:
             req.record()
 
     def _authenticate(self, h: ConnectionHandler, req: Request) -> None:
-        req.user_info = self.auth.authenticate(h.headers.get("Authorization"))
+        """WithAuthentication, then WithImpersonation: the user the request runs as."""
+        requestor = self.auth.authenticate(h.headers.get("Authorization"))
+        req.user_info = self.auth.impersonate(requestor, h.headers.lines(), h.path)
         req.user = req.user_info.name
 
     def _authorize(self, req: Request) -> None:
@@ -194,7 +197,8 @@ class ApiServer:
             return
         if path in _PUBLIC_PATHS:
             if path == "/version":
-                send_json(h, req, 200, self.rest.version.version_info())
+                # WriteRawJSON: json.MarshalIndent, so indented and without a newline
+                send(h, req, 200, pretty_json(self.rest.version.version_info()), JSON)
             else:
                 send(h, req, 200, b"ok", "text/plain; charset=utf-8")
             return
@@ -237,7 +241,7 @@ class ApiServer:
         """/openapi/v3 (root and per group-version) and /openapi/v2 (one Swagger document)."""
         version = self.rest.version.version_info()["gitVersion"]
         if len(parts) == 2 and parts[1] == "v2":
-            body = json.dumps(openapi.swagger_document(self.registry, version)).encode()
+            body = encode(openapi.swagger_document(self.registry, version))
             # v1.24 labelled the JSON text/plain; v1.36 application/json (JSON only here: no
             # protobuf form of the document)
             ctype = (
@@ -249,7 +253,8 @@ class ApiServer:
         if len(parts) < 2 or parts[1] != "v3":
             raise errors.page_not_found()
         if len(parts) == 2:
-            return send_json(h, req, 200, openapi.root_document(self.registry, version))
+            # HandleDiscovery: json.Marshal's bytes, no newline
+            return send(h, req, 200, encode(openapi.root_document(self.registry, version)), JSON)
         rest = parts[2:]
         if rest[0] == "api" and len(rest) == 2:
             doc = openapi.group_version_bytes(self.registry, "", rest[1], version)
@@ -260,7 +265,10 @@ class ApiServer:
         if doc is None:
             raise errors.page_not_found()
         body, etag = doc
-        send(h, req, 200, body, "application/json", {"Etag": f'"{etag}"', "Vary": "Accept"})
+        if not _openapi_v3_accepts_json(h.headers.get("Accept", "")):
+            # handler3 answers 406 with no body when no Accept clause names a type it has
+            return send(h, req, 406, b"", "", {"Vary": "Accept"})
+        send(h, req, 200, body, JSON, {"Etag": f'"{etag}"', "Vary": "Accept"})
 
     def _send_discovery(self, h: ConnectionHandler, req: Request, doc: dict | None) -> None:
         if self.faults is not None:
@@ -302,12 +310,19 @@ class ApiServer:
         if method == "OPTIONS":
             raise errors.method_not_allowed()
         if info.namespaced and not ns and name:
+            # a named object of a namespaced resource at the cluster scope: no route either
+            if not info.custom:
+                raise unknown_resource(self.registry, group, version)
             raise errors.page_not_found()
         if self.auth.is_review(info.group, info.plural, sub):
             return create_review(self, h, req, route, body)
         if sub and sub not in _subresources(info):
+            if not info.custom:
+                # no go-restful route (``namespaces/default/pods`` when pods are not served)
+                raise unknown_resource(self.registry, group, version)
             if name:
-                self.rest.get(info, ns, name)  # a missing object is reported first
+                # the apiextensions handler reads the custom resource first
+                self.rest.get(info, ns, name)
                 raise errors.not_found(info.group, info.plural, name)
             raise errors.page_not_found()
         # Under the legacy /watch/ prefix any method streams (req.verb still logs the method's).
@@ -315,6 +330,32 @@ class ApiServer:
         if handler is None:
             raise errors.method_not_allowed()
         handler(self, h, req, route, body)
+
+
+# The media types kube-openapi's handler3 serves a group-version's document in, in its order:
+# JSON, then the gnostic protobuf form under its current and its deprecated name.
+_OPENAPI_V3_JSON = ("application", "json")
+_OPENAPI_V3_PROTOBUF = (
+    ("application", "com.github.proto-openapi.spec.v3.v1.0+protobuf"),
+    ("application", "com.github.proto-openapi.spec.v3@v1.0+protobuf"),
+)
+
+
+def _openapi_v3_accepts_json(accept: str) -> bool:
+    """Whether handler3's HandleGroupVersion would answer JSON for this Accept header.
+
+    It walks the clauses (goautoneg order; an absent header is ``*/*``) and serves the first
+    of its types a clause matches, with that type as Content-Type, and answers 406 when none
+    does. kubesim has no protobuf form of the documents: a clause that picks protobuf is
+    passed over for a later one that accepts JSON (a deliberate difference, in the limits).
+    """
+    for clause in parse_accept(accept or "*/*"):
+        for mtype, subtype in (_OPENAPI_V3_JSON, *_OPENAPI_V3_PROTOBUF):
+            if clause.type not in (mtype, "*") or clause.subtype not in (subtype, "*"):
+                continue
+            if subtype == _OPENAPI_V3_JSON[1]:
+                return True
+    return False
 
 
 def _subresources(info: ResourceInfo) -> set[str]:

@@ -89,7 +89,27 @@ class HTTPServer(ThreadingHTTPServer):
 
 
 class Headers(dict):
-    """Request headers keyed by lower-cased name; get() accepts any case."""
+    """Request headers keyed by lower-cased name; get() accepts any case. A repeated header
+    reads as its values joined by ", "; ``lines()`` still gives each line apart (Go's
+    http.Header keeps them apart, and impersonation reads one group per line)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._repeated: dict[str, list[str]] = {}  # name -> every value, for repeated names
+
+    def add(self, key: str, value: str) -> None:
+        """One header line (key lower-cased)."""
+        if key in self:
+            self._repeated.setdefault(key, [dict.__getitem__(self, key)]).append(value)
+            value = f"{dict.__getitem__(self, key)}, {value}"
+        dict.__setitem__(self, key, value)
+
+    def lines(self) -> list[tuple[str, str]]:
+        """(name, value) of every header line, a repeated name once per line."""
+        out: list[tuple[str, str]] = []
+        for key, value in self.items():
+            out.extend((key, v) for v in self._repeated.get(key, (value,)))
+        return out
 
     def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
         return dict.get(self, key.lower(), default)
@@ -156,7 +176,7 @@ class ConnectionHandler(BaseHTTPRequestHandler):
             key, _, value = line.decode("iso-8859-1").partition(":")
             key = key.strip().lower()
             value = value.strip()
-            headers[key] = f"{headers[key]}, {value}" if key in headers else value
+            headers.add(key, value)
         else:
             self.send_error(431, "Too many headers")
             return False

@@ -21,14 +21,13 @@ decodes to exactly the JSON object a JSON client sends for the same object.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qs
 
 from kubesim import protobuf
-from kubesim.api import errors
+from kubesim.api import duplicates, errors
 from kubesim.api.resources import ResourceInfo
 from kubesim.server.httpserver import ConnectionHandler
 
@@ -329,7 +328,8 @@ def decode_body(h: ConnectionHandler, body: bytes, info: ResourceInfo | None = N
         raise errors.unrecognized_body(info.kind, body)
     try:
         if ctype in ("application/json", "*/*", ""):
-            return json.loads(body or b"{}")
+            # (the strict decoder's duplicate keys are kept for field validation)
+            return duplicates.loads(body or b"{}")
         if ctype in ("application/yaml", "application/x-yaml", "text/yaml"):
             import yaml
 

@@ -19,7 +19,7 @@ from kubesim.api.resources import Registry, ResourceInfo
 from kubesim.auth.authenticator import ANONYMOUS_USER
 from kubesim.auth.user import UserInfo
 
-__all__ = ["Request", "RequestRecord", "Route", "parse_route", "verb_of"]
+__all__ = ["Request", "RequestRecord", "Route", "parse_route", "unknown_resource", "verb_of"]
 
 
 @dataclass(frozen=True)
@@ -134,10 +134,10 @@ def parse_route(registry: Registry, group: str, version: str, parts: list[str]) 
             ns = parts[1]
             parts = parts[2:]
     if not parts or len(parts) > 3:
-        raise _unknown(group)
+        raise unknown_resource(registry, group, version)
     info = registry.lookup(group, version, parts[0])
     if info is None:
-        raise _unknown(group)
+        raise unknown_resource(registry, group, version)
     if ns and not info.namespaced:
         raise errors.page_not_found()
     name = parts[1] if len(parts) > 1 else ""
@@ -145,12 +145,20 @@ def parse_route(registry: Registry, group: str, version: str, parts: list[str]) 
     return Route(info, ns, name, sub, watch_path)
 
 
-def _unknown(group: str) -> errors.ApiError:
-    if group:
+def unknown_resource(registry: Registry, group: str, version: str) -> errors.ApiError:
+    """The 404 for a path under a served group-version that names nothing served there.
+
+    Built-in group-versions are go-restful WebServices: a path none of their routes matches
+    (an unknown resource, ``namespaces/default/pods`` when pods are not served, an unknown
+    subresource) goes to the container's ServiceErrorHandler, which answers
+    ``NewGenericServerResponse(404, ...)``: reason NotFound, "the server could not find the
+    requested resource", and ``details: {}`` (an empty but non-nil StatusDetails). A CRD's
+    group is served by the apiextensions handler, whose miss falls through to the plain
+    "404 page not found" of the not-found handler.
+    """
+    if any(i.custom for i in registry.resources_of(group, version)):
         return errors.page_not_found()
-    return errors.ApiError(
-        404, errors.status(404, "NotFound", "the server could not find the requested resource")
-    )
+    return errors.ApiError(404, errors.generic_not_found())
 
 
 def verb_of(method: str, name: str, watch: bool) -> str:

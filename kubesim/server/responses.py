@@ -8,6 +8,11 @@ into a Table or a PartialObjectMetadata view. Errors are negotiated too: a proto
 gets its Status in protobuf. Every response is one ``write`` of bytes encoded before the first
 byte goes out, with a Content-Length (watches, which stream, are in watch.py). The request is
 recorded in the request log just before its bytes are written.
+
+Bodies are Go's bytes: compact JSON is written by ``json.Encoder`` (apimachinery's JSON
+serializer, and its streaming list encoder), which ends the value with a newline; indented
+JSON (``pretty``, and ``WriteRawJSON``'s errors and /version) by ``json.MarshalIndent``, which
+does not. Both escape ``<``, ``>``, ``&``, U+2028 and U+2029 (``storage.store.go_escape``).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from kubesim.server import transform
 from kubesim.server.httpserver import ConnectionHandler
 from kubesim.server.negotiation import JSON, PROTOBUF, YAML, MediaType, negotiate_error
 from kubesim.server.request import Request
-from kubesim.storage.store import Stored, encode
+from kubesim.storage.store import Stored, encode, go_escape
 from kubesim.views.table import TableRenderer
 
 __all__ = [
@@ -34,7 +39,11 @@ __all__ = [
     "send_object",
     "send_as",
     "pretty_json",
+    "NEWLINE",
 ]
+
+# What Go's json.Encoder writes after each value: the last byte of every compact JSON body.
+NEWLINE = b"\n"
 
 _REASONS = {
     200: "OK",
@@ -64,15 +73,19 @@ def send(
     body: bytes,
     ctype: str = "application/json",
     headers: dict | None = None,
+    tail: bytes = b"",
 ) -> None:
-    """Write one complete response (no body for HEAD) and record the request."""
+    """Write one complete response (no body for HEAD) and record the request. tail: bytes
+    after the body (the encoder's newline), joined in the one copy the write makes anyway
+    rather than by copying a large cached body first."""
     req.code = code
     head = [
         f"HTTP/1.1 {code} {_REASONS.get(code, 'Unknown')}",
         "Cache-Control: no-cache, private",
-        f"Content-Type: {ctype}",
-        f"Content-Length: {len(body)}",
+        f"Content-Length: {len(body) + len(tail)}",
     ]
+    if ctype:  # (an empty 406 of the OpenAPI handler has none)
+        head.insert(2, f"Content-Type: {ctype}")
     if headers:
         head.extend(f"{k}: {v}" for k, v in headers.items())
     # what the request was warned about on its way (field validation's unknown fields, ...)
@@ -83,7 +96,7 @@ def send(
     # Log before the answer leaves: a client that reads the request log right after its
     # response must find the request there (a test's read-after-response race otherwise).
     req.record()
-    h.wfile.write(data if req.method == "HEAD" else data + body)
+    h.wfile.write(data if req.method == "HEAD" else b"".join((data, body, tail)))
 
 
 def encode_as(mt: MediaType, obj: Any) -> tuple[bytes, str]:
@@ -96,18 +109,19 @@ def encode_as(mt: MediaType, obj: Any) -> tuple[bytes, str]:
         return yaml.safe_dump(obj, sort_keys=False).encode(), YAML
     if mt.pretty:
         return pretty_json(obj), JSON
-    return encode(obj), JSON
+    return encode(obj) + NEWLINE, JSON
 
 
 def pretty_json(obj: Any) -> bytes:
-    """The pretty JSON serializer's output: json.MarshalIndent(obj, "", "  ")."""
-    return json.dumps(obj, indent=2, ensure_ascii=False).encode()
+    """The pretty JSON serializer's output: json.MarshalIndent(obj, "", "  "), which ends
+    without a newline."""
+    return go_escape(json.dumps(obj, indent=2, ensure_ascii=False)).encode()
 
 
 def send_json(
     h: ConnectionHandler, req: Request, code: int, obj: Any, headers: dict | None = None
 ) -> None:
-    send(h, req, code, encode(obj), "application/json", headers)
+    send(h, req, code, encode(obj) + NEWLINE, "application/json", headers)
 
 
 def send_as(h: ConnectionHandler, req: Request, code: int, obj: Any, mt: MediaType) -> None:
@@ -136,7 +150,7 @@ def send_object(
         assert render_table is not None  # negotiate() allows Table only with a renderer
         return send_as(h, req, code, _table(render_table(info, [stored], None), mt), mt)
     if mt.media_type == JSON and not mt.pretty:
-        return send(h, req, code, info.object_json(stored))
+        return send(h, req, code, info.object_json(stored), tail=NEWLINE)
     return send_as(h, req, code, info.object_dict(stored), mt)
 
 
@@ -150,7 +164,7 @@ def send_list(
 ) -> None:
     """A list body (as Rest.list builds it) in the negotiated media type, status 200."""
     if mt.media_type == JSON and not mt.pretty and not mt.convert:
-        return send(h, req, 200, body)
+        return send(h, req, 200, body, tail=NEWLINE)
     lst = json.loads(body)
     if mt.convert == transform.PARTIAL_LIST:
         out = transform.partial_object_metadata_list(
@@ -190,7 +204,7 @@ def send_error(h: ConnectionHandler, req: Request, e: errors.ApiError) -> None:
     """
     try:
         if e.body is None:
-            send(h, req, e.code, b"404 page not found\n", "text/plain; charset=utf-8", e.headers)
+            send(h, req, e.code, e.text.encode(), "text/plain; charset=utf-8", e.headers)
             return
         mt = negotiate_error(h)
         if mt is None:

@@ -16,7 +16,7 @@ import ssl
 import subprocess
 import threading
 
-__all__ = ["make_server_context", "generate_certificate"]
+__all__ = ["check_key_pair", "make_server_context", "generate_certificate"]
 
 _cache_lock = threading.Lock()  # guards _cache
 _cache: dict[str, tuple[str, str]] = {}  # host -> (cert path, key path) generated this process
@@ -83,3 +83,43 @@ def make_server_context(
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(cert, key)
     return ctx, cert, key
+
+
+def check_key_pair(cert: str, key: str) -> None:
+    """ValueError naming the file and the problem when ``cert`` and ``key`` cannot serve.
+
+    kube-apiserver twin: ``dynamiccertificates.NewDynamicServingContentFromFiles`` at start-up
+    ("unable to load server certificate"). The stdlib's ``load_cert_chain`` says "[SSL] PEM lib"
+    and names neither file, so each file is read first (a missing or unreadable one is named),
+    then the certificate is loaded alone, then the pair.
+    """
+    for flag, path in (("--tls-cert-file", cert), ("--tls-private-key-file", key)):
+        try:
+            with open(path, "rb") as f:
+                head = f.read()
+        except OSError as err:
+            raise ValueError(
+                f"argument {flag}: cannot read {path}: {err.strerror or err}"
+            ) from None
+        if b"-----BEGIN " not in head:
+            raise ValueError(f"argument {flag}: {path} holds no PEM block (-----BEGIN ...)")
+    # the certificate alone first, so that a bad one is not blamed on the key
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cafile=cert)
+    except ssl.SSLError as err:
+        raise ValueError(
+            f"argument --tls-cert-file: {cert} does not load as a PEM certificate: {_reason(err)}"
+        ) from None
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(cert, key)
+    except ssl.SSLError as err:
+        if err.reason == "KEY_VALUES_MISMATCH":
+            problem = f"the key {key} does not match the certificate {cert}"
+        else:
+            problem = f"{key} does not load as a PEM private key: {_reason(err)}"
+        raise ValueError(f"argument --tls-private-key-file: {problem}") from None
+
+
+def _reason(err: ssl.SSLError) -> str:
+    """OpenSSL's short reason ("NO_CERTIFICATE_OR_CRL_FOUND"), else its whole message."""
+    return str(err.reason or err.strerror or err)

@@ -89,7 +89,7 @@ def serve_watch(
                 parts = []
                 for etype, obj in items:
                     if etype == INITIAL_END:
-                        parts.append(_bookmark(info, obj, True, mt, frame))
+                        parts.append(_bookmark(info, obj, True, mt, frame, wr.omit_zero_timestamp))
                         last_bm_rv = max(last_bm_rv, obj)
                     else:
                         parts.append(event(etype, obj))
@@ -98,7 +98,7 @@ def serve_watch(
             if w.bookmark_requested or now >= next_bm:
                 rv = w.take_bookmark_rv()
                 if wr.bookmarks and rv > last_bm_rv:
-                    chunk(_bookmark(info, rv, False, mt, frame))
+                    chunk(_bookmark(info, rv, False, mt, frame, wr.omit_zero_timestamp))
                     last_bm_rv = rv
                 if now >= next_bm:
                     next_bm = _next_bookmark(now, deadline, bookmark_interval)
@@ -166,7 +166,12 @@ def _next_bookmark(now: float, deadline: float, interval: float) -> float:
 
 
 def _bookmark(
-    info: ResourceInfo, rv: int, initial_end: bool, mt: MediaType, frame: _Framer
+    info: ResourceInfo,
+    rv: int,
+    initial_end: bool,
+    mt: MediaType,
+    frame: _Framer,
+    omit_zero_timestamp: bool = True,
 ) -> bytes:
     """A BOOKMARK event: an object of the watched kind carrying only its RV.
 
@@ -174,6 +179,11 @@ def _bookmark(
     ``k8s.io/initial-events-end`` annotation). A built-in Deployment's bookmark carries the
     empty fields Go's encoding of an empty apps/v1 Deployment has, as the real server's does.
     A metadata-only watch gets the bookmark's PartialObjectMetadata.
+
+    That Deployment is the cacher's ``newFunc()`` with only its resourceVersion set, encoded
+    at apps/v1: ``replicas`` 0 (a pointer to the internal zero), ``selector`` and the pod
+    spec's ``containers`` null (no omitempty), ``strategy`` and ``status`` empty. v1.36 omits
+    the zero ``creationTimestamp`` of both ObjectMetas (``omitzero``); v1.24 wrote null.
     """
     meta: dict[str, Any] = {"resourceVersion": str(rv)}
     if initial_end:
@@ -183,7 +193,10 @@ def _bookmark(
             "BOOKMARK", transform.partial_object_metadata({"metadata": meta}, mt.convert_version)
         )
     if info.kind == "Deployment" and not info.custom:
-        meta["creationTimestamp"] = None
+        template_meta: dict[str, Any] = {}
+        if not omit_zero_timestamp:
+            meta["creationTimestamp"] = None
+            template_meta["creationTimestamp"] = None
         obj = {
             "kind": info.kind,
             "apiVersion": info.group_version,
@@ -191,7 +204,7 @@ def _bookmark(
             "spec": {
                 "replicas": 0,
                 "selector": None,
-                "template": {"metadata": {"creationTimestamp": None}, "spec": {"containers": None}},
+                "template": {"metadata": template_meta, "spec": {"containers": None}},
                 "strategy": {},
             },
             "status": {},

@@ -207,7 +207,7 @@ def _causes(error, type_reason: str = "FieldValueTypeInvalid") -> list[dict]:
                 "message": f"Invalid value: {_js(inst)}: {detail}",
                 "field": path,
             }
-        ]
+        ] + _range_check(want, error.schema.get("format") or "", inst, path)
     elif v == "maximum":
         op = "less than" if error.schema.get("exclusiveMaximum") else "less than or equal to"
         detail = f"{path} in body should be {op} {val}"
@@ -225,6 +225,28 @@ def _causes(error, type_reason: str = "FieldValueTypeInvalid") -> list[dict]:
             "reason": "FieldValueInvalid",
             "message": f"Invalid value: {_js(inst)}: {detail}",
             "field": path,
+        }
+    ]
+
+
+def _range_check(want: str, fmt: str, inst: Any, path: str) -> list[dict]:
+    """The second error a fractional number for an integer field gets.
+
+    kube-openapi's numberValidator runs beside the type validator (SchemaValidator merges
+    every validator's result) and first asks IsValueValidAgainstRange whether the value
+    converts to the integer type without loss. That error is a plain ``error``, not an
+    ``errors.Validation``, so apiextensions' kubeOpenAPIResultToFieldErrors turns it into
+    ``field.Invalid(fldPath, "", ...)`` at the root path, which the custom resource
+    validator passes as nil: the cause's field is ``<nil>``.
+    """
+    if want != "integer" or not isinstance(inst, float) or inst.is_integer():
+        return []
+    kind = f"with format {fmt}" if fmt else "(default format)"
+    return [
+        {
+            "reason": "FieldValueInvalid",
+            "message": f'Invalid value: "": Checked value must be of type integer {kind} in {path}',
+            "field": "<nil>",
         }
     ]
 

@@ -39,6 +39,7 @@ from importlib import resources
 from typing import Any
 
 from kubesim.api.resources import Registry, ResourceInfo
+from kubesim.storage.store import encode
 
 __all__ = ["root_document", "group_version_document", "group_version_bytes"]
 
@@ -356,7 +357,8 @@ def _document(
     if hit is not None:
         return hit
     doc = _build(infos, group, version, server_version)
-    body = json.dumps(doc, separators=(",", ":")).encode()
+    # json.Marshal's bytes (Go's escaping, no trailing newline), as handler3 caches them
+    body = encode(doc)
     entry = (doc, body, hashlib.sha512(body).hexdigest().upper())
     with _cache_lock:
         if len(_doc_cache) > 256:  # CRDs churned by a test: drop the old generations

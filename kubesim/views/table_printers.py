@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from client.labels import SelectorParseError, selector_from_label_selector
+from kubesim.api.labels import SelectorParseError, selector_from_label_selector
 
 __all__ = [
     "NAME_COLUMN",

@@ -12,7 +12,7 @@ container terminated without a reason is shown by its exit code only.
 
 from __future__ import annotations
 
-from client.labels import SelectorParseError, selector_from_label_selector
+from kubesim.api.labels import SelectorParseError, selector_from_label_selector
 from kubesim.views.table_printers import Printer, since
 
 __all__ = ["WORKLOAD_PRINTERS"]

@@ -52,16 +52,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
-import os
 import random
 import secrets
-import socket
-import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import urlsplit
 
@@ -77,6 +73,7 @@ from runtime.certwatcher import (
     server_context,
 )
 from runtime.options import Options
+from runtime.tlsserver import CONNECTION_TIMEOUT, BoundServer, TLSHandler, serving_certificates
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
@@ -92,6 +89,7 @@ __all__ = [
     "Backoff",
     "CertWatcher",
     "CertificateError",
+    "CONNECTION_TIMEOUT",
     "CertificateSource",
     "Denial",
     "MetricsServer",
@@ -125,8 +123,6 @@ REVIEW_TIMEOUT = 10.0
 # Cached reviews at most, per cache (k8s.io/apiserver's token cache is an LRU of a few
 # thousand too): a flood of distinct tokens cannot grow the process without bound.
 CACHE_MAX_ENTRIES = 4096
-# A connection that sends nothing for this long is closed (no slow client can hold a thread).
-CONNECTION_TIMEOUT = 10.0
 
 Clock = Callable[[], float]
 K = TypeVar("K")
@@ -406,37 +402,12 @@ class AuthFilter:
 # -- the server ---------------------------------------------------------------------------------
 
 
-class _Server(ThreadingHTTPServer):
-    """http.server with TLS chosen per connection and no traceback on stderr for a client
-    that goes away or fails its handshake."""
-
-    daemon_threads = True
-    certificates: CertificateSource | None = None
-
-    def get_request(self) -> tuple[socket.socket, Any]:
-        sock, addr = self.socket.accept()
-        if self.certificates is None:
-            return sock, addr
-        # The handshake runs in the connection's own thread (the handler's setup), so a slow
-        # client does not hold up accept(); the context is the one served at this moment.
-        tls = self.certificates.context().wrap_socket(
-            sock, server_side=True, do_handshake_on_connect=False
-        )
-        return tls, addr
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        log.debug("metrics connection failed", extra={"client": str(client_address[0])})
-
-
-class _IPv6Server(_Server):
-    address_family = socket.AF_INET6
-
-
-class MetricsServer:
+class MetricsServer(BoundServer):
     """The metrics endpoint (controller-runtime ``metricsserver.Server``): ``/metrics`` of one
     registry, over TLS when ``certificates`` is given, behind ``auth`` when given. Other paths
     are 404, other methods 501. Same life cycle as the probes' ``EndpointServer``: it binds in
-    the constructor, ``start`` serves, ``stop`` ends it."""
+    the constructor, ``start`` serves, ``stop`` ends it. The HTTPS plumbing (a thread and a
+    timeout per connection) is ``runtime.tlsserver``'s, shared with the webhook server."""
 
     def __init__(
         self,
@@ -450,82 +421,21 @@ class MetricsServer:
         # here, not with the module: the CLI imports it to check certificate flags
         from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-        self.name = name
-        self.secure = certificates is not None
-        self._closers = closers  # run by stop(): the certificate watcher
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            timeout = CONNECTION_TIMEOUT
-
-            def setup(self) -> None:
-                if isinstance(self.request, ssl.SSLSocket):
-                    self.request.settimeout(CONNECTION_TIMEOUT)
-                    self.request.do_handshake()
-                super().setup()
-
-            def log_message(self, *args: object) -> None:
-                # Quiet, and never a request line or header (the Authorization header).
-                pass
-
-            def _reply(self, code: int, ctype: str, body: bytes) -> None:
-                self.send_response(code)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.send_header("X-Content-Type-Options", "nosniff")
-                self.end_headers()
-                self.wfile.write(body)
-
+        class Handler(TLSHandler):
             def do_GET(self) -> None:
                 path = urlsplit(self.path).path
                 text = "text/plain; charset=utf-8"
                 if path != METRICS_PATH:
-                    self._reply(404, text, b"404 page not found\n")
+                    self.reply(404, text, b"404 page not found\n")
                     return
                 if auth is not None:
                     denial = auth.check(self.headers.get("Authorization"), self.command, path)
                     if denial is not None:
-                        self._reply(denial.code, text, f"{denial.message}\n".encode())
+                        self.reply(denial.code, text, f"{denial.message}\n".encode())
                         return
-                self._reply(200, CONTENT_TYPE_LATEST, generate_latest(registry))
+                self.reply(200, CONTENT_TYPE_LATEST, generate_latest(registry))
 
-        server_class = _IPv6Server if ":" in address[0] else _Server
-        # binds now: a busy port fails here
-        self._server = server_class(address, Handler, bind_and_activate=False)
-        self._server.certificates = certificates
-        try:
-            self._server.server_bind()
-            self._server.server_activate()
-        except OSError:
-            self._server.server_close()
-            raise
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.2,), name=f"{name}-server", daemon=True
-        )
-
-    @property
-    def address(self) -> tuple[str, int]:
-        host, port = self._server.server_address[:2]
-        return str(host), int(port)
-
-    def start(self) -> MetricsServer:
-        self._thread.start()
-        log.info(
-            "serving",
-            extra={
-                "server": self.name,
-                "address": f"{self.address[0]}:{self.address[1]}",
-                "secure": self.secure,
-            },
-        )
-        return self
-
-    def stop(self) -> None:
-        if self._thread.is_alive():  # shutdown() waits for serve_forever: never if not started
-            self._server.shutdown()
-        self._server.server_close()
-        for close in self._closers:
-            close()
+        super().__init__(address, Handler, certificates, name, closers)
 
 
 def new_metrics_server(
@@ -542,20 +452,14 @@ def new_metrics_server(
         return MetricsServer(options.metrics_bind_address, registry)
     if options.enable_http2:
         log.warning("--enable-http2 is not honoured: the metrics server speaks HTTP/1.1 only")
-    certificates: CertificateSource
-    closers: tuple[Callable[[], None], ...] = ()
-    if options.metrics_cert_path:
-        watcher = CertWatcher(
-            os.path.join(options.metrics_cert_path, options.metrics_cert_name),
-            os.path.join(options.metrics_cert_path, options.metrics_cert_key),
-        )
-        certificates, closers = watcher, (watcher.stop,)
-    else:
-        certificates = StaticCertificate(server_context(*self_signed_certificate()))
+    certificates, watcher = serving_certificates(
+        options.metrics_cert_path, options.metrics_cert_name, options.metrics_cert_key
+    )
+    closers = (watcher.stop,) if watcher is not None else ()
     auth = AuthFilter(TokenReviewAuthenticator(rest), SubjectAccessReviewAuthorizer(rest))
     server = MetricsServer(
         options.metrics_bind_address, registry, certificates, auth, closers=closers
     )
-    if options.metrics_cert_path:
+    if watcher is not None:
         watcher.start()
     return server

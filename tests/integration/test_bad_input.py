@@ -90,6 +90,18 @@ def ready(h, name: str, replicas: int):
 # -- schema --------------------------------------------------------------------------------------
 
 
+# What kube-apiserver adds when a schema error keeps the CRD's x-kubernetes-validations (the
+# deploymentName immutability rule) from running: a required field missing, a value too long or
+# of the wrong type (apiextensions' hasBlockingErr).
+RULES_NOT_CHECKED = {
+    "reason": "FieldValueInvalid",
+    "message": "Invalid value: null: some validation rules were not checked because the object "
+    "was invalid; correct the existing errors to complete validation",
+    "field": "<nil>",
+}
+BLOCKING = ("FieldValueRequired", "FieldValueTooLong", "FieldValueTypeInvalid")
+
+
 def test_foo_without_deployment_name_is_rejected_by_the_schema(h):
     body = foo("nameless")
     del body["spec"]["deploymentName"]
@@ -98,14 +110,17 @@ def test_foo_without_deployment_name_is_rejected_by_the_schema(h):
     err = info.value
     assert (err.code, err.reason) == (422, "Invalid")
     assert err.message == (
-        'Foo.samplecontroller.k8s.io "nameless" is invalid: spec.deploymentName: Required value'
+        'Foo.samplecontroller.k8s.io "nameless" is invalid: [spec.deploymentName: Required '
+        "value, <nil>: Invalid value: null: some validation rules were not checked because the "
+        "object was invalid; correct the existing errors to complete validation]"
     )
     assert err.status["details"]["causes"] == [
         {
             "reason": "FieldValueRequired",
             "message": "Required value",
             "field": "spec.deploymentName",
-        }
+        },
+        RULES_NOT_CHECKED,
     ]
     with pytest.raises(APIError) as gone:
         h.get_foo("nameless")
@@ -155,10 +170,20 @@ def test_invalid_values_are_rejected_with_a_clear_message(
         h.create_foo({**foo("bad"), "spec": spec})
     err = info.value
     assert (err.code, err.reason) == (422, "Invalid")
-    assert err.message.startswith(f'Foo.samplecontroller.k8s.io "bad" is invalid: {field}: ')
-    assert says in err.message
     causes = err.status["details"]["causes"]
-    assert [c["field"] for c in causes] == [field]
+    # a fractional number for an integer also gets kube-openapi's range check, at the root
+    # (field "<nil>"); a blocking error comes with the note that the CRD's rules were not run;
+    # with more than one cause the message lists them in brackets
+    extra = ["<nil>"] if isinstance(spec.get("replicas"), float) else []
+    notes = [RULES_NOT_CHECKED] if causes[0]["reason"] in BLOCKING else []
+    opening = "[" if extra or notes else ""
+    assert err.message.startswith(
+        f'Foo.samplecontroller.k8s.io "bad" is invalid: {opening}{field}: '
+    )
+    assert says in err.message
+    assert causes[0]["field"] == field
+    assert [c["field"] for c in causes[1 : 1 + len(extra)]] == extra
+    assert causes[1 + len(extra) :] == notes
     # a type error is FieldValueTypeInvalid on kube-apiserver v1.36 (FieldValueInvalid on 1.24)
     type_error = says == "must be of type integer"
     expected = (

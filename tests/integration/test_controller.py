@@ -130,7 +130,14 @@ def test_collision_with_a_deployment_we_do_not_own(harness):
         message="workqueue retries metric",
     )
     after = h.get_deployment("taken")
-    assert after["metadata"]["resourceVersion"] == foreign["metadata"]["resourceVersion"]
+    # (not its resourceVersion: kubesim's status loop writes the Deployment's status)
+    writes = [
+        r
+        for r in h.sim.request_log
+        if r.resource.startswith("deployments") and r.name == "taken" and r.verb != "get"
+        and r.verb not in ("list", "watch") and r.user_agent == "sample-controller-py/test"
+    ]  # fmt: skip
+    assert writes == [] and foreign["metadata"]["uid"] == after["metadata"]["uid"]
     assert after["spec"]["replicas"] == 2
     assert "ownerReferences" not in after["metadata"]
 
@@ -290,7 +297,11 @@ def test_empty_deployment_name_is_reported_once_without_retry_loop(sim):
     crd_without_validation = {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": "foos.samplecontroller.k8s.io"},
+        "metadata": {
+            "name": "foos.samplecontroller.k8s.io",
+            # a *.k8s.io group needs the API review's annotation (KEP-1111)
+            "annotations": {"api-approved.kubernetes.io": "unapproved, example API"},
+        },
         "spec": {
             "group": "samplecontroller.k8s.io",
             "scope": "Namespaced",

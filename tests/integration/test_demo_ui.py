@@ -5,7 +5,8 @@ Chromium (Debian's ``chromium``; ``.ci/run`` installs it) opens the page and is 
 DevTools protocol (``tests/integration/browser.py``: real mouse clicks on the controls). The
 test checks the page against the machinery's own answers: the Deployment appears in the table
 and in the Indexer, a compaction is counted as a relist, the 500s' backoff doubles, a burst
-while paused stays one queued key, and the Japanese labels carry the glossary's terms. It takes
+while paused stays one queued key (and one add), and the Japanese labels carry the glossary's
+terms, drawn by a font (``.ci/run`` installs fonts-ipaexfont-gothic) rather than as boxes. It takes
 its screenshots into the test's tmp dir (``DEMO_UI_SCREENSHOTS=<dir>`` writes them there
 instead: how docs/demo-ui*.png are made). Without chromium the browser test is skipped with
 the reason; the words test needs no browser.
@@ -124,6 +125,24 @@ def browser() -> Iterator[Browser]:
         b.close()
 
 
+# True when each of 日, 本 and 語 is drawn in the page's font as something other than what a
+# character no font has (U+E000, private use) is drawn as: the missing-glyph box. Canvas pixels,
+# because document.fonts.check says true for a system font whatever it covers.
+JAPANESE_GLYPHS_DRAWN = """(() => {
+  const family = getComputedStyle(document.querySelector('#lang')).fontFamily;
+  const draw = (ch) => {
+    const c = document.createElement('canvas');
+    c.width = c.height = 48;
+    const g = c.getContext('2d');
+    g.font = `32px ${family}`;
+    g.fillText(ch, 4, 38);
+    return Array.from(g.getImageData(0, 0, 48, 48).data).join(',');
+  };
+  const box = draw('\\uE000'), blank = draw(' ');
+  return ['日', '本', '語'].every((ch) => { const d = draw(ch); return d !== box && d !== blank; });
+})()"""
+
+
 def text(browser: Browser, selector: str) -> str:
     return browser.js(f"document.querySelector({json.dumps(selector)})?.textContent ?? ''")
 
@@ -218,6 +237,10 @@ def test_the_page_shows_what_the_cluster_did(
         "the requeue",
     )
 
+    # the 日本語 button's glyphs are drawn by a font, not as the missing-glyph box (a fresh
+    # headless Chromium has no CJK font; .ci/run installs fonts-ipaexfont-gothic)
+    assert browser.js(JAPANESE_GLYPHS_DRAWN) is True, "no font draws 日本語 (boxes on the page)"
+
     # Japanese: the labels switch, with the glossary's terms
     browser.click("#lang")
     polls = browser.js("Number(document.body.dataset.polls)")
@@ -239,6 +262,11 @@ def test_the_page_shows_what_the_cluster_did(
     browser.wait(
         "!document.querySelector('#state-queue .chip.processing')", "the syncs in flight to end"
     )
+    # the adds figure and the queued keys, from one poll's drawing
+    adds, waiting = browser.js(
+        "[Number(document.querySelector('#q-adds .v').textContent),"
+        " [...document.querySelectorAll('#state-queue .chip.queued')].map(e => e.textContent)]"
+    )
     browser.click("#btn-burst")
     burst = answer("burst", name="example-foo")
     browser.wait(
@@ -251,10 +279,19 @@ def test_the_page_shows_what_the_cluster_did(
         "the queued key",
     )
     assert queued == ["default/example-foo"]
+    # five changes, five calls to add, and the adds figure (workqueue_adds_total) moves by one,
+    # as the page and the docs say: after the first, the key is waiting, and the queue
+    # de-duplicates (by none, when a retry had queued the key already)
+    expected = adds if "default/example-foo" in waiting else adds + 1
+    browser.wait(
+        f"Number(document.querySelector('#q-adds .v').textContent) === {expected}", "one add"
+    )
+    assert WORDS["adds.why"][1] in text(browser, "#adds-why")
     browser.screenshot(shots / "demo-ui-ja.png")
     # and it stays one: a moment later (not a synchronisation: a check that nothing changes)
     time.sleep(0.5)
     assert browser.js("[...document.querySelectorAll('#state-queue .chip.queued')].length") == 1
+    assert browser.js("Number(document.querySelector('#q-adds .v').textContent)") == expected
     browser.click("#btn-pause")
     browser.wait("!document.querySelector('#workers-paused')", "the workers resumed")
     browser.wait("!document.querySelector('#state-queue .chip.queued')", "the queue drained")

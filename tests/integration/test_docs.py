@@ -1,16 +1,18 @@
 """The study docs stay true: names import, commands run, log lines appear, the diagrams match.
 
 There are two doc sets, the English one in docs/ (architecture.md, walkthrough.md,
-client-go-map.md, exercises.md, sharding.md) and the Japanese one in docs/ja/ (README.md,
-architecture.md, walkthrough.md, exercises.md, concepts.md, glossary.md, sharding.md). Every
-check below runs on both, so a rename, a changed flag or a reworded log line that leaves either
-language behind fails the suite.
+client-go-map.md, exercises.md, sharding.md, three-ways.md) and the Japanese one in docs/ja/
+(README.md, architecture.md, walkthrough.md, exercises.md, concepts.md, glossary.md, sharding.md,
+three-ways.md). Every page of docs/ and docs/ja/ is in a doc set or in OTHER_MARKDOWN, so none
+escapes the checks. Every check below runs on both, so a rename, a changed flag or a reworded
+log line that leaves either language behind fails the suite.
 They quote six kinds of things, each checked against the code or against a real run:
 
 - inline code that names something of ours (`informer.reflector.Reflector`,
   `controller.foo_controller.Controller.sync_handler`) must import and resolve; inline code that
   is a repository path (`crds/foo-crd.yaml`, `tests/informer/test_store.py::test_namespace_index`)
-  must exist, down to the test function;
+  must exist, down to the test function, and a bare file name (`worker.py`) must name a file of
+  ours;
 - shell commands (```sh blocks, ```console transcripts, inline `python -m ...`, `make ...`,
   `kubectl ...`) must run or parse: `--help` runs, other flags must be accepted, make targets
   must exist, and every `kubectl` command of the English docs runs against kubesim with the
@@ -82,7 +84,14 @@ DOCS = ROOT / "docs"
 DOC_SETS: dict[str, tuple[Path, list[str]]] = {
     "en": (
         DOCS,
-        ["architecture.md", "walkthrough.md", "client-go-map.md", "exercises.md", "sharding.md"],
+        [
+            "architecture.md",
+            "walkthrough.md",
+            "client-go-map.md",
+            "exercises.md",
+            "sharding.md",
+            "three-ways.md",
+        ],
     ),
     "ja": (
         DOCS / "ja",
@@ -94,6 +103,7 @@ DOC_SETS: dict[str, tuple[Path, list[str]]] = {
             "concepts.md",
             "glossary.md",
             "sharding.md",
+            "three-ways.md",
         ],
     ),
 }
@@ -116,7 +126,16 @@ OTHER_MARKDOWN = {
     ],
     "ja": [DOCS / "ja" / "your-own-controller.md", DOCS / "ja" / "demo-ui.md"],
 }
-OUR_PACKAGES = ("workqueue", "client", "informer", "tools", "controller", "kubesim", "examples")
+OUR_PACKAGES = (
+    "workqueue",
+    "client",
+    "informer",
+    "tools",
+    "runtime",
+    "controller",
+    "kubesim",
+    "examples",
+)
 # the path the walkthrough uses; swapped for a temp file
 WALKTHROUGH_KUBECONFIG = "/tmp/kubesim.kubeconfig"
 
@@ -188,12 +207,17 @@ def resolve(dotted: str) -> Any:
 
 def quoted_names(lang: str, names: list[str] | None = None) -> set[str]:
     """The dotted names of ours quoted in a language's docs (all of them, or those named)."""
-    # `controller.go` is sample-controller's file, not a name of ours
+    # `controller.go` is sample-controller's file, not a name of ours; `runtime.Unknown` is
+    # apimachinery's runtime package (kubesim/README.md quotes it): our runtime/ exports no
+    # names of its own, so a name of ours under it starts with a module, in lower case.
     return {
         span
         for _, text in texts(lang, names)
         for span in inline_code(text)
-        if DOTTED.match(span) and "." in span and not span.endswith(".go")
+        if DOTTED.match(span)
+        and "." in span
+        and not span.endswith(".go")
+        and not re.match(r"^runtime\.[A-Z]", span)
     }
 
 
@@ -245,6 +269,43 @@ def test_every_quoted_path_and_test_exists(lang):
     assert not missing, "\n".join(missing)
 
 
+# A file named without its folder (`worker.py`, a diagram's `manager.py`): it must be a file of
+# ours somewhere, so that a module moved or renamed (controller/health.py became
+# runtime/healthz.py) cannot leave its old name behind in a table.
+BARE_FILE = re.compile(r"^[\w-]+\.py$")
+
+
+def our_file_names() -> set[str]:
+    return {
+        path.name
+        for package in (*OUR_PACKAGES, "tests", "bench", "demo", "hack")
+        for path in (ROOT / package).rglob("*.py")
+    }
+
+
+def test_every_bare_file_name_is_a_file_of_ours():
+    names = our_file_names()
+    quoted = [
+        (name, span)
+        for lang in LANGS
+        for name, span in all_inline_code(lang)
+        if BARE_FILE.match(span)
+    ]
+    assert len(quoted) > 5, "the docs name fewer files than expected: is the parser broken?"
+    missing = sorted({f"{name}: {span}" for name, span in quoted if span not in names})
+    assert not missing, "files named in the docs that no package of ours holds:\n" + "\n".join(
+        missing
+    )
+
+
+def test_every_page_is_checked():
+    # A page added to docs/ or docs/ja/ and to no list here would escape every check above.
+    listed = {doc_path(lang, name) for lang in LANGS for name in doc_names(lang)}
+    listed |= {path for paths in OTHER_MARKDOWN.values() for path in paths}
+    pages = set(DOCS.glob("*.md")) | set((DOCS / "ja").glob("*.md"))
+    assert pages <= listed, f"pages no check reads: {sorted(map(str, pages - listed))}"
+
+
 @pytest.mark.parametrize("lang", LANGS)
 def test_exercises_point_at_real_tests(lang):
     tests = [
@@ -254,7 +315,7 @@ def test_exercises_point_at_real_tests(lang):
 
 
 # The Japanese documents that follow an English one section by section.
-FOLLOWED = ["architecture.md", "walkthrough.md", "exercises.md", "sharding.md"]
+FOLLOWED = ["architecture.md", "walkthrough.md", "exercises.md", "sharding.md", "three-ways.md"]
 
 
 def quoted_code(lang: str, name: str) -> set[str]:
@@ -661,6 +722,29 @@ def test_the_demo_prints_the_columns_kubectl_prints(live_run):
         "NAME DEPLOYMENT DESIRED AVAILABLE READY AGE",
         "NAME READY UP-TO-DATE AVAILABLE AGE",
     }
+
+
+def test_the_demo_names_each_events_object_as_kubectl_does(live_run):
+    # kubectl get events' OBJECT column is the involved object's kind, lowercased: the
+    # Deployment's own Events are not the Foo's
+    lines = live_run["demo"]
+    start = next(i for i, line in enumerate(lines) if "kubectl get events" in line)
+    end = next(i for i, line in enumerate(lines) if i > start and line.startswith("== "))
+    rows = [normalize(x).split() for x in lines[start + 2 : end]]
+    objects = {row[2] for row in rows if len(row) > 2}
+    assert "deployment/example-foo" in objects, "\n".join(lines[start:])
+    assert {"foo/example-foo", "foo/collider"} <= objects
+    scaling = [row for row in rows if row[1:2] == ["ScalingReplicaSet"]]
+    assert scaling and all(row[2].startswith("deployment/") for row in scaling)
+
+
+def test_the_demos_repair_step_ends_converged(live_run):
+    # step 3's tables show the repaired Deployment's replicas available, and the Foo saying so
+    step = [normalize(x).split() for x in demo_step(live_run["demo"], 3)]
+    foo = next(row for row in step if row[:1] == ["example-foo"] and len(row) == 6)
+    deployment = next(row for row in step if row[:1] == ["example-foo"] and len(row) == 5)
+    assert foo[2:5] == ["3", "3", "True"], foo
+    assert deployment[1:4] == ["3/3", "3", "3"], deployment
 
 
 def test_every_kubectl_command_runs_as_documented(live_run):
@@ -1116,8 +1200,19 @@ def test_dot_file_renders():
     ET.fromstring(res.stdout)
 
 
-# The packages the import diagram shows: what is installed, and the demo beside it.
-DIAGRAM_PACKAGES = ("workqueue", "client", "informer", "tools", "controller", "kubesim", "demo")
+# The packages the import diagram shows: what is installed, and the demo and the examples beside
+# it.
+DIAGRAM_PACKAGES = (
+    "workqueue",
+    "client",
+    "informer",
+    "tools",
+    "runtime",
+    "controller",
+    "kubesim",
+    "demo",
+    "examples",
+)
 
 
 def import_diagram(lang: str) -> dict[tuple[str, str], str]:
@@ -1605,12 +1700,14 @@ TWIN_MARKERS = (
     "k8s.io/",
     "klog",
     "component-base",
+    "kube-controller-manager",
+    "Go twin",
     "no client-go twin",
 )
 
 
 def public_classes() -> Iterator[tuple[str, str, str]]:
-    for package in ("workqueue", "client", "informer", "tools", "controller"):
+    for package in ("workqueue", "client", "informer", "tools", "runtime", "controller"):
         for path in sorted((ROOT / package).rglob("*.py")):
             for node in ast.parse(path.read_text()).body:
                 if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):

@@ -23,7 +23,9 @@ FOO_TESTS = "tests/controller/test_foo_controller.py"
 
 # patch -> the tests it must pass once applied
 SOLUTIONS = {
-    "1-printer-column.patch": ["tests/kubesim/unit/test_table.py"],
+    "1-printer-column.patch": [
+        "tests/kubesim/unit/test_table.py::test_the_foo_crd_shows_the_observed_generation_in_wide_output_only"
+    ],
     "2-who-holds-the-name.patch": [FOO_TESTS],
     "3-a-second-owned-kind.patch": [FOO_TESTS, LIFECYCLE],
     "4-a-finalizer.patch": [FOO_TESTS, LIFECYCLE],

@@ -22,10 +22,11 @@ import pytest
 import yaml
 
 from client.rest import RESTClient
+from controller.main import build_foo_parser
+from controller.main import parse_foo_options as parse_options
 from kubesim import KubeSim
-from runtime.flags import build_parser, parse_options
 from runtime.shutdown import EXIT_MARGIN
-from tests.helpers import CRD, ROOT
+from tests.helpers import CRD, ROOT, wait_for
 
 
 def _kubectl() -> str | None:
@@ -358,10 +359,28 @@ def stored(sim: KubeSim, group: str, plural: str) -> list[str]:
 def test_apply_dry_run_server_passes_and_persists_nothing(sim, env, tmp_path, rendered):
     sim.create_crd(CRD)
     ns = one(rendered, "Namespace")["metadata"]["name"]
-    RESTClient(sim.new_api_client()).request(
-        "POST", "/api/v1/namespaces", body={"metadata": {"name": ns}}
+    api = RESTClient(sim.new_api_client())
+    api.request("POST", "/api/v1/namespaces", body={"metadata": {"name": ns}})
+    # kube-controller-manager's stand-ins give the new namespace its default ServiceAccount
+    # and kube-root-ca.crt: let them finish before taking the server's resourceVersion
+    wait_for(
+        lambda: (
+            stored(sim, "", "configmaps").count("kube-root-ca.crt") == 5
+            and stored(sim, "", "serviceaccounts").count("default") == 5
+        ),
+        message="the new namespace's default ServiceAccount and kube-root-ca.crt",
     )
+    assert sim.wait_idle()
     before = sim.resource_version
+    kinds = (
+        ("apps", "deployments"),
+        ("rbac.authorization.k8s.io", "clusterroles"),
+        ("rbac.authorization.k8s.io", "roles"),
+        ("", "serviceaccounts"),
+        ("", "services"),
+        ("samplecontroller.k8s.io", "foos"),
+    )
+    existing = {kind: stored(sim, *kind) for kind in kinds}
 
     out = kubectl("apply", "-k", "manifests/", "--dry-run=server", env=env, tmp=tmp_path)
     lines = out.stdout.strip().splitlines()
@@ -380,15 +399,10 @@ def test_apply_dry_run_server_passes_and_persists_nothing(sim, env, tmp_path, re
         if r.verb in ("create", "update", "patch") and r.user_agent.startswith("kubectl")
     ]
     assert writes and all("dryRun=All" in r.query for r in writes), writes
-    for group, plural in (
-        ("apps", "deployments"),
-        ("rbac.authorization.k8s.io", "clusterroles"),
-        ("rbac.authorization.k8s.io", "roles"),
-        ("", "serviceaccounts"),
-        ("", "services"),
-        ("samplecontroller.k8s.io", "foos"),
-    ):
-        assert stored(sim, group, plural) == [], plural
+    # (what a cluster starts with, the kubernetes Service and the default ServiceAccounts)
+    for kind in kinds:
+        assert stored(sim, *kind) == existing[kind], kind
+    assert "sample-controller" not in existing[("", "serviceaccounts")]
 
 
 def test_apply_creates_everything_then_is_unchanged(sim, env, tmp_path, rendered):
@@ -431,8 +445,8 @@ def test_operating_doc_flags_table_lists_every_flag():
     documented = {flag for cell in first_cells for flag in re.findall(r"`(--[a-z0-9-]+)`", cell)}
     actions = [
         {o for o in a.option_strings if o.startswith("--")}
-        for a in build_parser()._actions
-        if a.option_strings and a.dest != "help"
+        for a in build_foo_parser()._actions
+        if a.option_strings and a.dest not in ("help", "version")
     ]
     known = set().union(*actions)
     assert documented <= known, documented - known  # no stale flag in the table

@@ -160,3 +160,39 @@ def test_a_taken_port_is_one_line_naming_the_flag_and_address(sim, tmp_path):
         f"--health-probe-bind-address: cannot listen on 127.0.0.1:{port}: Address already in use"
     )
     assert "Traceback" not in proc.log_text()
+
+
+def test_readyz_fails_while_the_crd_is_gone_and_passes_once_it_is_back(sim, proc_factory):
+    """Synced once is not up to date now: with the Foo CRD deleted the Foo informer cannot
+    list, so /readyz names it (the process must not count as up), while /healthz stays ok (a
+    restart would not bring the CRD back); the CRD applied again, a list succeeds, ready."""
+    import yaml
+
+    from tests.helpers import CRD
+
+    proc = proc_factory()
+    wait_for(lambda: proc.get("health-probes", "/readyz")[0] == 200, message="ready")
+    api = RESTClient(sim.new_api_client())
+    crds = ("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+    crd = yaml.safe_load(CRD.read_text())
+    api.request("DELETE", resource_path(*crds, None, crd["metadata"]["name"]))
+
+    def not_ready() -> str | None:
+        code, body = proc.get("health-probes", "/readyz?verbose")
+        return body if code == 500 else None
+
+    body = wait_for(not_ready, message="not ready without the CRD")
+    failed = "[-]informer-sync failed: informer samplecontroller.k8s.io/v1alpha1/foos cannot sync"
+    assert failed in body
+    assert proc.get("health-probes", "/healthz") == (200, "ok")
+    # the reflector names the missing resource, once however many times it retries
+    hint = "the server does not serve this resource (404); is its CustomResourceDefinition"
+    named = wait_for(
+        lambda: [r for r in proc.records if hint in str(r.get("msg", ""))],
+        message="the reflector's hint",
+    )
+    assert len(named) == 1
+
+    api.request("POST", resource_path(*crds, None), body=crd)
+    wait_for(lambda: not_ready() is None, timeout=20, message="ready again with the CRD back")
+    assert len([r for r in proc.records if hint in str(r.get("msg", ""))]) == 1

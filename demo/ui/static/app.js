@@ -310,6 +310,7 @@ function render(state) {
     kv("processing", "", "q-processing"), chips(q.processing, "processing"),
     kv("delayed", ""), waiting,
     kv("adds", q.adds ?? 0, "q-adds"),
+    el("p", { class: "why", id: "adds-why", "data-w": "adds.why" }, w("adds.why")),
     kv("backoff", ""), bo);
   document.getElementById("fig-queue").textContent = `${q.queued.length} / ${q.processing.length} / ${q.waiting.length}`;
   document.getElementById("fig2-queue").textContent = `${w("adds")} ${q.adds ?? 0}`;
@@ -368,7 +369,15 @@ function renderCluster(c) {
       st.availableReplicas || 0, age(d.metadata.creationTimestamp)];
   }));
   table("events", ["TYPE", "REASON", "OBJECT", "COUNT", "MESSAGE"], (c.events || []).map((e) =>
-    [e.type, e.reason, `foo/${e.involvedObject.name}`, e.count || 1, e.message]));
+    [e.type, e.reason, eventObject(e), e.count || 1, e.message]));
+}
+
+// kubectl get events' OBJECT column: "deployment/example-foo" (the kind lowercased); the
+// object is involvedObject in core/v1 Events, regarding in events.k8s.io/v1
+function eventObject(e) {
+  const ref = e.involvedObject || e.regarding || {};
+  const kind = (ref.kind || "").toLowerCase();
+  return ref.name ? `${kind}/${ref.name}` : kind;
 }
 
 async function poll() {

@@ -1,6 +1,6 @@
 """kubesim over HTTP through the official client: discovery, CRUD, errors, subresources, paging.
 
-Every expectation here is a kube-apiserver behaviour from /work/shared/KUBE_APISERVER_FACTS.md or
+Every expectation here is a kube-apiserver behaviour recorded against a real server or
 the API concepts docs; the official client (CoreV1Api, AppsV1Api, CustomObjectsApi,
 CoordinationV1Api, ApiextensionsV1Api) does the talking, as our informers and controller will.
 """
@@ -25,7 +25,11 @@ GROUP, VERSION, PLURAL = FOO_GVR
 FOO_CRD = {
     "apiVersion": "apiextensions.k8s.io/v1",
     "kind": "CustomResourceDefinition",
-    "metadata": {"name": "foos.samplecontroller.k8s.io"},
+    # a *.k8s.io group needs the API review's annotation (KEP-1111), or "unapproved, ..."
+    "metadata": {
+        "name": "foos.samplecontroller.k8s.io",
+        "annotations": {"api-approved.kubernetes.io": "unapproved, example API"},
+    },
     "spec": {
         "group": GROUP,
         "scope": "Namespaced",
@@ -150,7 +154,8 @@ def test_unknown_paths_answer_like_the_real_server(sim):
     assert (code, body) == (404, b"404 page not found\n")
     code, _, body = raw(sim, "GET", "/api/v1/nosuchresources")
     status = json.loads(body)
-    assert code == 404 and status["reason"] == "NotFound" and "details" not in status
+    # go-restful's ServiceErrorHandler: NewGenericServerResponse, whose details are empty
+    assert code == 404 and status["reason"] == "NotFound" and status["details"] == {}
     assert raw(sim, "OPTIONS", "/apis/apps/v1/deployments")[0] == 405
     assert raw(sim, "HEAD", "/apis/apps/v1/namespaces/default/deployments")[0] == 200
     assert raw(sim, "GET", "/api/v1/namespaces", headers={"Accept": "text/html"})[0] == 406

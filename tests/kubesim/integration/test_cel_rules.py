@@ -19,7 +19,11 @@ from tests.kubesim.integration.test_kubectl import KUBECTL, Kubectl
 CRD: dict[str, Any] = {
     "apiVersion": "apiextensions.k8s.io/v1",
     "kind": "CustomResourceDefinition",
-    "metadata": {"name": "foos.samplecontroller.k8s.io"},
+    # a *.k8s.io group needs the API review's annotation (KEP-1111), or "unapproved, ..."
+    "metadata": {
+        "name": "foos.samplecontroller.k8s.io",
+        "annotations": {"api-approved.kubernetes.io": "unapproved, example API"},
+    },
     "spec": {
         "group": "samplecontroller.k8s.io",
         "scope": "Namespaced",

@@ -67,7 +67,9 @@ def test_configmap_round_trip_and_key_validation(core):
     assert created.metadata.generation is None  # ConfigMaps have no generation
     got = core.read_namespaced_config_map("settings", NS)
     assert got.binary_data == {"blob": "AAEC"}
-    assert [c.metadata.name for c in core.list_namespaced_config_map(NS).items] == ["settings"]
+    # (beside the root CA publisher's kube-root-ca.crt, which a new namespace gets soon)
+    names = [c.metadata.name for c in core.list_namespaced_config_map(NS).items]
+    assert "settings" in names and set(names) <= {"settings", "kube-root-ca.crt"}
     bad = client.V1ConfigMap(metadata=client.V1ObjectMeta(name="bad"), data={"a b": "1"})
     with pytest.raises(ApiException) as err:
         core.create_namespaced_config_map(NS, bad)

@@ -45,6 +45,8 @@ apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
   name: foos.samplecontroller.k8s.io
+  annotations:
+    api-approved.kubernetes.io: "unapproved, example API"
 spec:
   group: samplecontroller.k8s.io
   scope: Namespaced

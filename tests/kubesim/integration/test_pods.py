@@ -57,8 +57,8 @@ def status_of(err: client.ApiException) -> dict:
 @pytest.fixture
 def core(sim: KubeSim) -> client.CoreV1Api:
     api = client.CoreV1Api(sim.api_client)
-    # what kube-controller-manager's ServiceAccounts controller makes in every namespace
-    api.create_namespaced_service_account("default", {"metadata": {"name": "default"}})
+    # kube-controller-manager's serviceaccounts controller made default's ServiceAccount
+    assert api.read_namespaced_service_account("default", "default").metadata.name == "default"
     return api
 
 
@@ -112,6 +112,7 @@ def test_requests_default_to_limits_and_make_the_qos_class(sim, core):
     assert created["status"]["qosClass"] == "Burstable"
 
 
+@pytest.mark.kubesim(crds=[], namespace_defaults=False)  # no serviceaccounts controller
 def test_a_pod_whose_service_account_is_missing_is_forbidden(sim):
     core = client.CoreV1Api(sim.api_client)
     with pytest.raises(client.ApiException) as err:

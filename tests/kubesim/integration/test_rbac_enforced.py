@@ -224,6 +224,41 @@ def test_token_review_of_a_minted_token(sim, robot):
     assert "error" not in status
 
 
+def test_system_auth_delegator_lets_a_bound_service_account_review_tokens_and_access(sim, robot):
+    """The bootstrap role a delegating server's ServiceAccount is bound to: the two reviews,
+    nothing else, and only once bound."""
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview"}
+    review["spec"] = {"token": robot}
+    access = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {"user": SA_USER, "nonResourceAttributes": {"path": "/metrics", "verb": "get"}},
+    }
+    token_reviews = "/apis/authentication.k8s.io/v1/tokenreviews"
+    access_reviews = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+    assert call(sim, "POST", token_reviews, robot, review)[0] == 403
+    create(
+        sim,
+        f"{RBAC}/clusterrolebindings",
+        {
+            "metadata": {"name": "robot-auth-delegator"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "system:auth-delegator",
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": "robot", "namespace": NS}],
+        },
+    )
+    code, out = call(sim, "POST", token_reviews, robot, review)
+    assert code == 201, out
+    assert out["status"]["user"]["username"] == SA_USER
+    code, out = call(sim, "POST", access_reviews, robot, access)
+    assert code == 201, out
+    # the role grants the reviews only
+    assert call(sim, "GET", f"/api/v1/namespaces/{NS}/secrets", robot)[0] == 403
+
+
 def test_token_review_of_an_unknown_token_is_not_authenticated(sim):
     code, out = call(
         sim, "POST", "/apis/authentication.k8s.io/v1/tokenreviews", body={"spec": {"token": "nope"}}

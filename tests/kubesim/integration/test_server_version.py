@@ -1,8 +1,8 @@
 """kubesim as kube-apiserver v1.36 (the default) and, with ``server_version="1.24"``, as v1.24.
 
-Each test states one answer that changed between the two releases recorded in
-shared/KUBE_APISERVER_FACTS.md, and checks it on both: the controller has to cope with the
-older server's answers, so kubesim keeps them behind the switch.
+Each test states one answer that changed between the two releases seen in
+recordings of real v1.24 and v1.36 servers, and checks it on both: the controller has to
+cope with the older server's answers, so kubesim keeps them behind the switch.
 """
 
 from __future__ import annotations
@@ -34,7 +34,19 @@ def test_version_has_the_emulation_fields(sim):
     assert code == 200
     assert (info["major"], info["minor"]) == ("1", "36")
     assert (info["emulationMajor"], info["emulationMinor"]) == ("1", "36")
+    # the minimum compatibility version: one minor below the binary's, by default
+    assert (info["minCompatibilityMajor"], info["minCompatibilityMinor"]) == ("1", "35")
     assert info["gitVersion"].startswith("v1.36.")
+    # version.Info's field order, written by WriteRawJSON (MarshalIndent: no final newline)
+    assert list(info)[:6] == [
+        "major",
+        "minor",
+        "emulationMajor",
+        "emulationMinor",
+        "minCompatibilityMajor",
+        "minCompatibilityMinor",
+    ]
+    assert body.startswith(b'{\n  "major": "1",\n') and body.endswith(b"}")
 
 
 @V1_24
@@ -42,6 +54,7 @@ def test_version_as_v1_24_has_no_emulation_fields(sim):
     info = json.loads(raw(sim, "GET", "/version")[2])
     assert (info["major"], info["minor"]) == ("1", "24")
     assert "emulationMajor" not in info and "emulationMinor" not in info
+    assert "minCompatibilityMajor" not in info
     assert info["gitVersion"].startswith("v1.24.")
 
 

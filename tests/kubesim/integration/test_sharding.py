@@ -20,7 +20,7 @@ from urllib.parse import urlencode
 import pytest
 from kubernetes import client
 
-from client.shard import (
+from kubesim.api.shard import (
     FIELD_NAMESPACE,
     FIELD_UID,
     HASH_SPACE_END,

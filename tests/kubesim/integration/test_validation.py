@@ -84,6 +84,30 @@ def test_type_error_is_field_value_type_invalid(custom):
     )
 
 
+def test_a_fractional_integer_gets_the_type_error_and_the_range_check(custom):
+    # kube-openapi's type and number validators both run: the type error on the field, and
+    # the number validator's lossless-conversion check, a plain error reported at the root
+    st = invalid(custom, foo("f", replicas=1.5))
+    assert st["details"]["causes"] == [
+        {
+            "reason": "FieldValueTypeInvalid",
+            "message": "Invalid value: 1.5: spec.replicas in body must be of type integer: "
+            '"number"',
+            "field": "spec.replicas",
+        },
+        {
+            "reason": "FieldValueInvalid",
+            "message": 'Invalid value: "": Checked value must be of type integer (default format) '
+            "in spec.replicas",
+            "field": "<nil>",
+        },
+    ]
+    assert st["message"].endswith(
+        '<nil>: Invalid value: "": Checked value must be of type integer (default format) '
+        "in spec.replicas]"
+    )
+
+
 def test_pattern(custom):
     body = foo("f")
     body["spec"]["tag"] = "ab1"

@@ -242,8 +242,35 @@ def test_deployment_bookmark_is_an_empty_deployment(sim):
     sim.send_bookmarks()
     bm = rw.next()["object"]
     rw.close()
-    assert bm["kind"] == "Deployment" and bm["metadata"]["creationTimestamp"] is None
-    assert bm["spec"]["selector"] is None and bm["status"] == {}
+    # the cacher's empty Deployment at apps/v1; v1.36 omits the zero creationTimestamps
+    assert bm == {
+        "kind": "Deployment",
+        "apiVersion": "apps/v1",
+        "metadata": {"resourceVersion": bm["metadata"]["resourceVersion"]},
+        "spec": {
+            "replicas": 0,
+            "selector": None,
+            "template": {"metadata": {}, "spec": {"containers": None}},
+            "strategy": {},
+        },
+        "status": {},
+    }
+
+
+@pytest.mark.kubesim(server_version="1.24")
+def test_deployment_bookmark_of_v1_24_writes_null_creation_timestamps(sim):
+    rw = RawWatch(
+        sim,
+        f"/apis/apps/v1/namespaces/default/deployments?watch=1&allowWatchBookmarks=true"
+        f"&resourceVersion={sim.resource_version}&timeoutSeconds=5",
+    )
+    client.AppsV1Api(sim.api_client).create_namespaced_deployment("default", deployment("web"))
+    assert rw.next()["type"] == "ADDED"
+    sim.send_bookmarks()
+    bm = rw.next()["object"]
+    rw.close()
+    assert bm["metadata"]["creationTimestamp"] is None
+    assert bm["spec"]["template"]["metadata"] == {"creationTimestamp": None}
 
 
 def test_send_initial_events_ends_with_annotated_bookmark(sim, custom):

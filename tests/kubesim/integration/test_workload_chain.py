@@ -347,7 +347,6 @@ def test_recreate_scales_the_old_replica_set_to_zero_before_the_new_one_up(sim):
 @pytest.mark.kubesim(crds=[], simulated_node=True)
 def test_the_simulated_node_runs_pods_made_by_hand_without_the_chain(sim):
     _, core = apis(sim)
-    core.create_namespaced_service_account("default", {"metadata": {"name": "default"}})
     body = {
         "metadata": {"name": "solo"},
         "spec": {"containers": [{"name": "c", "image": "busybox"}]},
@@ -429,7 +428,6 @@ def test_a_bound_pod_is_creating_its_containers_until_the_start_delay_passes(sim
 @pytest.mark.kubesim(crds=[], simulated_node=True)
 def test_a_new_image_restarts_the_container_on_the_simulated_node(sim):
     _, core = apis(sim)
-    core.create_namespaced_service_account("default", {"metadata": {"name": "default"}})
     body = {
         "metadata": {"name": "solo"},
         "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]},

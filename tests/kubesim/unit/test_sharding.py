@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from client.shard import FIELD_NAMESPACE, FIELD_UID, HASH_SPACE_END, ShardRange, format_selector
 from kubesim.api import errors
+from kubesim.api.shard import (
+    FIELD_NAMESPACE,
+    FIELD_UID,
+    HASH_SPACE_END,
+    ShardRange,
+    format_selector,
+)
 from kubesim.registry.sharding import ShardSelectorError, parse, request_shard_ranges
 
 UID = "object.metadata.uid"

@@ -89,9 +89,13 @@ def test_default_and_printer_column_tables():
 
 
 def _ago(seconds: int) -> str:
-    """A timestamp this many seconds ago (now, not at import: ages are read to the second)."""
-    now = _dt.datetime.now(_dt.UTC)
-    return (now - _dt.timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """A timestamp this many seconds ago (now, not at import: ages are read to the second).
+
+    Written to the microsecond, a hundredth of a second past the mark: cut to the second, the
+    age would read ``seconds`` plus whatever fraction of a second the clock was into, and a
+    render a moment later could cross into the next second ("5m1s" for "5m")."""
+    then = _dt.datetime.now(_dt.UTC) - _dt.timedelta(seconds=seconds, milliseconds=10)
+    return then.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _info(group: str, kind: str, custom: bool = False, **kw) -> ResourceInfo:
