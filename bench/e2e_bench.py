@@ -50,6 +50,14 @@ PEER_CHOICES = (
 )
 
 
+def named_checkout(text: str) -> tuple[str, Path]:
+    # the last '=': labels here say "w=2", paths seldom hold one
+    name, sep, directory = text.rpartition("=")
+    if not sep or not name or not directory:
+        raise argparse.ArgumentTypeError(f"expected NAME=DIR, got {text!r}")
+    return name, Path(directory)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m bench.e2e_bench",
@@ -98,6 +106,20 @@ def parser() -> argparse.ArgumentParser:
         help="also run the controller of this other checkout (e.g. `git archive REV | tar -x "
         "-C DIR`), 2 workers, beside ours at every N: 'base w=2' in the tables",
     )
+    p.add_argument(
+        "--variant",
+        type=named_checkout,
+        action="append",
+        metavar="NAME=DIR",
+        help="also run the controller of the checkout DIR, 2 workers, under the label NAME "
+        "(repeatable: a change and the same tree without one of its parts, in the same rounds)",
+    )
+    p.add_argument(
+        "--probes",
+        action="store_true",
+        help="also run ours with the health probes served, as the default flags serve them: "
+        "'ours w=2 qps=unlimited probes' in the tables",
+    )
     p.add_argument("--json", help="also write every raw result to this file")
     p.add_argument("--from-json", help="skip measuring: report the results saved by --json")
     return p
@@ -120,6 +142,8 @@ def command_line(args: argparse.Namespace) -> str:
         + (f" --memory-n {args.memory_n}" if args.memory_n else "")
         + "".join(f" --only {o}" for o in args.only or [])
         + (f" --baseline {args.baseline}" if args.baseline else "")
+        + "".join(f" --variant {name}={path}" for name, path in args.variant or [])
+        + (" --probes" if args.probes else "")
     )
 
 
@@ -143,6 +167,10 @@ def make_plan(args: argparse.Namespace) -> plan.Plan:
         the_plan.memory_n = args.memory_n
     if args.baseline:
         the_plan.peers.insert(1, harness.Variant("ours", source=args.baseline.resolve()))
+    if args.probes:
+        the_plan.peers.append(harness.Variant("ours", probes=True))
+    for name, path in args.variant or []:
+        the_plan.peers.append(harness.Variant("ours", source=path.resolve(), name=name))
     return the_plan
 
 

@@ -31,6 +31,7 @@ from kubernetes import client, config
 from prometheus_client import CollectorRegistry
 
 import controller.main as manager
+import runtime.manager as runtime_manager
 from client.rest import RESTClient, resource_path
 from controller.main import parse_foo_options as parse_options
 from informer.transforms import transform_strip_managed_fields
@@ -96,7 +97,7 @@ def main() -> int:
 
     cfg = client.Configuration()
     config.load_kube_config(a.kubeconfig, client_configuration=cfg)
-    rest = RESTClient(client.ApiClient(cfg), user_agent=manager.USER_AGENT)
+    rest = RESTClient(client.ApiClient(cfg), user_agent=runtime_manager.USER_AGENT)
     options = parse_options(
         [
             "--kubeconfig",
@@ -110,7 +111,7 @@ def main() -> int:
             "--strip-managed-fields" if a.strip else "--no-strip-managed-fields",
         ]
     )
-    manager.tune_gc()  # what run_process() does before run()
+    runtime_manager.tune_gc()  # what run_process() does before run()
     built: list[manager.Components] = []  # what run() built, from its on_start
     stop, ready = threading.Event(), threading.Event()
     gc.collect()

@@ -2,6 +2,7 @@
 
     python -m bench.import_bench [--rounds 5] [--venv DIR ...]            # imports only
     python -m bench.import_bench --peak [--foos 500] [--peak-rounds 3] [--baseline DIR]
+    python -m bench.import_bench --stand-ins [--rounds 5]      # what each stand-in saves
 
 Two parts:
 
@@ -79,6 +80,44 @@ IMPORTS: dict[str, str] = {
         "LightApiClient(Configuration())"
     ),
 }
+
+
+# What each of client/official.py's stand-ins saves, in the same run: the controller's start-up
+# imports as ``python -m controller`` makes them, and the same with one stand-in defeated by
+# importing the real module first (a stand-in steps aside for a module already imported). The
+# gain of a stand-in is the RSS its row adds over "all stand-ins" (issue 32: a private
+# internal must buy 1 MB of RSS or 5% of CPU).
+_START_UP = (
+    "from client.official import LightApiClient, import_light\n"
+    "import_light()\n"
+    "import controller.main, runtime.flags, runtime.manager\n"
+    "from kubernetes.client.configuration import Configuration\n"
+    "LightApiClient(Configuration())"
+)
+STAND_INS: dict[str, str] = {
+    "all stand-ins (python -m controller)": "",
+    "without `importlib.metadata`'s (urllib3.http2)": "import importlib.metadata\n",
+    "without the lazy `kubernetes` package": "import kubernetes\n",
+    "without `ApiClient`'s (kube_config)": "import kubernetes.client.api_client\n",
+    "without `requests_oauthlib`'s and `oauthlib`'s": "import requests_oauthlib, oauthlib.oauth2\n",
+    "without `multiprocessing`'s (configuration)": "import multiprocessing\n",
+    "without `subprocess`'s (kube_config, exec_provider)": "import subprocess\n",
+}
+
+
+def stand_ins_part(rounds: int) -> None:
+    got: dict[str, list[tuple[float, int, float]]] = {name: [] for name in STAND_INS}
+    for _ in range(rounds):
+        for name, first in STAND_INS.items():
+            got[name].append(probe(sys.executable, first + _START_UP))
+    base = statistics.median(r[0] for r in got["all stand-ins (python -m controller)"])
+    print(f"stand-ins: median of {rounds} fresh interpreters each, interleaved")
+    print("| start-up imports | RSS after | the stand-in saves | modules added |")
+    print("|---|---:|---:|---:|")
+    for name in STAND_INS:
+        rss = statistics.median(r[0] for r in got[name])
+        mods = statistics.median(r[1] for r in got[name])
+        print(f"| {name} | {rss:.1f} MiB | {rss - base:+.2f} MiB | {mods:.0f} |")
 
 
 def probe(python: str, code: str) -> tuple[float, int, float]:
@@ -212,7 +251,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--foos", type=int, default=500)
     p.add_argument("--peak-rounds", type=int, default=3)
     p.add_argument("--baseline", type=Path, help="another checkout's controller, beside ours")
+    p.add_argument(
+        "--stand-ins", action="store_true", help="only what each of client/official.py's saves"
+    )
     args = p.parse_args(argv)
+    if args.stand_ins:
+        stand_ins_part(args.rounds)
+        return 0
     import_part(args.rounds, args.venv)
     if args.peak:
         peak_part(args.foos, args.peak_rounds, args.baseline)

@@ -29,22 +29,11 @@ runs one). The stand-ins are then taken out of ``kubernetes.client`` and ``sys.m
 kube_config's own globals keep them, and every later import gets the real modules.
 ``kubernetes.client``'s own ``__init__`` resolves its exports lazily and runs as usual.
 
-Three standard modules are kept out the same way, each used for a name that is called never or
-rarely. The first needs ``import_light``, which ``python -m controller`` runs before anything
-else (urllib3 is imported by the client layer before the loaders); the other two are kept out
-by ``import_loaders`` on every path:
-
-- ``urllib3.http2`` (imported by urllib3 2.x's ``connection``) does ``from importlib.metadata
-  import version``, for ``inject_into_urllib3``, the opt-in HTTP/2 that nothing here calls.
-  ``importlib.metadata`` brings zipfile, csv, pathlib and email's parser: 2.1 MiB of RSS.
-- ``kubernetes.client.configuration`` imports ``multiprocessing`` (and with it pickle) for
-  ``multiprocessing.cpu_count()``, the default pool size: 0.5 MiB. The stand-in's
-  ``cpu_count`` is that function's three lines over ``os.cpu_count``.
-- ``kube_config`` and ``exec_provider`` import ``subprocess`` (with selectors and signal),
-  called only to run an exec or cmd credential plugin: 0.3 MiB for a process whose credential
-  is a token or a certificate, as in-cluster. The stand-in imports it on the first ``Popen``.
-  (``tempfile`` cannot be kept out the same way: ``urllib.request``, which the configuration
-  imports for ``getproxies``, subclasses one of its classes at import.)
+Three standard modules were kept out the same way until the same-run measurement of issue 32
+(``python -m bench.import_bench --stand-ins``) found each under the 1 MB a stand-in must save to
+be worth its place: ``importlib.metadata`` (urllib3.http2's one ``version`` call, 0.69 MiB),
+``multiprocessing`` (the configuration's ``cpu_count``, 0.50 MiB) and ``subprocess`` (exec and
+cmd credential plugins, 0.14 MiB). They are imported as their importers ask, plainly.
 
 The stand-ins load the real module on any other attribute, and leave ``sys.modules`` once the
 import is done, so every later import of one of them is the real module.
@@ -60,7 +49,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import logging
-import os
 import sys
 import threading
 import types
@@ -68,7 +56,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["LightApiClient", "import_light", "import_loaders", "import_urllib3"]
+__all__ = ["LightApiClient", "import_light", "import_loaders"]
 
 log = logging.getLogger(__name__)
 
@@ -142,14 +130,6 @@ class _DeferredModule(types.ModuleType):
         return getattr(sys.modules[self.__name__], attr)
 
 
-def _cpu_count() -> int:
-    """``multiprocessing.cpu_count()``, without importing multiprocessing."""
-    count = os.cpu_count()
-    if count is None:
-        raise NotImplementedError("cannot determine number of cpus")
-    return count
-
-
 @contextmanager
 def _in_sys_modules(modules: dict[str, types.ModuleType]) -> Iterator[None]:
     """``modules`` in ``sys.modules`` for as long as the block runs, each unless the real one is
@@ -164,30 +144,9 @@ def _in_sys_modules(modules: dict[str, types.ModuleType]) -> Iterator[None]:
                 del sys.modules[name]
 
 
-def import_urllib3() -> None:
-    """Import urllib3 without ``importlib.metadata`` (the module docstring); idempotent."""
-    if "urllib3" in sys.modules:
-        return
-    metadata = _DeferredModule(
-        "importlib.metadata",
-        "importlib.metadata",
-        version=_deferred_callable("importlib.metadata", "version"),
-    )
-    try:
-        with _in_sys_modules({"importlib.metadata": metadata}):
-            importlib.import_module("urllib3")
-    # Any surprise (a urllib3 that reads more of it at import): the plain import.
-    except Exception as err:
-        log.warning("light import of urllib3 failed", extra={"error": str(err)})
-        for name in [m for m in sys.modules if m == "urllib3" or m.startswith("urllib3.")]:
-            del sys.modules[name]
-        importlib.import_module("urllib3")
-
-
 def import_light() -> None:
-    """What ``python -m controller`` imports first, so that nothing imports these whole:
-    urllib3 (``import_urllib3``), then the official client's loaders (``import_loaders``)."""
-    import_urllib3()
+    """What ``python -m controller`` imports first, so that nothing imports the official
+    client whole: its loaders, as ``import_loaders`` imports them."""
     import_loaders()
 
 
@@ -212,13 +171,6 @@ def _stand_ins() -> Iterator[None]:
     if "oauthlib" not in sys.modules:
         modules["oauthlib"] = _DeferredModule("oauthlib", "oauthlib.oauth2")
         modules["oauthlib.oauth2"] = _DeferredModule("oauthlib.oauth2", "oauthlib.oauth2")
-    if "multiprocessing" not in sys.modules:
-        modules["multiprocessing"] = _DeferredModule(
-            "multiprocessing", "multiprocessing", cpu_count=_cpu_count
-        )
-    # kube_config and exec_provider call it only to run an exec or cmd credential plugin
-    if "subprocess" not in sys.modules:
-        modules["subprocess"] = _DeferredModule("subprocess", "subprocess")
     try:
         with _in_sys_modules(modules):
             yield

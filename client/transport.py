@@ -98,21 +98,6 @@ class Response:
 _METHODS_EXPECTING_BODY = frozenset({"PATCH", "POST", "PUT"})
 
 
-def encode_headers(headers: Mapping[str, str]) -> bytes:
-    """The header lines as ``http.client.HTTPConnection.putheader`` writes them, joined by
-    CRLF, with its checks (a name that is not a token, a value with CR or LF: ValueError)."""
-    lines = []
-    for name, value in headers.items():
-        line_name = name.encode("ascii")
-        line_value = value.encode("latin-1")
-        if not http.client._is_legal_header_name(line_name):  # type: ignore[attr-defined]
-            raise ValueError(f"Invalid header name {line_name!r}")
-        if http.client._is_illegal_header_value(line_value):  # type: ignore[attr-defined]
-            raise ValueError(f"Invalid header value {line_value!r}")
-        lines.append(line_name + b": " + line_value)
-    return b"\r\n".join(lines)
-
-
 class _Dropped(Exception):
     """The connection died after the request was (or was being) sent; ``cause`` says how."""
 
@@ -121,46 +106,20 @@ class _Dropped(Exception):
         self.cause = cause
 
 
-# What http.client's putrequest writes after the request line (Host, Accept-Encoding), by the
-# connection's destination: (host, port, tunnel host, tunnel port) -> the encoded lines.
-_Written = dict[tuple[Any, ...], bytes]
-
-
-def _putrequest(conn: Any, method: str, path: str, written: _Written) -> None:
-    """``http.client.HTTPConnection.putrequest`` of ``method`` and ``path`` on ``conn``.
-
-    The request line is checked and written by it every time; the Host and Accept-Encoding
-    lines it adds (two putheader calls: a fifth of a GET's CPU) depend only on where the
-    connection goes, so they are taken from what it wrote for the first request there.
-    """
-    target = (conn.host, conn.port, conn._tunnel_host, conn._tunnel_port)
-    lines = written.get(target)
-    if lines is None:
-        http.client.HTTPConnection.putrequest(conn, method, path)
-        written[target] = b"\r\n".join(conn._buffer[1:])
-        return
-    http.client.HTTPConnection.putrequest(
-        conn, method, path, skip_host=True, skip_accept_encoding=True
-    )
-    conn._output(lines)
-
-
 def _exchange(
     pool: urllib3.HTTPConnectionPool,
     conn: Any,
     method: str,
     path: str,
     body: bytes | None,
-    head: bytes,
+    headers: Mapping[str, str],
     connect_timeout: float | None,
     read_timeout: float | None,
     total_timeout: float | None,
-    written: _Written,
 ) -> Response:
     """One request and its answer on ``conn``, a connection of ``pool`` (urllib3's
     ``HTTPConnection``: its ``connect`` makes the TCP and TLS connection as configured).
-    ``head``: the header lines but Host and Content-Length, encoded (``encode_headers``);
-    ``written``: the Host lines of earlier requests (``_putrequest``).
+    ``headers``: every header but Host and Content-Length.
 
     The steps of ``HTTPConnectionPool._make_request``, on ``http.client``'s own ``request``
     and ``getresponse`` (urllib3's overrides of those two build the wrappers this skips).
@@ -184,18 +143,18 @@ def _exchange(
         conn.sock.settimeout(connect_timeout)
     try:
         try:
-            # http.client's request() without its per-header work: the request line and Host
-            # as it writes them (its checks of method and path included), then the header
-            # lines encoded and checked once per credential (``encode_headers``), added by
-            # ``_output``, the method its own putheader adds each line with.
-            _putrequest(conn, method, path, written)
+            # http.client's request(), step by step: putrequest writes the request line, Host
+            # and Accept-Encoding, putheader checks and writes each line. (Writing lines
+            # encoded once per credential through its private _output saved about 3% of the
+            # controller's CPU in a burst: under what a private internal must buy, issue 32.)
+            conn.putrequest(method, path)
+            for name, value in headers.items():
+                conn.putheader(name, value)
             if body is not None:
-                conn._output(head + b"\r\nContent-Length: %d" % len(body))
+                conn.putheader("Content-Length", str(len(body)))
             elif method in _METHODS_EXPECTING_BODY:
-                conn._output(head + b"\r\nContent-Length: 0")
-            else:
-                conn._output(head)
-            http.client.HTTPConnection.endheaders(conn, body)
+                conn.putheader("Content-Length", "0")
+            conn.endheaders(body)
         except (BrokenPipeError, ConnectionResetError):
             # As urllib3: the server may close after a valid answer; read it if it came.
             pass
@@ -231,27 +190,29 @@ class Transport:
         )
         self._lock = threading.Lock()  # serialises pool lookups
         self._pool: urllib3.HTTPConnectionPool | None = None  # the host's pool, once found
-        # (the headers dict they were encoded from, Content-Type -> encoded lines): one
+        # (the credential's headers dict, Content-Type -> the headers with it): one
         # attribute, replaced whole when the credential's headers change
-        self._heads: tuple[Mapping[str, str] | None, dict[str | None, bytes]] = (None, {})
-        # the Host and Accept-Encoding lines by destination (``_putrequest``)
-        self._written: _Written = {}
+        self._heads: tuple[Mapping[str, str] | None, dict[str | None, Mapping[str, str]]] = (
+            None,
+            {},
+        )
 
     @classmethod
     def from_api_client(cls, api_client: Any, *, user_agent: str | None = None) -> Transport:
         """A transport for the ApiClient's configuration, headers and pool."""
         return cls(api_client, RequestHeaders.from_api_client(api_client, user_agent=user_agent))
 
-    def _head(self, sent: Mapping[str, str], content_type: str | None) -> bytes:
-        """The encoded header lines for ``sent`` (the credential's headers, one dict until the
-        credential changes) and a Content-Type, built once for each pair."""
+    def _head(self, sent: Mapping[str, str], content_type: str | None) -> Mapping[str, str]:
+        """The headers for ``sent`` (the credential's headers, one dict until the credential
+        changes) and a Content-Type, merged once for each pair."""
         cached = self._heads
         if cached[0] is not sent:
             cached = self._heads = (sent, {})
         head = cached[1].get(content_type)
         if head is None:
-            headers = {**sent, "Content-Type": content_type} if content_type else sent
-            head = cached[1][content_type] = encode_headers(headers)
+            head = cached[1][content_type] = (
+                {**sent, "Content-Type": content_type} if content_type else sent
+            )
         return head
 
     def _host_pool(self, stale: urllib3.HTTPConnectionPool | None) -> urllib3.HTTPConnectionPool:
@@ -362,7 +323,6 @@ class Transport:
                     connect_timeout,
                     read_timeout,
                     total_timeout,
-                    self._written,
                 )
             except BaseException as exc:
                 # The connection's state is unknown: closed, and its slot back in the pool.

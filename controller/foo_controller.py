@@ -19,7 +19,8 @@ Differences from sample-controller, each deliberate (docs/architecture.md has th
   proves the Foo still exists (a deleted one gets a 404, not a new Deployment);
 - what it wrote is remembered until the caches show it (``runtime.expectations``), never
   written again from an older copy; a 409 that still happens is a requeue;
-- ``Synced`` is recorded when a sync wrote something, not every resync (30 s per Foo forever);
+- ``Synced`` is recorded when a sync created or scaled the Deployment, not for a status write
+  that follows the Deployment's progress, nor every resync (30 s per Foo forever);
 - a Foo that cannot be acted on, or is blocked by a Deployment it does not own, gets a
   ``Ready=False`` condition saying why and a Warning Event, where upstream only logs;
 - a Foo being deleted (``deletionTimestamp``) is left alone;
@@ -68,6 +69,7 @@ from informer.store import (
 )
 from runtime.context import Context
 from runtime.expectations import Expectations
+from runtime.log import log_v4
 from runtime.metrics.reconcile import ReconcileMetrics
 from runtime.sharding.gate import EVERY_OBJECT, Gate
 from runtime.sharding.owned import NotOwnedError, create_or_label, lookup
@@ -333,17 +335,16 @@ class Controller:
                 self._event(ctx, foo, EVENT_TYPE_NORMAL, SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED)
             return
 
-        wrote = False
         replicas = (foo.get("spec") or {}).get("replicas")
-        if replicas is not None and replicas != (deployment.get("spec") or {}).get("replicas"):
-            deployment = self._update_deployment_replicas(ctx, key, deployment, replicas)
-            wrote = True
+        scaled = replicas is not None and replicas != (deployment.get("spec") or {}).get("replicas")
+        if scaled:
+            deployment = self._update_deployment_replicas(ctx, key, deployment, cast(int, replicas))
 
         status = desired_status(foo, deployment)
         if status_differs(foo, status):
             self._update_foo_status(ctx, foo, status)
-            wrote = True
-        if wrote:
+        # Synced says the Deployment was made to match the Foo; a status write follows it
+        if scaled:
             self._event(ctx, foo, EVENT_TYPE_NORMAL, SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED)
 
     def _blocked(self, ctx: Context, foo: Foo) -> NoReturn:
@@ -392,7 +393,7 @@ class Controller:
         cache (sharded: labelled now, so that it enters the cache)."""
         namespace, deployment_name = foo["metadata"]["namespace"], foo["spec"]["deploymentName"]
         ctx.err("creating deployment")
-        log.info("creating deployment", extra={"key": name_of(foo), "deployment": deployment_name})
+        log_v4(log, "creating deployment", {"key": name_of(foo), "deployment": deployment_name})
         path = resource_path(*DEPLOYMENT_GVR, namespace)
         key, owner = f"{namespace}/{deployment_name}", foo["metadata"].get("uid")
         labels = self.gate.owned_labels(foo)
@@ -414,7 +415,7 @@ class Controller:
         meta, was = deployment["metadata"], deployment["spec"].get("replicas")
         ctx.err("updating deployment replicas")
         extra = {"key": key, "deployment": meta["name"], "replicas": replicas, "was": was}
-        log.info("updating deployment replicas", extra=extra)
+        log_v4(log, "updating deployment replicas", extra)
         # Cached objects are shared: build a new object around a new spec, never assign into
         # the cached one. resourceVersion stays, so a concurrent change gets us a 409.
         updated = {**deployment, "spec": {**deployment["spec"], "replicas": replicas}}

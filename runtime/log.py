@@ -3,7 +3,10 @@
 Every log call in the controller passes its fields through ``extra={...}`` (key, namespace,
 name, duration, result, ...), so both formats carry the same data and a log pipeline can filter
 on ``key`` without parsing prose. ``-v`` maps onto levels as klog's verbosity does for a
-controller: 0-1 INFO and up, 2-3 adds our own "narration" lines, 4+ DEBUG.
+controller: 0-3 INFO and up, 4+ DEBUG. A line sits at the V-level its upstream twin uses
+(sample-controller, client-go): "successfully synced" and each Event's line at ``V(0)``
+(``StartStructuredLogging(0)``), a Deployment's create or update at ``V(4)`` (``log_v4``: the
+update's level; sample-controller logs no create).
 
 No credential is ever logged: nothing here formats requests, every piece of free text passes a
 filter (``redact``) that replaces anything that looks like a bearer token, a ServiceAccount JWT
@@ -24,8 +27,10 @@ A line is cheap, because every sync writes one at ``-v 0`` ("successfully synced
 - a message without arguments is a constant of the code, so it is redacted and quoted once
   and remembered, as is a field value that needed either (the text format), and the time
   header is built once per second;
-- the record does not look for its caller's file and line (``logging._srcfile``) or process
-  names, which neither format prints.
+- the record does not look up the process names, which neither format prints (public
+  switches). It still finds its caller's file and line: turning that off takes the private
+  ``logging._srcfile``, for about 2.7 us a line, under 1% of the controller's CPU at ``-v 0``
+  (docs/benchmarks.md, issue 32: a private internal must buy 5%).
 """
 
 from __future__ import annotations
@@ -40,8 +45,9 @@ from itertools import islice
 from typing import Any
 
 from client import jsonutil
+from runtime.trace import TRACE_LOGGER
 
-__all__ = ["JSONFormatter", "TextFormatter", "configure_logging", "redact"]
+__all__ = ["JSONFormatter", "TextFormatter", "configure_logging", "log_v4", "redact"]
 
 # Attributes every LogRecord has; anything else on a record came from ``extra=`` (or a record
 # factory). LogRecord.__init__ sets the first _N_STANDARD entries of a record's __dict__, always
@@ -217,6 +223,16 @@ class JSONFormatter(logging.Formatter):
         return jsonutil.dumps(out).decode()  # compact, UTF-8; msgspec when installed
 
 
+_trace = logging.getLogger(TRACE_LOGGER)
+
+
+def log_v4(logger: logging.Logger, message: str, extra: dict[str, Any]) -> None:
+    """A line klog would log at ``V(4)`` (DEBUG here, shown from ``-v 4``), which ``--trace``
+    also shows as a step of a key's path: on the trace logger at INFO when the trace is on,
+    so the trace reads the same at any ``-v``, and the line is written once either way."""
+    (_trace.info if _trace.isEnabledFor(logging.INFO) else logger.debug)(message, extra=extra)
+
+
 def configure_logging(fmt: str = "text", verbosity: int = 0, stream: Any = None) -> logging.Handler:
     """Install one handler on the root logger; return it (tests remove it again)."""
     handler = logging.StreamHandler(stream or sys.stderr)
@@ -231,9 +247,8 @@ def configure_logging(fmt: str = "text", verbosity: int = 0, stream: Any = None)
     # Libraries stay at WARNING unless asked for a lot: their debug output is noise here.
     for name in ("urllib3", "kubernetes"):
         logging.getLogger(name).setLevel(logging.DEBUG if verbosity >= 9 else logging.WARNING)
-    # What neither format prints, no record collects: the caller's file and line (a stack walk
-    # per record) and the process names (the logging HOWTO's "Optimization" switches).
-    logging._srcfile = None
+    # What neither format prints, no record collects: the process names (two of the logging
+    # HOWTO's "Optimization" switches, both public).
     logging.logProcesses = False
     logging.logMultiprocessing = False
     return handler

@@ -45,14 +45,23 @@ class Variant:
     # ours: run the controller of this other checkout (its controller, client, informer, ...)
     # instead of this one's: a same-run baseline for a change. None: this checkout.
     source: Path | None = None
+    # ours from another checkout: the name it goes by in tables (``--variant NAME=DIR``), so
+    # that several checkouts (a change and its parts, each left out) run in the same rounds
+    name: str | None = None
+    # ours: serve /healthz and /readyz (on a free loopback port) as the default flags do;
+    # the other variants run without, as the Go sample-controller has none
+    probes: bool = False
 
     @property
     def label(self) -> str:
         """The name tables and results use; it identifies the variant across rounds."""
+        if self.name is not None:
+            return self.name
         if self.kind == "ours" and self.source is not None:
             return f"base w={self.workers}"
         if self.kind == "ours":
-            return f"ours w={self.workers} qps={'unlimited' if not self.qps else f'{self.qps:g}'}"
+            qps = "unlimited" if not self.qps else f"{self.qps:g}"
+            return f"ours w={self.workers} qps={qps}" + (" probes" if self.probes else "")
         if self.kind == "official":
             return f"official w={self.workers}"
         return self.kind  # kopf, floor: no knobs
@@ -93,7 +102,7 @@ def _ours(v: Variant, kubeconfig: str, launch: Launch) -> list[str]:
         # plain HTTP: the bench scrapes its own process on loopback, with no token to review
         "--metrics-secure=false",
         "--health-probe-bind-address",
-        "0",
+        "127.0.0.1:0" if v.probes else "0",
     ]
 
 

@@ -51,7 +51,8 @@ def burst_line(res: dict, rounds: int) -> str:
         f"p50/p99 {res['p50'] * 1000:5.0f}/{res['p99'] * 1000:5.0f} ms  "
         f"writes/Foo {res['writes'] / n:4.1f}  "
         f"cpu/Foo {res['cpu'] / n * 1000:5.2f} ms  "
-        f"peak RSS {res.get('peak_rss', 0) / 2**20:5.1f} MiB"
+        f"peak RSS {res.get('peak_rss', 0) / 2**20:5.1f} MiB  "
+        f"switches/Foo {res.get('context_switches', 0) / n:5.1f}"
     )
     if not res["converged"]:
         line += f"  NOT CONVERGED ({res['left']} left)"

@@ -41,11 +41,13 @@ def burst(v: Variant, n: int, latency: float, workdir: Path, timeout: float) -> 
         tracker.arm(names)
         profiler = measure.Profiler(ctl.pid, f"{v.kind}-{n}")
         cpu0, server0 = measure.cpu_seconds(ctl.pid), measure.self_cpu()
+        switches0 = measure.context_switches(ctl.pid)
         t0 = time.monotonic()
         harness.create_foos(sim, names)
         converged = tracker.done.wait(timeout)
         t1 = tracker.done_at if converged else time.monotonic()
         cpu1, server1 = measure.cpu_seconds(ctl.pid), measure.self_cpu()
+        switches = measure.context_switches(ctl.pid) - switches0
         profiler.stop()
         peak = measure.peak_rss(ctl.pid)
         log = sim.request_log
@@ -65,6 +67,7 @@ def burst(v: Variant, n: int, latency: float, workdir: Path, timeout: float) -> 
             "cpu": cpu1 - cpu0,
             "server_cpu": server1 - server0,
             "peak_rss": peak,
+            "context_switches": switches,
             "p50": pct(lat, 0.5),
             "p99": pct(lat, 0.99),
             "requests": len(log),

@@ -182,10 +182,9 @@ def _parsed(raw: bytes) -> tuple[bytes, list[bytes], bytes]:
 )
 def test_roundtrip_writes_the_request_http_client_writes(method, body, content_type):
     """The request line, headers (Host, Content-Length, the credential's) and body that
-    ``roundtrip`` writes from its pre-encoded header lines are those of ``http.client``'s own
-    ``request()`` with the same headers; only the order of the header lines may differ. Both
-    the first request to the server and a later one, whose Host line is the one recorded from
-    the first (``_putrequest``)."""
+    ``roundtrip`` writes are those of ``http.client``'s own ``request()`` with the same
+    headers; only the order of the header lines may differ. Both the first request on the
+    connection and a later one."""
     import http.client
 
     port, got = _record_requests(3)
@@ -213,13 +212,24 @@ def test_roundtrip_writes_the_request_http_client_writes(method, body, content_t
     assert b"Authorization: Bearer s3cret" in later[1]
 
 
-def test_a_header_value_with_a_line_break_is_refused_as_http_client_refuses_it():
-    from client.transport import encode_headers
-
+def test_a_header_line_break_is_refused_by_http_client_before_anything_is_sent(sim):
+    """Header lines go through http.client's own putheader, with its checks: nothing of the
+    refused request reaches the server, and the next request goes out as usual."""
+    transport = Transport.from_api_client(sim.new_api_client(), user_agent="transport-test/1")
+    before = len(sim.request_log)
+    body = json.dumps({"metadata": {"name": "injected"}}).encode()
     with pytest.raises(ValueError, match="Invalid header value"):
-        encode_headers({"X-Bad": "a\r\nInjected: 1"})
-    with pytest.raises(ValueError, match="Invalid header name"):
-        encode_headers({"X:Bad": "1"})
+        transport.roundtrip(
+            "POST",
+            NAMESPACES,
+            body=body,
+            content_type="application/json\r\nX-Injected: 1",
+            connect_timeout=5,
+            read_timeout=5,
+        )
+    resp = transport.roundtrip("GET", NAMESPACES, connect_timeout=5, read_timeout=5)
+    assert resp.status == 200
+    assert [r.verb for r in sim.request_log[before:]] == ["list"]
 
 
 def test_an_https_server_behind_a_proxy_is_reached_through_a_verified_tunnel(tmp_path):

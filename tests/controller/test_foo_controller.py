@@ -223,6 +223,9 @@ def test_status_only_when_availability_changes():
     assert written["status"]["availableReplicas"] == 1
     assert written["status"]["conditions"][0]["status"] == "True"
     assert written["metadata"]["resourceVersion"] == "10"  # optimistic concurrency
+    # The status follows the Deployment's progress: no Synced Event for it (the create's
+    # sync recorded one), so a new Foo costs one Event write, not a POST and a PATCH.
+    assert f.recorder.events == []
 
 
 def test_update_deployment_replicas():
@@ -236,6 +239,7 @@ def test_update_deployment_replicas():
     assert sent["spec"]["replicas"] == 2
     assert sent["metadata"]["resourceVersion"] == "5"  # updates the object as read
     assert dep == cached_dep  # the cached Deployment was not mutated
+    assert f.recorder.events == [("test", "Normal", "Synced", "Foo synced successfully")]
 
 
 def test_not_controlled_by_us():

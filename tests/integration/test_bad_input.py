@@ -46,6 +46,8 @@ pytestmark = pytest.mark.kubesim(deployment_status_delay=0.05)
 @pytest.fixture
 def h(sim, caplog, escaped):  # noqa: F811 - the imported fixture
     caplog.set_level(logging.INFO)
+    # the Deployment writes are announced at V(4), as sample-controller logs its update
+    caplog.set_level(logging.DEBUG, logger="controller.foo_controller")
     harness = FaultHarness(sim, "--resync-period", "1s").start()
     yield harness
     sim.faults.clear()

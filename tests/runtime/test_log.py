@@ -6,7 +6,8 @@ import logging
 
 import pytest
 
-from runtime.log import configure_logging, redact
+from runtime.log import configure_logging, log_v4, redact
+from runtime.trace import TRACE_LOGGER
 
 
 @pytest.fixture
@@ -17,13 +18,12 @@ def capture():
         return stream, handler
 
     handlers = []
-    # configure_logging turns off what no format prints (caller file:line, process names);
-    # put them back so later tests' captured logs still show where a line came from.
-    switches = (logging._srcfile, logging.logProcesses, logging.logMultiprocessing)
+    # configure_logging turns off what no format prints (the process names); put them back.
+    switches = (logging.logProcesses, logging.logMultiprocessing)
     yield lambda fmt, v=0: handlers.append(make(fmt, v)) or handlers[-1][0]
     for _, h in handlers:
         logging.getLogger().removeHandler(h)
-    logging._srcfile, logging.logProcesses, logging.logMultiprocessing = switches
+    logging.logProcesses, logging.logMultiprocessing = switches
 
 
 def test_text_format_has_klog_header_and_fields(capture):
@@ -215,3 +215,28 @@ def test_a_remembered_field_value_is_written_redacted_and_quoted_every_time(capt
     assert lines[0].split("] ", 1)[1] == lines[1].split("] ", 1)[1]
     assert 'event_message="Foo synced ok"' in lines[1]
     assert lines[2].endswith("token=[REDACTED]")
+
+
+@pytest.fixture
+def trace_level():
+    """The trace logger's level, put back after the test (``install_trace`` lowers it)."""
+    trace = logging.getLogger(TRACE_LOGGER)
+    level = trace.level
+    yield trace
+    trace.setLevel(level)
+
+
+@pytest.mark.parametrize("verbosity", [0, 4])
+def test_a_v4_line_shows_from_v4_and_in_the_trace_once(capture, trace_level, verbosity):
+    out = capture("text", verbosity)
+    logger = logging.getLogger("t.v4")
+    log_v4(logger, "creating deployment", {"key": "ns/foo", "deployment": "d"})
+    # without --trace: DEBUG, so only -v 4 shows it (sample-controller's update is V(4))
+    shown = out.getvalue().splitlines()
+    assert len(shown) == (1 if verbosity >= 4 else 0)
+    assert all(line.startswith("D") and '"creating deployment"' in line for line in shown)
+    # with --trace (install_trace lowers the trace logger): the same line at INFO, once
+    trace_level.setLevel(logging.INFO)
+    log_v4(logger, "creating deployment", {"key": "ns/foo", "deployment": "d"})
+    (traced,) = out.getvalue().splitlines()[len(shown) :]
+    assert traced.startswith("I") and '"creating deployment" key=ns/foo deployment=d' in traced
