@@ -370,9 +370,12 @@ def test_the_simulated_node_runs_pods_made_by_hand_without_the_chain(sim):
 def test_deleting_a_namespace_takes_its_chain_with_it(sim):
     apps, core = apis(sim)
     core.create_namespace({"metadata": {"name": "team"}})
+    # made a moment after the namespace, as kube-controller-manager makes it: the official
+    # client's 404 (not ours, which wait_for knows) means "not yet"
     wait_for(
         lambda: core.read_namespaced_service_account("default", "team"),
         message="the namespace's default ServiceAccount",
+        not_yet=lambda err: isinstance(err, client.ApiException) and err.status == 404,
     )
     labels = {"app": "web"}
     body = deployment("web", 2)
