@@ -319,21 +319,34 @@ def _validate_deployment_strategy(strategy: dict) -> list[dict]:
 
 def validate_deployment_status(obj: dict) -> list[dict]:
     """ValidateDeploymentStatus (on /status writes)."""
+    return replica_status_causes(
+        obj,
+        (
+            "observedGeneration",
+            "replicas",
+            "updatedReplicas",
+            "readyReplicas",
+            "availableReplicas",
+            "unavailableReplicas",
+            "collisionCount",
+        ),
+        ("updatedReplicas", "readyReplicas", "availableReplicas"),
+    )
+
+
+def replica_status_causes(
+    obj: dict, counts: tuple[str, ...], within_replicas: tuple[str, ...]
+) -> list[dict]:
+    """The rules a workload's replica counts share (ValidateDeploymentStatus and
+    ValidateReplicaSetStatus): ``counts`` not negative, ``within_replicas`` at most
+    ``status.replicas``, and availableReplicas at most readyReplicas."""
     st = obj.get("status") or {}
     causes: list[dict] = []
-    for f in (
-        "observedGeneration",
-        "replicas",
-        "updatedReplicas",
-        "readyReplicas",
-        "availableReplicas",
-        "unavailableReplicas",
-        "collisionCount",
-    ):
+    for f in counts:
         causes += nonnegative(st.get(f), f"status.{f}")
     replicas = st.get("replicas") or 0
     msg = "cannot be greater than status.replicas"
-    for f in ("updatedReplicas", "readyReplicas", "availableReplicas"):
+    for f in within_replicas:
         if (st.get(f) or 0) > replicas:
             causes.append(errors.field_invalid(f"status.{f}", st[f], msg))
     if (st.get("availableReplicas") or 0) > (st.get("readyReplicas") or 0):

@@ -17,6 +17,7 @@ import copy
 from kubesim.api import errors
 from kubesim.validation.kindvalidation import (
     nonnegative,
+    replica_status_causes,
     validate_pod_spec,
     validate_template_for_replica_set,
 )
@@ -135,27 +136,14 @@ def validate_replica_set(obj: dict, old: dict | None = None) -> list[dict]:
 
 def validate_replica_set_status(obj: dict) -> list[dict]:
     """ValidateReplicaSetStatus (on /status writes)."""
-    st = obj.get("status") or {}
-    causes: list[dict] = []
-    for f in (
-        "replicas",
-        "fullyLabeledReplicas",
-        "readyReplicas",
-        "availableReplicas",
-        "observedGeneration",
-    ):
-        causes += nonnegative(st.get(f), f"status.{f}")
-    replicas = st.get("replicas") or 0
-    msg = "cannot be greater than status.replicas"
-    for f in ("fullyLabeledReplicas", "readyReplicas", "availableReplicas"):
-        if (st.get(f) or 0) > replicas:
-            causes.append(errors.field_invalid(f"status.{f}", st[f], msg))
-    if (st.get("availableReplicas") or 0) > (st.get("readyReplicas") or 0):
-        causes.append(
-            errors.field_invalid(
-                "status.availableReplicas",
-                st["availableReplicas"],
-                "cannot be greater than readyReplicas",
-            )
-        )
-    return causes
+    return replica_status_causes(
+        obj,
+        (
+            "replicas",
+            "fullyLabeledReplicas",
+            "readyReplicas",
+            "availableReplicas",
+            "observedGeneration",
+        ),
+        ("fullyLabeledReplicas", "readyReplicas", "availableReplicas"),
+    )
