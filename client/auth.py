@@ -17,16 +17,18 @@ in-cluster hooks then re-assign ``Configuration.host``, which re-reads the proxy
 That was about 17% of the controller's CPU. Here the headers are one dict, reused until the
 credential's own schedule (or a 401) says otherwise.
 
-What stays the official client's: loading kubeconfig and in-cluster config
-(``client/config.py``), TLS settings, client certificates and proxies (the urllib3 pool of
-``ApiClient.rest_client``), and running exec plugins and auth-provider refreshes (its
-``ExecProvider`` and its refresh hook). ``token_source_for`` recognises the official loader
+Where the credential comes from: client/config.py gives a ``client.restconfig.Config`` its
+token source directly (a token, a token file, basic auth, or the in-cluster token file) when
+it loads the kubeconfig itself. When the official client loads it (a kubeconfig with an exec
+or auth-provider plugin, or an official ``Configuration`` a test or tool built), running
+those plugins stays the official client's (its ``ExecProvider`` and its refresh hook), and
+``token_source_for`` recognises the official loader
 behind a ``Configuration`` and picks the matching source; for anything it does not recognise
 (auth-provider plugins, a custom hook, a future loader) it calls the configuration's refresh
 hook every 10 s instead of on every request, which keeps the hook's own expiry logic.
 
 Differs from client-go: client certificates returned by an exec plugin are read once at load
-(as the official client does): the urllib3 pool cannot swap them in flight.
+(as the official client does): the connection pool's TLS context is made once.
 """
 
 from __future__ import annotations
@@ -354,6 +356,21 @@ class RequestHeaders:
         if source is None:
             source = token_source_for(api_client.configuration, clock=clock)
         return cls(source, base)
+
+    @classmethod
+    def for_config(
+        cls,
+        config: Any,
+        *,
+        user_agent: str | None = None,
+        accept: str = "application/json",
+    ) -> RequestHeaders:
+        """The headers for a ``client.restconfig.Config``: its own headers, the Accept and
+        User-Agent given, and its token source's Authorization."""
+        base = {"Accept": accept, **config.headers}
+        if user_agent:
+            base["User-Agent"] = user_agent
+        return cls(config.token_source, base)
 
     def get(self) -> Mapping[str, str]:
         """The headers for a request sent now (do not modify)."""

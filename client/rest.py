@@ -1,18 +1,17 @@
-"""Raw-JSON REST transport on top of the official client's ``ApiClient``.
+"""Raw-JSON REST requests to the API server.
 
 client-go twin: ``rest.RESTClient`` as the dynamic client uses it (``k8s.io/client-go/rest``),
 with the errors of ``client/errors.py`` (``k8s.io/apimachinery/pkg/api/errors``).
 
-Why not the generated ``*Api`` classes? They decode every response into model classes, which is
-slow and does not cover custom resources. Why not a hand-written HTTP client? The official client
-already knows kubeconfig, in-cluster config, token refresh, exec plugins, client certificates, TLS
-and proxies; we keep all of that: the credentials come from the official loaders
-(``client/auth.py`` builds the headers once and refreshes them on the credential's own schedule, or
-when a 401 says they are stale), and every request goes through the client's own urllib3 pool
-(``client/transport.py``), which carries the TLS and proxy settings. What the official per-request
-path costs (``param_serialize``, the refresh hook re-reading the environment, URL parsing) is paid
-once. Only the encoding and decoding of bodies is ours: ``client/jsonutil.py`` on plain dicts
-(msgspec when installed, else ``json``).
+Why not the official client's generated ``*Api`` classes? They decode every response into
+model classes, which is slow and does not cover custom resources. What a request needs is
+client-go's stack, which is ours here: ``client/restconfig.py`` (``rest.Config``, built by
+client/config.py as ``clientcmd`` builds one), ``client/auth.py`` (the headers, built once and
+refreshed on the credential's own schedule or when a 401 says they are stale),
+``client/transport.py`` and ``client/pool.py`` (``http.client`` on kept-alive connections,
+with TLS and proxies). The official client still loads kubeconfigs that need its exec or
+auth-provider plugins (client/config.py). Only the encoding and decoding of bodies is ours:
+``client/jsonutil.py`` on plain dicts (msgspec when installed, else ``json``).
 
 Two things client-go's transport does that the official Python client does not, and that a
 controller needs, are added here:
@@ -31,13 +30,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 from urllib.parse import quote, urlencode
 
-import urllib3
-
 from client import jsonutil
 from client.errors import APIError, TransportError
 from client.flowcontrol import TokenBucketRateLimiter
 from client.objects import Object
-from client.transport import DEAD_CONNECTION_RETRY, Response, Transport
+from client.restconfig import Config
+from client.transport import Response, Stream, Transport
 from client.watch import Watch, WatchEvent
 
 __all__ = [
@@ -102,25 +100,27 @@ class RESTClient:
     client-go twin: ``rest.RESTClient`` with ``flowcontrol.NewTokenBucketRateLimiter``. Differs:
     JSON only (no protobuf, no codecs or scheme), and no retries inside: callers decide.
 
-    Thread-safe: the underlying urllib3 pool is, and the throttle has its own lock.
+    Thread-safe: the connection pool is, and the throttle has its own lock.
     """
 
     def __init__(
         self,
-        api_client: Any,
+        config: Any,
         qps: float = 0.0,
         burst: int = 0,
         user_agent: str | None = None,
     ) -> None:
-        # kubernetes.client.ApiClient or client.official.LightApiClient: config, auth, TLS, pool
-        self.api_client = api_client
+        # client.restconfig.Config, or an official kubernetes.client.ApiClient (tests, tools)
+        if not isinstance(config, Config):
+            config = Config.from_api_client(config)
+        self.config = config
         # client-go's flowcontrol.NewTokenBucketRateLimiter: one token per request, waiting when
         # empty.
         self._throttle = TokenBucketRateLimiter(qps, max(1, burst or int(qps))) if qps > 0 else None
         # Headers (auth refreshed on the credential's schedule, reset by a 401) and the host's
         # connection pool, prepared once: client/auth.py, client/transport.py. A user_agent of
         # None keeps the ApiClient's own User-Agent.
-        self._transport = Transport.from_api_client(api_client, user_agent=user_agent)
+        self._transport = Transport.for_config(config, user_agent=user_agent)
 
     # -- building and sending ----------------------------------------------------------------
 
@@ -160,33 +160,26 @@ class RESTClient:
                 total_timeout=total,
                 retry_dropped=method == "GET",
             )
-        except urllib3.exceptions.HTTPError as exc:
-            # urllib3's own (connect, TLS, proxy): their text names the cause
-            raise TransportError(f"{method} {path}: {exc}") from exc
         except (http.client.HTTPException, OSError) as exc:
             # http.client's and the socket's: the type says what happened (RemoteDisconnected,
             # IncompleteRead, TimeoutError), often more than the text
             raise TransportError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
 
-    def _open(self, path: str, params: Params, timeout: Timeout) -> urllib3.BaseHTTPResponse:
-        """A streaming GET (a watch): urllib3's response, its body not read."""
+    def _open(self, path: str, params: Params, timeout: Timeout) -> Stream:
+        """A streaming GET (a watch): the answer with its body not read."""
         path, _ = self._prepare(path, params, None)
         if isinstance(timeout, tuple):
-            urllib3_timeout = urllib3.Timeout(connect=timeout[0], read=timeout[1])
+            connect, read, total = timeout[0], timeout[1], None
         elif timeout is not None:
-            urllib3_timeout = urllib3.Timeout(total=timeout)
+            connect, read, total = None, None, timeout
         else:
-            urllib3_timeout = urllib3.Timeout(connect=10.0, read=None)
+            connect, read, total = 10.0, None, None
         try:
-            return self._transport.send(
-                "GET",
-                path,
-                timeout=urllib3_timeout,
-                preload_content=False,
-                retries=DEAD_CONNECTION_RETRY,
+            return self._transport.open(
+                "GET", path, connect_timeout=connect, read_timeout=read, total_timeout=total
             )
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise TransportError(f"GET {path}: {exc}") from exc
+        except (http.client.HTTPException, OSError) as exc:
+            raise TransportError(f"GET {path}: {type(exc).__name__}: {exc}") from exc
 
     # -- public API -------------------------------------------------------------------------
 
@@ -232,7 +225,7 @@ class RESTClient:
             try:
                 data = resp.read()
             finally:
-                resp.release_conn()
+                resp.close()
             raise APIError.from_response(resp.status, resp.reason or "", resp.headers, data)
         return WatchStream(resp, path)
 
@@ -281,8 +274,8 @@ class WatchStream:
     quietly instead of raising.
     """
 
-    def __init__(self, response: urllib3.BaseHTTPResponse, path: str) -> None:
-        self._response = response  # the open urllib3 response, never preloaded
+    def __init__(self, response: Stream, path: str) -> None:
+        self._response = response  # the open answer, read as it arrives
         self._path = path  # for error messages
         self._closed = threading.Event()  # set by close(); iteration ends without an error
 
@@ -301,25 +294,16 @@ class WatchStream:
         if self._closed.is_set():
             return
         self._closed.set()
-        shutdown = getattr(self._response, "shutdown", None)  # urllib3 >= 2.3
         try:
-            if shutdown is not None:
-                shutdown()
             self._response.close()
         except Exception:  # closing a dead socket may fail in many ways
             pass
 
     def _chunks(self) -> Iterator[bytes]:
         resp = self._response
-        if (
-            isinstance(resp, urllib3.HTTPResponse)
-            and resp.chunked
-            and resp.supports_chunked_reads()
-        ):
-            yield from resp.read_chunked(decode_content=True)
-            return
         while True:
-            data = resp.read1(65536) if hasattr(resp, "read1") else resp.read(65536)
+            # what has arrived, up to 64 KiB: one event or many (http.client decodes chunks)
+            data = resp.read1(65536)
             if not data:
                 return
             yield data
@@ -348,8 +332,9 @@ class WatchStream:
                 del data
             if pending and not pending.isspace() and not self.closed:
                 yield loads(pending)
-        except (urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError) as exc:
-            # AttributeError: urllib3 drops its fp when another thread closes the response.
+        except (http.client.HTTPException, OSError, ValueError, AttributeError) as exc:
+            # AttributeError, ValueError: http.client drops its fp when another thread closes
+            # the response.
             if self.closed:
                 return
             raise TransportError(f"watch {self._path}: {exc}") from exc

@@ -1,78 +1,38 @@
-"""One request over the official client's connection pool, with headers and pool prepared once.
+"""One request to the API server, on a kept-alive connection, with the headers prepared once.
 
 client-go twin: the ``http.RoundTripper`` stack ``transport.New(rest.Config)`` builds: the TLS
-and proxy transport, wrapped by the user-agent and bearer-auth round trippers
+and proxy transport (client/pool.py), wrapped by the user-agent and bearer-auth round trippers
 (``k8s.io/client-go/transport/round_trippers.go``), whose bearer round tripper resets the
 token source after a 401.
 
-Why: ``PoolManager.request`` parses the absolute URL and normalises a pool key on every
-request; ``ApiClient.param_serialize`` rebuilds the headers and runs the refresh hook (see
-``client/auth.py``). Both answers are the same for every request of a client, so they are
-worked out once here: the headers by ``RequestHeaders``, the connection pool by asking the
-official client's ``PoolManager`` for it once. The pool carries everything the official
-client configured - TLS verification, CA, client certificate, SNI, proxy tunnel - and keeps
-connections alive. ``python -m bench.transport_bench`` shows what each step saves.
+Why: the official client rebuilds every request's headers (``ApiClient.param_serialize``,
+with its refresh hook) and sends through urllib3's ``urlopen``, which clones a ``Retry`` and a
+``Timeout`` per request, handles redirects, builds a second header map and wraps
+``http.client``'s response in its own with content decoders. A controller needs none of it:
+the headers are one dict per credential (``RequestHeaders``), and each request is
+``http.client``'s ``putrequest``/``putheader``/``getresponse`` on a pooled connection
+(``python -m bench.transport_bench`` shows what each step saves).
 
-Kept exactly as the pool manager would do it: a plain-HTTP destination behind an HTTP proxy
-needs the absolute URL and proxy headers, so those requests still go through the pool
-manager; a pool that the manager closed (``clear()``, or evicted for other hosts) is looked
-up again.
-
-``roundtrip`` (every request but a watch) goes one step further down: it takes a connection
-from that same pool and speaks ``http.client`` on it, as ``HTTPConnectionPool._make_request``
-does inside, without what urllib3 wraps around that call and the controller never uses: the
-``Retry`` object cloned and incremented per request, the redirect logic, the ``Timeout``
-clone, a second header map (``HTTPHeaderDict``) and ``urllib3.HTTPResponse`` around
-``http.client``'s response, its content decoders and its debug log line (half of a request's
-CPU over urllib3's own, ``bench/transport_bench.py``). The connection is still urllib3's:
-it connects, verifies TLS and tunnels through a proxy as the pool configured it, and goes
-back to the pool alive (keep-alive) or is replaced when the server closed it. Watches keep
-``send``: their chunked stream is urllib3's ``read_chunked``.
+What Go's ``net/http`` does and this keeps: an idempotent request whose kept-alive connection
+turns out to be dead (the server closed it while idle) is sent once more on a new connection;
+a refused connection, a timeout or a TLS error is never retried. Watches (``open``) get the
+live ``http.client`` response, whose chunked body ``read1`` decodes.
 """
 
 from __future__ import annotations
 
 import http.client
 import ssl
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import urllib3
-from urllib3.util.proxy import connection_requires_http_tunnel
-from urllib3.util.url import parse_url
-
 from client.auth import RequestHeaders
+from client.pool import Connection, Pool
+from client.restconfig import Config
 
-__all__ = ["DEAD_CONNECTION_RETRY", "Response", "Transport"]
-
-
-# Retries are the caller's decision (backoff, Retry-After, relist), with one exception that Go's
-# net/http makes too: an idempotent request whose pooled keep-alive connection turns out to be
-# dead (the server closed it while idle, e.g. on restart) is sent once more on a new connection.
-# Connection refused and HTTP error statuses are never retried here.
-class _DeadConnectionRetry(urllib3.Retry):
-    """urllib3 counts read timeouts as read errors too; only a dropped connection is retried
-    here, so a request's timeout is never doubled."""
-
-    @classmethod
-    def _is_read_error(cls, err: Exception) -> bool:
-        return isinstance(err, urllib3.exceptions.ProtocolError)  # not ReadTimeoutError
-
-
-# What ``send`` is given for a GET (a watch; any request behind a forwarding proxy).
-DEAD_CONNECTION_RETRY = _DeadConnectionRetry(
-    total=1,
-    connect=0,
-    read=1,
-    redirect=0,
-    status=0,
-    other=0,
-    raise_on_redirect=False,
-    raise_on_status=False,
-)
+__all__ = ["Response", "Stream", "Transport"]
 
 
 @dataclass(slots=True)
@@ -85,15 +45,47 @@ class Response:
 
     status: int
     reason: str
-    # http.client's HTTPMessage (or urllib3's headers behind a forwarding proxy): both have a
-    # case-insensitive ``get``
-    headers: http.client.HTTPMessage | Mapping[str, str]
+    headers: http.client.HTTPMessage  # case-insensitive ``get``
     data: bytes
 
 
-# What a request that died on its connection raises (the server closed a kept-alive connection,
-# or reset it): urllib3 retries these as read errors, wrapped in ProtocolError. Timeouts and TLS
-# errors are not among them: a slow server does not earn a second send.
+class Stream:
+    """An answer whose body is read as it arrives (a watch), on a connection of its own.
+
+    client-go twin: the ``http.Response`` whose ``Body`` the watch decoder reads
+    (``rest.Request.Watch``).
+
+    ``read1`` returns what has arrived (chunked transfer decoded), ``b""`` at the end;
+    ``close`` may be called from any thread: it shuts the socket down, which ends a blocked
+    read at once. The connection is not reused afterwards (a watch ends when either side
+    closes it).
+    """
+
+    def __init__(self, conn: Connection, response: http.client.HTTPResponse) -> None:
+        self._conn = conn
+        self._response = response
+        self._sock = conn.connected_socket  # kept: http.client may have let go of it
+        self.status = response.status
+        self.reason = response.reason
+        self.headers = response.headers
+
+    def read(self) -> bytes:
+        return self._response.read()
+
+    def read1(self, size: int) -> bytes:
+        return self._response.read1(size)
+
+    def close(self) -> None:
+        sock = self._sock
+        if sock is not None:
+            try:
+                sock.shutdown(2)  # SHUT_RDWR: wakes a reader blocked in recv
+            except OSError:
+                pass
+        self._response.close()
+        self._conn.close()
+
+
 # http.client sends "Content-Length: 0" for these when there is no body (RFC 9110 8.6).
 _METHODS_EXPECTING_BODY = frozenset({"PATCH", "POST", "PUT"})
 
@@ -106,36 +98,29 @@ class _Dropped(Exception):
         self.cause = cause
 
 
-def _exchange(
-    pool: urllib3.HTTPConnectionPool,
-    conn: Any,
+def _send_request(
+    conn: Connection,
     method: str,
-    path: str,
+    target: str,
     body: bytes | None,
     headers: Mapping[str, str],
     connect_timeout: float | None,
     read_timeout: float | None,
     total_timeout: float | None,
-) -> Response:
-    """One request and its answer on ``conn``, a connection of ``pool`` (urllib3's
-    ``HTTPConnection``: its ``connect`` makes the TCP and TLS connection as configured).
-    ``headers``: every header but Host and Content-Length.
+) -> http.client.HTTPResponse:
+    """Send one request on ``conn`` (connecting it first when it is new) and return the
+    answer with its headers read. ``headers``: every header but Host and Content-Length.
 
-    The steps of ``HTTPConnectionPool._make_request``, on ``http.client``'s own ``request``
-    and ``getresponse`` (urllib3's overrides of those two build the wrappers this skips).
+    Raises ``_Dropped`` when a kept-alive connection died under the request; timeouts, TLS
+    errors and a refused connection raise as they are.
     """
-    conn.timeout = connect_timeout if total_timeout is None else total_timeout
     if conn.is_closed:
+        conn.timeout = connect_timeout if total_timeout is None else total_timeout
         started = time.monotonic()
-        if getattr(pool, "proxy", None) is not None:
-            # the CONNECT tunnel to an HTTPS destination, as urlopen prepares it
-            pool._prepare_proxy(conn)
-        else:
-            conn.connect()
+        # a new connection: a failure here never reached the server, and is not retried
+        conn.connect()
         if total_timeout is not None:
             read_timeout = max(0.0, total_timeout - (time.monotonic() - started))
-        # HTTPS: warns (InsecureRequestWarning) when the connection is not verified
-        pool._validate_conn(conn)
     elif total_timeout is not None:
         read_timeout = total_timeout
         conn.sock.settimeout(total_timeout)
@@ -144,10 +129,8 @@ def _exchange(
     try:
         try:
             # http.client's request(), step by step: putrequest writes the request line, Host
-            # and Accept-Encoding, putheader checks and writes each line. (Writing lines
-            # encoded once per credential through its private _output saved about 3% of the
-            # controller's CPU in a burst: under what a private internal must buy, issue 32.)
-            conn.putrequest(method, path)
+            # and Accept-Encoding, putheader checks and writes each line.
+            conn.putrequest(method, target)
             for name, value in headers.items():
                 conn.putheader(name, value)
             if body is not None:
@@ -156,20 +139,18 @@ def _exchange(
                 conn.putheader("Content-Length", "0")
             conn.endheaders(body)
         except (BrokenPipeError, ConnectionResetError):
-            # As urllib3: the server may close after a valid answer; read it if it came.
+            # The server may close after a valid answer (as urllib3 does): read it if it came.
             pass
         conn.sock.settimeout(read_timeout)
-        answer = http.client.HTTPConnection.getresponse(conn)
-        data = answer.read()
+        return conn.getresponse()
     except (TimeoutError, ssl.SSLError):
         raise
     except (http.client.HTTPException, OSError) as exc:
         raise _Dropped(exc) from exc
-    return Response(answer.status, answer.reason, answer.headers, data)
 
 
 class Transport:
-    """Sends one request to the API server; thread-safe (the pool and the headers are).
+    """Sends requests to one API server; thread-safe (the pool and the headers are).
 
     client-go twin: the ``http.RoundTripper`` that ``transport.New`` builds for a
     ``rest.Config`` (TLS and proxy, then the header round trippers).
@@ -177,19 +158,15 @@ class Transport:
     ``path`` is the request target: the path plus ``?query`` when there is one.
     """
 
-    def __init__(self, api_client: Any, headers: RequestHeaders) -> None:
+    def __init__(self, config: Config, headers: RequestHeaders, pool: Pool | None = None) -> None:
         self.headers = headers  # the headers every request carries, and their credential
-        self.host: str = api_client.configuration.host  # scheme://host:port, no trailing /
-        self._manager: urllib3.PoolManager = api_client.rest_client.pool_manager
-        scheme = parse_url(self.host).scheme
-        proxy = getattr(self._manager, "proxy", None)  # set on a ProxyManager only
-        # A proxy that forwards (plain HTTP destination) rather than tunnels needs the
-        # absolute URL on the request line: PoolManager._proxy_requires_url_absolute_form.
-        self._absolute_form = proxy is not None and not connection_requires_http_tunnel(
-            proxy, getattr(self._manager, "proxy_config", None), scheme
-        )
-        self._lock = threading.Lock()  # serialises pool lookups
-        self._pool: urllib3.HTTPConnectionPool | None = None  # the host's pool, once found
+        self.host: str = config.host  # scheme://host:port, no trailing /
+        self.pool = pool if pool is not None else config.pool()
+        # A plain-HTTP destination behind a proxy: the absolute URL on the request line, and
+        # the proxy's headers with every request (client-go: net/http's forwarding proxy).
+        self._forward: tuple[str, Mapping[str, str]] | None = None
+        if self.pool.forwarding and self.pool.proxy is not None:
+            self._forward = (self.host, dict(self.pool.proxy.headers))
         # (the credential's headers dict, Content-Type -> the headers with it): one
         # attribute, replaced whole when the credential's headers change
         self._heads: tuple[Mapping[str, str] | None, dict[str | None, Mapping[str, str]]] = (
@@ -198,9 +175,14 @@ class Transport:
         )
 
     @classmethod
+    def for_config(cls, config: Config, *, user_agent: str | None = None) -> Transport:
+        """A transport for ``config``'s server, TLS, proxy, headers and credential."""
+        return cls(config, RequestHeaders.for_config(config, user_agent=user_agent))
+
+    @classmethod
     def from_api_client(cls, api_client: Any, *, user_agent: str | None = None) -> Transport:
-        """A transport for the ApiClient's configuration, headers and pool."""
-        return cls(api_client, RequestHeaders.from_api_client(api_client, user_agent=user_agent))
+        """A transport for an official ApiClient's configuration and headers."""
+        return cls.for_config(Config.from_api_client(api_client), user_agent=user_agent)
 
     def _head(self, sent: Mapping[str, str], content_type: str | None) -> Mapping[str, str]:
         """The headers for ``sent`` (the credential's headers, one dict until the credential
@@ -210,56 +192,14 @@ class Transport:
             cached = self._heads = (sent, {})
         head = cached[1].get(content_type)
         if head is None:
-            head = cached[1][content_type] = (
-                {**sent, "Content-Type": content_type} if content_type else sent
-            )
+            head = {**sent, "Content-Type": content_type} if content_type else sent
+            if self._forward is not None:
+                head = {**head, **self._forward[1]}
+            cached[1][content_type] = head
         return head
 
-    def _host_pool(self, stale: urllib3.HTTPConnectionPool | None) -> urllib3.HTTPConnectionPool:
-        with self._lock:
-            if self._pool is None or self._pool is stale:
-                self._pool = self._manager.connection_from_url(self.host)
-            return self._pool
-
-    def send(
-        self,
-        method: str,
-        path: str,
-        *,
-        body: bytes | None = None,
-        content_type: str | None = None,
-        timeout: urllib3.Timeout,
-        retries: urllib3.Retry | bool,
-        preload_content: bool = True,
-    ) -> urllib3.BaseHTTPResponse:
-        """Send the request and return urllib3's response (read, or streaming when
-        ``preload_content`` is False). Raises urllib3's errors and ``OSError`` as the pool
-        manager would, and ``client.auth.CredentialError`` when no credential can be had."""
-        sent = self.headers.get()
-        headers = {**sent, "Content-Type": content_type} if content_type else sent
-        kw: dict[str, Any] = {
-            "body": body,
-            "headers": headers,
-            "timeout": timeout,
-            "retries": retries,
-            "preload_content": preload_content,
-            "redirect": False,  # API servers do not redirect; a 3xx is the caller's answer
-        }
-        if self._absolute_form:
-            resp = self._manager.urlopen(method, self.host + path, **kw)
-        else:
-            pool = self._pool or self._host_pool(None)
-            try:
-                resp = pool.urlopen(method, path, assert_same_host=False, **kw)
-            except urllib3.exceptions.ClosedPoolError:
-                # The manager closed the pool (cleared, or evicted): the request never left.
-                pool = self._host_pool(pool)
-                resp = pool.urlopen(method, path, assert_same_host=False, **kw)
-        if resp.status == 401:
-            # client-go's bearer round tripper: the credential sent is stale, get a new one
-            # before the next request; this request's 401 is still the caller's answer.
-            self.headers.unauthorized(sent)
-        return resp
+    def _target(self, path: str) -> str:
+        return path if self._forward is None else self._forward[0] + path
 
     def roundtrip(
         self,
@@ -278,65 +218,79 @@ class Transport:
         ``retry_dropped``: an idempotent request whose connection dies under it (a kept-alive
         connection the server closed; what Go's net/http retries too) is sent once more on a
         new one; a refused connection, a timeout or a TLS error is never retried.
-        ``total_timeout`` bounds connect and read together (urllib3's ``Timeout(total=)``).
+        ``total_timeout`` bounds connect and read together.
 
-        Raises ``OSError`` (timeouts, resets, TLS), ``http.client.HTTPException`` (a broken
-        answer), urllib3's connection errors, and ``client.auth.CredentialError``.
+        Raises ``OSError`` (timeouts, resets, refused, TLS), ``http.client.HTTPException`` (a
+        broken answer) and ``client.auth.CredentialError``.
         """
-        if self._absolute_form:
-            # a forwarding proxy: the pool manager's absolute-form request and proxy headers
-            if total_timeout is not None:
-                timeout = urllib3.Timeout(total=total_timeout)
-            else:
-                timeout = urllib3.Timeout(connect=connect_timeout, read=read_timeout)
-            retries = DEAD_CONNECTION_RETRY if retry_dropped else False
-            forwarded = self.send(
-                method,
-                path,
-                body=body,
-                content_type=content_type,
-                timeout=timeout,
-                retries=retries,
-            )
-            reason = forwarded.reason or ""
-            return Response(forwarded.status, reason, forwarded.headers, forwarded.data)
         sent = self.headers.get()
         head = self._head(sent, content_type)
-        pool = self._pool or self._host_pool(None)
+        target = self._target(path)
         attempts = 2 if retry_dropped else 1
         while True:
             attempts -= 1
+            conn = self.pool.get()
+            reused = not conn.is_closed
             try:
-                conn = pool._get_conn()
-            except urllib3.exceptions.ClosedPoolError:
-                # The manager closed the pool (cleared, or evicted): the request never left.
-                pool = self._host_pool(pool)
-                conn = pool._get_conn()
-            try:
-                resp = _exchange(
-                    pool,
-                    conn,
-                    method,
-                    path,
-                    body,
-                    head,
-                    connect_timeout,
-                    read_timeout,
-                    total_timeout,
+                answer = _send_request(
+                    conn, method, target, body, head, connect_timeout, read_timeout, total_timeout
                 )
+                data = answer.read()
             except BaseException as exc:
-                # The connection's state is unknown: closed, and its slot back in the pool.
+                # The connection's state is unknown: closed, never lent again.
                 conn.close()
-                pool._put_conn(None)
+                if isinstance(exc, http.client.HTTPException | OSError) and not isinstance(
+                    exc, TimeoutError | ssl.SSLError
+                ):
+                    exc = _Dropped(exc)
                 if not isinstance(exc, _Dropped):
                     raise
-                if attempts:
+                if attempts and reused:
                     continue
                 raise exc.cause from exc
-            pool._put_conn(conn)
+            if answer.will_close:
+                conn.close()
+            self.pool.put(conn)
             break
-        if resp.status == 401:
+        if answer.status == 401:
             # client-go's bearer round tripper: the credential sent is stale, get a new one
             # before the next request; this request's 401 is still the caller's answer.
             self.headers.unauthorized(sent)
-        return resp
+        return Response(answer.status, answer.reason, answer.headers, data)
+
+    def open(
+        self,
+        method: str,
+        path: str,
+        *,
+        connect_timeout: float | None,
+        read_timeout: float | None,
+        total_timeout: float | None = None,
+    ) -> Stream:
+        """Send a request whose answer is read as it arrives (a watch), on a new connection
+        of its own; its headers are read, its body is the caller's to read and close."""
+        sent = self.headers.get()
+        conn = self.pool.get()
+        if not conn.is_closed:
+            # a kept-alive connection may be dead: a watch gets a fresh one instead
+            conn.close()
+        try:
+            answer = _send_request(
+                conn,
+                method,
+                self._target(path),
+                None,
+                self._head(sent, None),
+                connect_timeout,
+                read_timeout,
+                total_timeout,
+            )
+        except _Dropped as exc:
+            conn.close()
+            raise exc.cause from exc
+        except BaseException:
+            conn.close()
+            raise
+        if answer.status == 401:
+            self.headers.unauthorized(sent)
+        return Stream(conn, answer)

@@ -157,8 +157,8 @@ def test_an_answer_not_asked_for_is_not_decoded_but_an_error_still_is(server, mo
         rest.request("POST", "/bad", body={"a": 1}, decode=False)
     assert info.value.reason == "Invalid"
     assert [s[0] for s in _Handler.seen] == ["POST"] * 3
-    pool = rest._transport._pool
-    assert pool is not None and pool.num_connections == 1  # one kept-alive connection
+    pool = rest._transport.pool
+    assert pool.opened == 1 and pool.idle == 1  # one kept-alive connection
 
 
 def test_retry_after_from_header_and_from_details(server):

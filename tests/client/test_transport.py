@@ -1,18 +1,22 @@
-"""client/transport.py over kubesim: the official pool, headers and pool prepared once."""
+"""client/transport.py and client/pool.py over kubesim: kept-alive connections, the headers
+prepared once, TLS, proxies, watches."""
 
+import http.client
 import json
+import socket
 import ssl
+import threading
 
 import pytest
-import urllib3
 from kubernetes import client
 
-from client.auth import CachedFileTokenSource, RequestHeaders
+from client.auth import CachedFileTokenSource, RequestHeaders, StaticTokenSource
+from client.pool import Pool, ProxyError, TLSSettings, proxy_for
+from client.restconfig import Config
 from client.transport import Transport
 from kubesim import KubeSim
 from kubesim.server.tls import generate_certificate
 
-TIMEOUT = urllib3.Timeout(total=10.0)
 NAMESPACES = "/api/v1/namespaces"
 
 
@@ -22,18 +26,22 @@ def sim():
         yield sim
 
 
+def _get(transport, path=NAMESPACES, **kw):
+    return transport.roundtrip("GET", path, connect_timeout=5.0, read_timeout=5.0, **kw)
+
+
 def test_get_and_post_carry_the_cached_headers(sim):
     transport = Transport.from_api_client(sim.new_api_client(), user_agent="transport-test/1")
-    resp = transport.send("GET", NAMESPACES + "?limit=1", timeout=TIMEOUT, retries=False)
+    resp = _get(transport, NAMESPACES + "?limit=1")
     assert resp.status == 200 and json.loads(resp.data)["kind"] == "NamespaceList"
     body = json.dumps({"metadata": {"name": "transport-test"}}).encode()
-    resp = transport.send(
+    resp = transport.roundtrip(
         "POST",
         NAMESPACES,
         body=body,
         content_type="application/json",
-        timeout=TIMEOUT,
-        retries=False,
+        connect_timeout=5.0,
+        read_timeout=5.0,
     )
     assert resp.status == 201
     assert "Content-Type" not in transport.headers.get()  # the shared headers stay untouched
@@ -44,67 +52,199 @@ def test_get_and_post_carry_the_cached_headers(sim):
 def test_a_401_sends_the_rotated_token_next_time(sim, tmp_path):
     token = tmp_path / "token"
     token.write_text("stale")
-    api_client = sim.new_api_client()
-    headers = RequestHeaders.from_api_client(
-        api_client, source=CachedFileTokenSource(str(token), clock=lambda: 0.0)
-    )
-    transport = Transport(api_client, headers)
-    assert transport.send("GET", NAMESPACES, timeout=TIMEOUT, retries=False).status == 401
+    config = Config(host=sim.url, token_source=CachedFileTokenSource(str(token), clock=lambda: 0.0))
+    transport = Transport.for_config(config)
+    assert _get(transport).status == 401
     token.write_text("s3cret")  # the clock never moves: only the 401 makes it re-read
-    assert transport.send("GET", NAMESPACES, timeout=TIMEOUT, retries=False).status == 200
+    assert _get(transport).status == 200
 
 
-def test_a_pool_the_manager_closed_is_looked_up_again(sim):
-    api_client = sim.new_api_client()
-    transport = Transport.from_api_client(api_client)
-    assert transport.send("GET", NAMESPACES, timeout=TIMEOUT, retries=False).status == 200
-    api_client.rest_client.pool_manager.clear()  # closes every pool it handed out
-    assert transport.send("GET", NAMESPACES, timeout=TIMEOUT, retries=False).status == 200
-
-
-def test_a_watch_streams(sim):
-    transport = Transport.from_api_client(sim.new_api_client())
-    resp = transport.send(
-        "GET",
-        NAMESPACES + "?watch=1&resourceVersion=0&timeoutSeconds=1",
-        timeout=TIMEOUT,
-        retries=False,
-        preload_content=False,
+def test_a_closed_pool_still_serves_the_next_request_on_a_new_connection(sim):
+    transport = Transport.for_config(
+        Config(host=sim.url, token_source=StaticTokenSource("Bearer s3cret"))
     )
-    assert resp.status == 200
-    lines = [line for line in resp.read().split(b"\n") if line.strip()]
-    resp.release_conn()
-    assert lines and all(json.loads(line)["type"] == "ADDED" for line in lines)
+    assert _get(transport).status == 200
+    transport.pool.close()  # closes the idle connection; a lent one closes on return
+    assert _get(transport).status == 200
+    assert transport.pool.opened == 2
+
+
+def test_a_connection_the_server_closed_while_idle_is_not_lent_again(sim):
+    """Before a kept-alive connection is lent, one poll tells whether the server closed it
+    meanwhile (a restart, an idle timeout): the request then goes out on a new connection,
+    a POST included, instead of failing on the dead one."""
+    transport = Transport.for_config(
+        Config(host=sim.url, token_source=StaticTokenSource("Bearer s3cret"))
+    )
+    assert _get(transport).status == 200
+    # what the server closing it looks like from here: the socket reads its end
+    transport.pool._idle[0].sock.shutdown(socket.SHUT_RDWR)
+    resp = transport.roundtrip(
+        "POST",
+        NAMESPACES,
+        body=json.dumps({"metadata": {"name": "after-idle-close"}}).encode(),
+        content_type="application/json",
+        connect_timeout=5.0,
+        read_timeout=5.0,
+    )
+    assert resp.status == 201 and transport.pool.opened == 2
+
+
+def _answer_once_per_connection() -> tuple[int, list[bytes]]:
+    """A server that answers the first request on each connection (kept alive) and closes
+    the connection, unanswered, when a second request arrives on it: a connection that dies
+    between the pool's poll and the answer. Records each request line."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    seen: list[bytes] = []
+
+    def serve(conn: socket.socket) -> None:
+        answered = False
+        data = b""
+        while True:
+            while b"\r\n\r\n" not in data:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    conn.close()
+                    return
+                data += chunk
+            head, _, data = data.partition(b"\r\n\r\n")
+            seen.append(head.split(b"\r\n")[0])
+            if answered:
+                conn.close()
+                return
+            answered = True
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    return listener.getsockname()[1], seen
+
+
+def test_a_request_whose_kept_alive_connection_dies_is_resent_only_when_idempotent():
+    """Go's net/http: a GET on a reused connection that dies before its answer is sent once
+    more on a new connection; a POST's failure is the caller's (it may have been applied)."""
+    port, seen = _answer_once_per_connection()
+    transport = Transport.for_config(Config(host=f"http://127.0.0.1:{port}"))
+    assert _get(transport, "/a").status == 200
+    assert _get(transport, "/b", retry_dropped=True).status == 200
+    assert transport.pool.opened == 2
+    assert seen == [b"GET /a HTTP/1.1", b"GET /b HTTP/1.1", b"GET /b HTTP/1.1"]
+    with pytest.raises(http.client.RemoteDisconnected):
+        transport.roundtrip(
+            "POST",
+            "/c",
+            body=b"{}",
+            content_type="application/json",
+            connect_timeout=5.0,
+            read_timeout=5.0,
+        )
+    assert transport.pool.opened == 2 and seen[-1] == b"POST /c HTTP/1.1"  # not sent again
+    assert seen.count(b"POST /c HTTP/1.1") == 1
+
+
+def test_a_refused_connection_is_not_retried():
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    listener.close()  # nothing listens there now
+    transport = Transport.for_config(Config(host=f"http://127.0.0.1:{port}"))
+    with pytest.raises(ConnectionRefusedError):
+        _get(transport, retry_dropped=True)
+    assert transport.pool.opened == 1
+
+
+def test_a_watch_streams_and_closes_from_another_thread(sim):
+    transport = Transport.from_api_client(sim.new_api_client())
+    stream = transport.open(
+        "GET",
+        NAMESPACES + "?watch=1&resourceVersion=0",
+        connect_timeout=5.0,
+        read_timeout=30.0,
+    )
+    assert stream.status == 200
+    first = stream.read1(65536)
+    assert json.loads(first.split(b"\n")[0])["type"] == "ADDED"
+    # a read blocked on a quiet watch ends at once when another thread closes the stream
+    ended = threading.Event()
+
+    def drain() -> None:
+        try:
+            while stream.read1(65536):
+                pass
+        except (OSError, ValueError, AttributeError):
+            pass
+        ended.set()
+
+    threading.Thread(target=drain, daemon=True).start()
+    stream.close()
+    assert ended.wait(5)
 
 
 @pytest.mark.parametrize(
-    ("host", "absolute"), [("http://10.0.0.1", True), ("https://10.0.0.1", False)]
+    ("host", "forwarding"), [("http://10.0.0.1", True), ("https://10.0.0.1", False)]
 )
-def test_a_forwarding_proxy_gets_the_absolute_url(host, absolute):
-    """Through an HTTP proxy, a plain-HTTP destination is forwarded (absolute URL and proxy
-    headers: the ProxyManager's job); an HTTPS one is tunnelled through the host's pool."""
-    cfg = client.Configuration()
-    cfg.host = host
-    cfg.proxy = "http://127.0.0.1:3128"
-    api_client = client.ApiClient(cfg)
-    manager = api_client.rest_client.pool_manager
-    assert isinstance(manager, urllib3.ProxyManager)
-    transport = Transport.from_api_client(api_client)
-    assert transport._absolute_form is absolute
-    sent = []
-
-    def urlopen(method, url, **kw):
-        sent.append(url)
-        return urllib3.HTTPResponse(body=b"{}", status=200, preload_content=True)
-
-    manager.urlopen = urlopen
-    if absolute:
-        transport.send("GET", "/api?x=1", timeout=TIMEOUT, retries=False)
-        assert sent == [host + "/api?x=1"]
+def test_a_forwarding_proxy_gets_the_absolute_url(host, forwarding):
+    """Through an HTTP proxy, a plain-HTTP destination is forwarded (absolute URL on the
+    request line and the proxy's headers); an HTTPS one is tunnelled (CONNECT)."""
+    port, got = _record_requests(1)
+    proxy = proxy_for(host, f"http://u:p@127.0.0.1:{port}")
+    assert proxy is not None and proxy.headers["Proxy-Authorization"] == "Basic dTpw"
+    transport = Transport(
+        Config(host=host), RequestHeaders(StaticTokenSource(None), {}), Pool(host, proxy=proxy)
+    )
+    assert transport.pool.forwarding is forwarding
+    if forwarding:
+        assert _get(transport, "/api?x=1").status == 200
+        first, headers, _ = _parsed(got[0])
+        assert first == b"GET http://10.0.0.1/api?x=1 HTTP/1.1"
+        assert b"Proxy-Authorization: Basic dTpw" in headers
 
 
-def test_roundtrips_keep_one_connection_alive_in_the_official_pool(sim):
-    """``roundtrip`` speaks http.client on the pool's own connections: one connection carries
+def test_the_environment_names_the_proxy_unless_no_proxy_or_localhost_says_otherwise():
+    env = {"HTTPS_PROXY": "proxy.example:3128", "NO_PROXY": "internal.example,10.0.0.0/8"}
+    found = proxy_for("https://api.example:6443", environ=env)
+    assert found is not None and (found.host, found.port) == ("proxy.example", 3128)
+    assert proxy_for("https://k8s.internal.example:6443", environ=env) is None
+    assert proxy_for("https://10.1.2.3:6443", environ=env) is None
+    assert proxy_for("https://127.0.0.1:6443", environ=env) is None  # Go never proxies it
+    assert proxy_for("http://api.example", environ=env) is None  # HTTP_PROXY is not set
+    # the config's own proxy is used as given
+    assert proxy_for("https://127.0.0.1:6443", "http://p:1", environ={}) is not None
+    with pytest.raises(ProxyError, match="socks5://p: only http:// proxies"):
+        proxy_for("https://api.example", "socks5://p:1080", environ={})
+
+
+def test_tls_is_verified_by_default_and_a_client_certificate_loads_from_data(tmp_path, monkeypatch):
+    import tempfile
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    cert, key = generate_certificate(str(tmp_path), "127.0.0.1")
+    with open(cert, "rb") as f:
+        cert_pem = f.read()
+    with open(key, "rb") as f:
+        key_pem = f.read()
+    ctx = TLSSettings(cert_data=cert_pem, key_data=key_pem, ca_data=cert_pem).context()
+    assert ctx.verify_mode == ssl.CERT_REQUIRED and ctx.check_hostname
+    # the key went through a private directory that is gone once the context holds it
+    assert list(scratch.iterdir()) == []
+    assert TLSSettings(insecure=True).context().verify_mode == ssl.CERT_NONE
+    with pytest.raises(ssl.SSLError):
+        TLSSettings(cert_data=cert_pem, key_data=b"not a key").context()
+
+
+def test_roundtrips_keep_one_connection_alive_in_the_pool(sim):
+    """``roundtrip`` speaks http.client on the pool's connections: one connection carries
     every request in turn, and goes back to the pool after each answer (keep-alive)."""
     api_client = sim.new_api_client()
     transport = Transport.from_api_client(api_client)
@@ -123,17 +263,13 @@ def test_roundtrips_keep_one_connection_alive_in_the_official_pool(sim):
         read_timeout=5.0,
     )
     assert resp.status == 201 and resp.headers.get("content-type") == "application/json"
-    pool = api_client.rest_client.pool_manager.connection_from_url(transport.host)
-    assert pool.num_connections == 1 and pool.pool.qsize() == pool.pool.maxsize
+    assert transport.pool.opened == 1 and transport.pool.idle == 1
     assert sim.request_log[-1].user != "system:anonymous"  # the cached headers were sent
 
 
 def _record_requests(count: int) -> tuple[int, list[bytes]]:
     """A server that records the raw bytes of ``count`` requests (one connection each) and
     answers each with an empty 200."""
-    import socket
-    import threading
-
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(8)
@@ -233,12 +369,9 @@ def test_a_header_line_break_is_refused_by_http_client_before_anything_is_sent(s
 
 
 def test_an_https_server_behind_a_proxy_is_reached_through_a_verified_tunnel(tmp_path):
-    """``roundtrip`` on a pool behind an HTTP proxy: a new connection opens the CONNECT tunnel
-    as urllib3's urlopen would (``_prepare_proxy``), verifies the server's certificate through
-    it, and keeps the tunnelled connection alive for the next request."""
-    import socket
-    import threading
-
+    """``roundtrip`` on a pool behind an HTTP proxy: a new connection opens the CONNECT tunnel,
+    verifies the server's certificate through it, and keeps the tunnelled connection alive for
+    the next request."""
     connects: list[bytes] = []
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
@@ -274,7 +407,7 @@ def test_an_https_server_behind_a_proxy_is_reached_through_a_verified_tunnel(tmp
         cfg = tls_sim.configuration()
         cfg.proxy = f"http://127.0.0.1:{listener.getsockname()[1]}"
         transport = Transport.from_api_client(client.ApiClient(cfg))
-        assert not transport._absolute_form
+        assert transport.pool.proxy is not None and not transport.pool.forwarding
         for _ in range(3):
             resp = transport.roundtrip(
                 "GET", NAMESPACES, connect_timeout=None, read_timeout=None, total_timeout=10.0
