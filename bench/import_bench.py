@@ -59,11 +59,12 @@ IMPORTS: dict[str, str] = {
         " 'websocket', 'dateutil')]: del sys.modules[m]\n"
         "gc.collect()"
     ),
-    "client/official.py `import_loaders()` + LightApiClient": (
-        "from client.official import LightApiClient, import_loaders\n"
+    "client/official.py `import_loaders()` (a kubeconfig with a plugin)": (
+        "from client.official import import_loaders\n"
         "import_loaders()\n"
         "from kubernetes.client.configuration import Configuration\n"
-        "LightApiClient(Configuration())"
+        "from client.restconfig import Config\n"
+        "Config.from_configuration(Configuration()).pool()"
     ),
     "controller start-up imports, before (plain import first)": (
         "import kubernetes.config\n"
@@ -71,13 +72,11 @@ IMPORTS: dict[str, str] = {
         "client.ApiClient(client.Configuration())\n"
         "import runtime.flags, runtime.manager"
     ),
-    # as ``controller.__main__.main`` does it: ``import_light`` first
+    # as ``python -m controller`` does it with a kubeconfig without plugins
     "controller start-up imports, now": (
-        "from client.official import LightApiClient, import_light\n"
-        "import_light()\n"
         "import runtime.flags, runtime.manager\n"
-        "from kubernetes.client.configuration import Configuration\n"
-        "LightApiClient(Configuration())"
+        "from client.restconfig import Config\n"
+        "Config(host='https://127.0.0.1:6443').pool()"
     ),
 }
 
@@ -88,11 +87,12 @@ IMPORTS: dict[str, str] = {
 # gain of a stand-in is the RSS its row adds over "all stand-ins" (issue 32: a private
 # internal must buy 1 MB of RSS or 5% of CPU).
 _START_UP = (
-    "from client.official import LightApiClient, import_light\n"
-    "import_light()\n"
+    "from client.official import import_loaders\n"
+    "import_loaders()\n"
     "import controller.main, runtime.flags, runtime.manager\n"
     "from kubernetes.client.configuration import Configuration\n"
-    "LightApiClient(Configuration())"
+    "from client.restconfig import Config\n"
+    "Config.from_configuration(Configuration()).pool()"
 )
 STAND_INS: dict[str, str] = {
     "all stand-ins (python -m controller)": "",

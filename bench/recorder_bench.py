@@ -153,8 +153,7 @@ class _PerEventStamps:
 def sender_cpu(events: int, rounds: int) -> dict[str, float]:
     """Median CPU seconds of the sender thread per Event, now and in the baseline mode."""
     from client import headers
-    from client.config import load_client_configuration
-    from client.official import LightApiClient
+    from client.config import load_rest_config
     from client.rest import RESTClient
     from kubesim import KubeSim
 
@@ -167,7 +166,7 @@ def sender_cpu(events: int, rounds: int) -> dict[str, float]:
                 sim.start()
                 try:
                     kubeconfig = sim.write_kubeconfig(Path(tmp) / "kubeconfig")
-                    rest = RESTClient(LightApiClient(load_client_configuration(kubeconfig)))
+                    rest = RESTClient(load_rest_config(kubeconfig))
                     sink = rest if mode == "now" else _DecodingRest(rest)
                     rec = _TimedRecorder(
                         sink,  # type: ignore[arg-type]

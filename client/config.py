@@ -1,7 +1,7 @@
-"""Where the controller finds its API server: flags, in-cluster config, or kubeconfig.
+"""Where a client finds its API server: flags, in-cluster config, or kubeconfig.
 
-client-go twin: ``clientcmd.BuildConfigFromFlags(masterURL, kubeconfigPath)`` as sample-controller's
-main.go calls it, with the same precedence:
+client-go twin: ``clientcmd.BuildConfigFromFlags(masterURL, kubeconfigPath)`` as
+sample-controller's main.go calls it, with the same precedence:
 
 1. neither ``--kubeconfig`` nor ``--master``, and the pod environment is present
    (``KUBERNETES_SERVICE_HOST``/``PORT`` and the ServiceAccount token and CA): in-cluster config,
@@ -9,10 +9,16 @@ main.go calls it, with the same precedence:
 2. otherwise the kubeconfig given, or the default loading rules (``$KUBECONFIG``,
    ``~/.kube/config``), with ``--master`` overriding the server when given.
 
-All of the loading is the official client's (``kubernetes.config``): tokens, exec plugins,
-client certificates and TLS verification stay its job. TLS verification is on unless the
-kubeconfig itself says ``insecure-skip-tls-verify``. The loaders are imported by
-``client/official.py``, without the parts of the official client the process does not use.
+``load_rest_config`` is that function: it returns a ``client.restconfig.Config`` (client-go's
+``rest.Config``), built by client/clientconfig.py for the in-cluster environment and for every
+kubeconfig whose user needs no plugin, and by the official loader (``kubernetes.config``,
+imported only then) for a user with an ``exec`` or ``auth-provider`` plugin or anything else
+client/clientconfig.py does not read. TLS verification is on unless the kubeconfig itself says
+``insecure-skip-tls-verify``.
+
+``load_client_configuration`` is the official loader's way, kept for tests and tools that
+build an official ``ApiClient``: the same precedence and the same one-line errors, returning a
+``kubernetes.client.Configuration``.
 """
 
 from __future__ import annotations
@@ -20,18 +26,19 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
+from typing import Any
 
+from client.clientconfig import (
+    SERVICE_CA_FILE,
+    SERVICE_TOKEN_FILE,
+    NotInCluster,
+    in_cluster_config,
+    static_config,
+)
 from client.kubeconfig import KubeconfigProblem, check_usable, read_kubeconfig
-from client.official import import_loaders
+from client.restconfig import Config
 
-# Before the first import of the official client: what it loads is this module's choice.
-import_loaders()
-
-from kubernetes.client.configuration import Configuration  # noqa: E402
-from kubernetes.config import incluster_config, kube_config  # noqa: E402
-from kubernetes.config.config_exception import ConfigException  # noqa: E402
-
-__all__ = ["ConfigError", "load_client_configuration"]
+__all__ = ["ConfigError", "load_client_configuration", "load_rest_config"]
 
 log = logging.getLogger(__name__)
 
@@ -41,17 +48,74 @@ class ConfigError(Exception):
     error client-go's ``clientcmd.BuildConfigFromFlags`` returns)."""
 
 
+def load_rest_config(
+    kubeconfig: str = "",
+    master: str = "",
+    environ: Mapping[str, str] | None = None,
+    token_file: str = SERVICE_TOKEN_FILE,
+    ca_file: str = SERVICE_CA_FILE,
+) -> Config:
+    """``clientcmd.BuildConfigFromFlags``: a ``rest.Config`` from the flags, the pod
+    environment or a kubeconfig (the module docstring).
+
+    ``environ``, ``token_file`` and ``ca_file`` exist for tests of the in-cluster path.
+    """
+    environ = os.environ if environ is None else environ
+    if not kubeconfig and not master:
+        if environ.get("KUBERNETES_SERVICE_HOST"):
+            try:
+                config = in_cluster_config(environ, token_file, ca_file)
+                log.info("using in-cluster configuration", extra={"host": config.host})
+                return config
+            except NotInCluster as err:
+                log.warning(
+                    "in-cluster configuration failed, trying kubeconfig", extra={"error": str(err)}
+                )
+        else:
+            log.info(
+                "neither --kubeconfig nor --master was specified; using the default "
+                "kubeconfig loading rules"
+            )
+    paths = _kubeconfig_paths(kubeconfig)
+    _check_missing(kubeconfig, master, paths)
+    if not paths:
+        # --master alone and no kubeconfig anywhere: talk to that URL without credentials.
+        return Config(host=master.rstrip("/"))
+    docs = _check_kubeconfig(paths, master)
+    try:
+        static = static_config(paths, docs, master)
+    except KubeconfigProblem as err:
+        raise ConfigError(str(err)) from None
+    # None: a plugin (exec, auth-provider) or a field only the official loader knows
+    config = static or Config.from_configuration(_official_from_files(paths, kubeconfig, master))
+    try:
+        # what the official loader finds when it reads the files: said now, in one line
+        config.pool()
+    except (OSError, ValueError) as err:
+        source = os.pathsep.join(paths)
+        raise ConfigError(f"cannot load kubeconfig {source}: {_first_line(err)}") from err
+    return config
+
+
 def load_client_configuration(
     kubeconfig: str = "",
     master: str = "",
     environ: Mapping[str, str] | None = None,
-    token_file: str = incluster_config.SERVICE_TOKEN_FILENAME,
-    ca_file: str = incluster_config.SERVICE_CERT_FILENAME,
-) -> Configuration:
-    """Build a ``kubernetes.client.Configuration`` as BuildConfigFromFlags would.
+    token_file: str = SERVICE_TOKEN_FILE,
+    ca_file: str = SERVICE_CA_FILE,
+) -> Any:
+    """Build an official ``kubernetes.client.Configuration`` as BuildConfigFromFlags would,
+    with the official loaders (imported here, on first use).
 
     ``environ``, ``token_file`` and ``ca_file`` exist for tests of the in-cluster path.
     """
+    from client.official import import_loaders
+
+    import_loaders()
+    from kubernetes.client.configuration import Configuration
+    from kubernetes.config import incluster_config
+    from kubernetes.config.config_exception import ConfigException
+
     environ = os.environ if environ is None else environ
     cfg = Configuration()
     if not kubeconfig and not master:
@@ -74,21 +138,35 @@ def load_client_configuration(
                 "neither --kubeconfig nor --master was specified; using the default "
                 "kubeconfig loading rules"
             )
-    missing = _missing_kubeconfig(kubeconfig)
-    if missing is not None and (kubeconfig or not master):
-        # said plainly: the official loader calls a missing file "Invalid kube-config file"
-        raise ConfigError(missing)
-    if missing is None:
-        _check_kubeconfig(kubeconfig, master)
+    paths = _kubeconfig_paths(kubeconfig)
+    _check_missing(kubeconfig, master, paths)
+    if paths:
+        _check_kubeconfig(paths, master)
+    return _official_from_files(paths, kubeconfig, master)
+
+
+def _official_from_files(paths: list[str], kubeconfig: str, master: str) -> Any:
+    """The official loader's Configuration for the kubeconfig files ``paths`` (checked
+    already), with ``master`` as the server when given; ConfigError in one line otherwise."""
+    from client.official import import_loaders
+
+    import_loaders()
+    from kubernetes.client.configuration import Configuration
+    from kubernetes.config import kube_config
+    from kubernetes.config.config_exception import ConfigException
+
+    cfg = Configuration()
     try:
-        if missing is None:
+        if paths:
             kube_config.load_kube_config(
-                config_file=kubeconfig or None, client_configuration=cfg, persist_config=False
+                config_file=os.pathsep.join(paths),
+                client_configuration=cfg,
+                persist_config=False,
             )
     # what the loader may still raise on a file that passed the checks (a certificate file it
     # names that is missing, an exec plugin that fails, a key of the wrong type): still one line
     except (ConfigException, OSError, ValueError, TypeError, KeyError, AttributeError) as err:
-        problem = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        problem = _first_line(err)
         if not master:
             source = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
             raise ConfigError(f"cannot load kubeconfig {source}: {problem}") from err
@@ -100,47 +178,52 @@ def load_client_configuration(
     return cfg
 
 
+def _first_line(err: BaseException) -> str:
+    return (str(err).strip().splitlines() or [type(err).__name__])[0]
+
+
+def _default_location() -> str:
+    """client-go's default loading rules: ``$KUBECONFIG`` (a list of paths), else
+    ``~/.kube/config``; read when loading, as clientcmd reads it."""
+    return os.environ.get("KUBECONFIG") or os.path.join("~", ".kube", "config")
+
+
 def _kubeconfig_paths(kubeconfig: str) -> list[str]:
-    """The files the official loader will read, in its order: ``--kubeconfig``, else the
-    existing ones of ``$KUBECONFIG`` (as read at import) or ``~/.kube/config``."""
+    """The files to read, in order: ``--kubeconfig``, else the existing ones of
+    ``$KUBECONFIG`` or ``~/.kube/config``."""
     if kubeconfig:
-        return [kubeconfig]
-    location = kube_config.KUBE_CONFIG_DEFAULT_LOCATION
-    paths = [p for p in location.split(kube_config.ENV_KUBECONFIG_PATH_SEPARATOR) if p]
+        return [kubeconfig] if os.path.exists(os.path.expanduser(kubeconfig)) else []
+    paths = [p for p in _default_location().split(os.pathsep) if p]
     return [p for p in paths if os.path.exists(os.path.expanduser(p))]
 
 
-def _check_kubeconfig(kubeconfig: str, master: str) -> None:
-    """ConfigError naming the file and the field when a kubeconfig cannot be what the loader
-    needs (client/kubeconfig.py). With ``--master`` the server, and so the context chain, may
-    come from the flag (client-go's overrides); a file that does not parse is still refused."""
-    paths = _kubeconfig_paths(kubeconfig)
+def _check_kubeconfig(paths: list[str], master: str) -> list[dict[str, Any]]:
+    """The files read, or ConfigError naming the file and the field when a kubeconfig cannot
+    be what the loader needs (client/kubeconfig.py). With ``--master`` the server, and so the
+    context chain, may come from the flag (client-go's overrides); a file that does not parse
+    is still refused."""
     try:
         docs = [read_kubeconfig(path) for path in paths]
         if not master:
             check_usable(paths, docs)
     except KubeconfigProblem as err:
         raise ConfigError(str(err)) from None
+    return docs
 
 
-def _missing_kubeconfig(kubeconfig: str) -> str | None:
-    """Why no kubeconfig file can be read, naming the path(s), or None when one exists.
-
-    Without ``--kubeconfig`` the default rules apply as the official loader applies them:
-    ``$KUBECONFIG`` (a list of paths, the first existing one wins) as read at import, else
-    ``~/.kube/config``.
-    """
+def _check_missing(kubeconfig: str, master: str, paths: list[str]) -> None:
+    """ConfigError when no kubeconfig file can be read and none may be missing, naming the
+    path(s): a ``--kubeconfig`` that does not exist, or no file at all without ``--master``."""
+    if paths:
+        return
     if kubeconfig:
-        if os.path.exists(os.path.expanduser(kubeconfig)):
-            return None
-        return f"kubeconfig {kubeconfig} does not exist"
-    location = kube_config.KUBE_CONFIG_DEFAULT_LOCATION  # $KUBECONFIG or ~/.kube/config
-    paths = [p for p in location.split(kube_config.ENV_KUBECONFIG_PATH_SEPARATOR) if p]
-    if any(os.path.exists(os.path.expanduser(p)) for p in paths):
-        return None
+        raise ConfigError(f"kubeconfig {kubeconfig} does not exist")
+    if master:
+        return
+    location = _default_location()
     if os.environ.get("KUBECONFIG"):
-        return f"kubeconfig {location} (from $KUBECONFIG) does not exist"
-    return (
+        raise ConfigError(f"kubeconfig {location} (from $KUBECONFIG) does not exist")
+    raise ConfigError(
         f"no kubeconfig: {location} does not exist, and there is no --kubeconfig, --master or "
         "usable in-cluster environment"
     )

@@ -1,15 +1,20 @@
-"""The official client's loaders and connection pool, imported without the rest of it.
+"""The official client's loaders without the rest of it, for the kubeconfigs that need them.
 
-No client-go twin: client-go's ``tools/clientcmd`` and ``transport`` are packages a Go binary
+No client-go twin: client-go's ``tools/clientcmd`` and its auth plugins are packages a Go binary
 links on their own. The official Python client's are not: ``import kubernetes.config`` (37.x)
 takes a fresh interpreter from about 11 MB to 44 MB of RSS and 477 modules
-(``python -m bench.import_bench``), and the process uses only this of it (config loading and
-auth come from the official client; requests go through our own transport, client/rest.py):
+(``python -m bench.import_bench``).
+
+Who needs it: client/config.py, for a kubeconfig whose user has an ``exec`` or
+``auth-provider`` plugin (or a field client/clientconfig.py does not read), and
+``load_client_configuration`` for tests and tools that build an official ``ApiClient``. A
+kubeconfig without plugins, and the in-cluster environment, never import it (client/pool.py,
+client/clientconfig.py). What the process then uses of it:
 
 - ``kubernetes.client.configuration.Configuration``: host, TLS, proxy, credentials;
-- ``kubernetes.config``: kubeconfig and in-cluster loading, exec and auth-provider plugins;
-- ``kubernetes.client.rest.RESTClientObject``: the urllib3 pool that carries the TLS and proxy
-  settings (``LightApiClient`` below holds it as ``ApiClient`` would).
+- ``kubernetes.config``: kubeconfig loading, exec and auth-provider plugins.
+
+Requests still go through our own pool (client/pool.py, from ``Config.from_configuration``).
 
 What the plain import loads besides, and how it is skipped:
 
@@ -56,7 +61,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["LightApiClient", "import_light", "import_loaders"]
+__all__ = ["import_loaders"]
 
 log = logging.getLogger(__name__)
 
@@ -144,12 +149,6 @@ def _in_sys_modules(modules: dict[str, types.ModuleType]) -> Iterator[None]:
                 del sys.modules[name]
 
 
-def import_light() -> None:
-    """What ``python -m controller`` imports first, so that nothing imports the official
-    client whole: its loaders, as ``import_loaders`` imports them."""
-    import_loaders()
-
-
 @contextmanager
 def _stand_ins() -> Iterator[None]:
     """Bind kube_config's unused-at-load names to stand-ins while ``kubernetes.config`` is
@@ -203,31 +202,3 @@ def import_loaders() -> None:
         for name in [m for m in sys.modules if m.startswith("kubernetes.config")]:
             del sys.modules[name]
         _import_all()
-
-
-class LightApiClient:
-    """What ``client.rest.RESTClient`` uses of ``kubernetes.client.ApiClient``, without
-    importing ``api_client.py`` (pydantic, python-dateutil, the models: the module docstring).
-
-    client-go twin: the ``*http.Client`` that ``rest.HTTPClientFor(config)`` builds for a
-    ``rest.Config``; here the official client's pool plays that part.
-
-    The same attributes, built as ``ApiClient.__init__`` builds them: the configuration, the
-    official ``RESTClientObject`` (its urllib3 pool carries TLS verification, CA, client
-    certificate, SNI and proxy), the default headers with the official User-Agent, no cookie.
-    """
-
-    def __init__(self, configuration: Any) -> None:
-        import_loaders()
-        from kubernetes.client.rest import RESTClientObject
-
-        self.configuration = configuration  # kubernetes.client.Configuration
-        make_pool: Any = RESTClientObject  # untyped upstream
-        self.rest_client = make_pool(configuration)
-        version = getattr(importlib.import_module("kubernetes.client"), "__version__", "")
-        self.default_headers: dict[str, str] = {"User-Agent": f"OpenAPI-Generator/{version}/python"}
-        self.cookie: str | None = None
-
-    def close(self) -> None:
-        """Close the pool's connections (``ApiClient.close``)."""
-        self.rest_client.close()

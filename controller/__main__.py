@@ -18,11 +18,6 @@ __all__ = ["main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    # First, before anything else imports them: urllib3 and the official client, each without
-    # the modules this process never uses (client.official; docs/benchmarks.md has the figure).
-    from client.official import import_light
-
-    import_light()
     from controller.main import main as run_main
 
     return run_main(argv)

@@ -50,9 +50,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from client import headers
-from client.config import ConfigError, load_client_configuration
+from client.config import ConfigError, load_rest_config
 from client.errors import APIError, TransportError
-from client.official import LightApiClient
 from client.rest import RESTClient
 from informer.factory import SharedInformerFactory
 from informer.listwatch import TweakListOptionsFunc
@@ -189,9 +188,9 @@ def connect(options: Options, agent: str = USER_AGENT) -> tuple[RESTClient, str]
 
     Raises ``ConfigError`` when no configuration can be loaded.
     """
-    cfg = load_client_configuration(options.kubeconfig, options.master)
+    cfg = load_rest_config(options.kubeconfig, options.master)
     rest = RESTClient(
-        LightApiClient(cfg),
+        cfg,
         qps=options.kube_api_qps,
         burst=options.kube_api_burst,
         user_agent=user_agent(options, agent),

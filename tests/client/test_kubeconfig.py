@@ -7,7 +7,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from kubernetes.config import kube_config
 
 from client.config import ConfigError, load_client_configuration
 
@@ -128,7 +127,7 @@ def test_kubeconfig_list_is_checked_merged_and_each_file_named(
     clusters = tmp_path / "clusters"
     clusters.write_text('clusters: [{name: c, cluster: {server: "http://127.0.0.1:7"}}]\n')
     location = f"{contexts}:{tmp_path / 'absent'}:{clusters}"
-    monkeypatch.setattr(kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", location)
+    monkeypatch.setenv("KUBECONFIG", location)
     assert load_client_configuration().host == "http://127.0.0.1:7"
 
     clusters.write_text("clusters: [c]\n")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import ssl
 import subprocess
 import sys
 import textwrap
@@ -22,7 +21,6 @@ import pytest
 import yaml
 from kubernetes import client
 
-from client.official import LightApiClient
 from tests.client.test_auth import write_exec_kubeconfig
 from tests.helpers import ROOT
 
@@ -94,15 +92,16 @@ UNUSED_AT_START = (
 
 
 def test_the_controllers_start_up_path_imports_none_of_the_heavy_modules(tmp_path):
-    """``python -m controller`` as a user runs it (``main``: the light imports, the flags, the
-    client, the first request, which fails here at once), then the manager it would build."""
+    """``python -m controller`` as a user runs it (``main``: the flags, the client, the first
+    request, which fails here at once), then the manager it would build."""
     kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", {"token": "t"})
-    [code, heavy, unused, registry] = run_fresh(
+    [code, heavy, unused, official, registry] = run_fresh(
         f"""
         from controller.__main__ import main
         print(main(["--kubeconfig", {kubeconfig!r}]))
         {PRINT_HEAVY}
         print(json.dumps([m for m in {UNUSED_AT_START!r} if m in sys.modules]))
+        print(json.dumps([m for m in sys.modules if m.split(".")[0] in ("kubernetes", "urllib3")]))
         from runtime.flags import parse_options
         from runtime.manager import Manager, connect
         options = parse_options(["--kubeconfig", {kubeconfig!r}])
@@ -113,6 +112,8 @@ def test_the_controllers_start_up_path_imports_none_of_the_heavy_modules(tmp_pat
     assert code == "1"
     assert json.loads(heavy) == []
     assert json.loads(unused) == []
+    # a kubeconfig without plugins: neither the official client nor urllib3 (client/pool.py)
+    assert json.loads(official) == []
     assert registry == "None"
 
 
@@ -122,8 +123,8 @@ def test_the_standard_modules_each_saving_under_1_mb_are_imported_plainly():
     --stand-ins``), and issue 32 keeps a private internal only for 1 MB or 5% of CPU."""
     [real] = run_fresh(
         """
-        from client.official import import_light
-        import_light()
+        from client.official import import_loaders
+        import_loaders()
         import importlib.metadata, multiprocessing, subprocess
         import kubernetes.client.configuration as configuration
         import kubernetes.config.exec_provider as exec_provider
@@ -160,12 +161,11 @@ def test_an_exec_plugin_and_in_cluster_config_load_without_the_heavy_modules(tmp
     env = {"KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}
     [exec_auth, in_cluster_auth, heavy] = run_fresh(
         f"""
-        from client.auth import RequestHeaders
+        from client.auth import token_source_for
         from client.config import load_client_configuration
-        from client.official import LightApiClient
 
         def authorization(cfg):
-            return RequestHeaders.from_api_client(LightApiClient(cfg)).get()["Authorization"]
+            return token_source_for(cfg).token()
 
         print(authorization(load_client_configuration({kubeconfig!r})))
         cfg = load_client_configuration(environ={env!r}, token_file={str(token)!r},
@@ -252,12 +252,10 @@ def test_an_oidc_refresh_runs_through_the_deferred_names(tmp_path, idp):
     kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", {"auth-provider": provider})
     [before, auth, after] = run_fresh(
         f"""
-        from client.auth import RequestHeaders
-        from client.config import load_client_configuration
-        from client.official import LightApiClient
+        from client.config import load_rest_config
         {PRINT_HEAVY}
-        cfg = load_client_configuration({kubeconfig!r})
-        print(RequestHeaders.from_api_client(LightApiClient(cfg)).get()["Authorization"])
+        cfg = load_rest_config({kubeconfig!r})
+        print(cfg.token_source.token())
         {PRINT_HEAVY}
         """,
         # oauthlib refuses plain-HTTP token endpoints unless told
@@ -315,25 +313,7 @@ def test_a_failed_light_import_falls_back_to_the_plain_one():
     assert out == "True"
 
 
-# -- LightApiClient is what RESTClient used of ApiClient -----------------------------------------
-
-
-def test_the_light_api_client_builds_the_pool_and_headers_apiclient_builds(tmp_path):
-    cfg = client.Configuration()
-    cfg.host = "https://10.0.0.1:6443"
-    cfg.ssl_ca_cert = str(tmp_path / "ca.crt")
-    cfg.cert_file, cfg.key_file = str(tmp_path / "c.crt"), str(tmp_path / "c.key")
-    cfg.tls_server_name = "kubernetes.default"
-    official = client.ApiClient(cfg)
-    light = LightApiClient(cfg)
-    assert light.configuration is cfg
-    assert (
-        light.rest_client.pool_manager.connection_pool_kw
-        == official.rest_client.pool_manager.connection_pool_kw
-    )
-    assert light.rest_client.pool_manager.connection_pool_kw["cert_reqs"] == ssl.CERT_REQUIRED
-    assert light.default_headers == official.default_headers
-    assert light.cookie == official.cookie is None
+# -- the pin --------------------------------------------------------------------------------------
 
 
 def test_what_the_kubernetes_pin_stands_for(tmp_path):

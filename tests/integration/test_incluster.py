@@ -22,8 +22,8 @@ from kubernetes import client
 
 from client.config import ConfigError, load_client_configuration
 from client.errors import APIError, TransportError
-from client.official import LightApiClient
 from client.rest import RESTClient
+from client.restconfig import Config
 from kubesim import KubeSim
 from kubesim.server.tls import generate_certificate
 
@@ -34,7 +34,7 @@ pytestmark = pytest.mark.kubesim(tls=True, token="token-one")
 
 # The controller's own (client/official.py) and the official client's: the same pool, TLS
 # settings and credentials either way.
-API_CLIENTS = pytest.mark.parametrize("api_client", [LightApiClient, client.ApiClient])
+API_CLIENTS = pytest.mark.parametrize("api_client", [Config.from_configuration, client.ApiClient])
 
 
 @pytest.fixture
@@ -123,11 +123,8 @@ def test_a_server_certificate_not_signed_by_the_ca_is_refused(sim, pod_files, tm
 def test_incomplete_pod_environment_falls_back_to_kubeconfig(sim, tmp_path, monkeypatch):
     # KUBERNETES_SERVICE_HOST without a token file: not a usable pod environment; the loader
     # says so and falls back to the kubeconfig rules, which here find nothing either.
-    from kubernetes.config import kube_config
-
     missing = str(tmp_path / "missing-kubeconfig")
     monkeypatch.setenv("KUBECONFIG", missing)
-    monkeypatch.setattr(kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", missing)  # read at import
     with pytest.raises(ConfigError, match="missing-kubeconfig"):
         load_client_configuration(
             environ=pod_environ(sim),
