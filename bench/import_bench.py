@@ -64,7 +64,9 @@ IMPORTS: dict[str, str] = {
         "import_loaders()\n"
         "from kubernetes.client.configuration import Configuration\n"
         "from client.restconfig import Config\n"
-        "Config.from_configuration(Configuration()).pool()"
+        "c = Configuration()\n"
+        "c.host = 'https://127.0.0.1:6443'\n"
+        "Config.from_configuration(c).pool()"
     ),
     "controller start-up imports, before (plain import first)": (
         "import kubernetes.config\n"
@@ -92,7 +94,9 @@ _START_UP = (
     "import controller.main, runtime.flags, runtime.manager\n"
     "from kubernetes.client.configuration import Configuration\n"
     "from client.restconfig import Config\n"
-    "Config.from_configuration(Configuration()).pool()"
+    "c = Configuration()\n"
+    "c.host = 'https://127.0.0.1:6443'\n"
+    "Config.from_configuration(c).pool()"
 )
 STAND_INS: dict[str, str] = {
     "all stand-ins (python -m controller)": "",
