@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "ALL_AUTHENTICATED",
+    "CREDENTIAL_ID",
     "ALL_UNAUTHENTICATED",
     "ANONYMOUS",
     "SERVICE_ACCOUNTS_GROUP",
@@ -31,6 +32,9 @@ ALL_AUTHENTICATED = "system:authenticated"
 ALL_UNAUTHENTICATED = "system:unauthenticated"
 ANONYMOUS = "system:anonymous"
 SERVICE_ACCOUNTS_GROUP = "system:serviceaccounts"
+# user.CredentialIDKey: the extra key that names the credential a request was authenticated
+# with (a ServiceAccount token's JTI, a client certificate's fingerprint).
+CREDENTIAL_ID = "authentication.kubernetes.io/credential-id"
 _SA_PREFIX = "system:serviceaccount:"
 
 
