@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "ALL_AUTHENTICATED",
-    "CREDENTIAL_ID",
     "ALL_UNAUTHENTICATED",
     "ANONYMOUS",
+    "CREDENTIAL_ID",
     "SERVICE_ACCOUNTS_GROUP",
     "SYSTEM_PRIVILEGED_GROUP",
     "UserInfo",

@@ -95,8 +95,10 @@ class CertificateAuthority:
             subject.append(("CN", user))
         _write(base + ".cnf", _request_config(subject))
         _write(base + ".ext", _CLIENT_EXTENSIONS)
-        _openssl("req", "-new", "-config", base + ".cnf", *_EC_KEY, "-keyout", base + ".key",
-                 "-out", base + ".csr")  # fmt: skip
+        _openssl(
+            *("req", "-new", "-config", base + ".cnf", *_EC_KEY),
+            *("-keyout", base + ".key", "-out", base + ".csr"),
+        )
         _openssl(
             *("x509", "-req", "-in", base + ".csr", "-days", "365", "-out", base + ".pem"),
             *("-CA", self.pair.cert, "-CAkey", self.pair.key, "-extfile", base + ".ext"),

@@ -111,13 +111,12 @@ def test_rbac_applies_to_the_certificates_groups(shared_sim):
         "metadata": {"name": "namespace-reader"},
         "rules": [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "list"]}],
     }
+    rbac_group = "rbac.authorization.k8s.io"
     binding = {
         "metadata": {"name": "readers-read-namespaces"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                    "name": "namespace-reader"},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
-                      "name": "readers"}],
-    }  # fmt: skip
+        "roleRef": {"apiGroup": rbac_group, "kind": "ClusterRole", "name": "namespace-reader"},
+        "subjects": [{"apiGroup": rbac_group, "kind": "Group", "name": "readers"}],
+    }
     admin = shared_sim.client_certificate("kubernetes-admin", ["kubeadm:cluster-admins"])
     assert call(shared_sim, "POST", f"{RBAC}/clusterroles", admin, body=role)[0] == 201
     assert call(shared_sim, "POST", f"{RBAC}/clusterrolebindings", admin, body=binding)[0] == 201
