@@ -7,13 +7,15 @@ the ``pytest_kind`` package of a throw-away venv, so their conftest starts kubes
 would start a kind cluster, and none of their files is changed.
 
 The cluster is ``python -m kubesim`` in a process of its own, as a cluster would be: over TLS,
-with a bearer token for the admin and RBAC enforced, and with the most cluster-like
-controllers this kubesim has: the workload chain and a simulated node where its ``--help``
-offers them, else the deployment status loop (``KR8S_KUBESIM_FLAGS`` replaces all but the
-token and the addresses). The kubeconfig is reshaped as kind writes one: the CA inline
-(``certificate-authority-data``), context ``kind-<name>``. kind authenticates the admin with a
-client certificate; kubesim has no client-certificate authentication, so the admin here has a
-token, and tests that read ``client-certificate-data`` fail (kubesim/README.md, Limits).
+with RBAC enforced, the admin logged in with a client certificate as kind's is (CN
+``kubernetes-admin``, O ``kubeadm:cluster-admins``: ``--admin-client-certificate``, where its
+``--help`` offers it), a bearer token kubesim requires (so that a request without credentials
+is anonymous, as on a cluster), and the most cluster-like controllers this kubesim has: the
+workload chain and a simulated node where its ``--help`` offers them, else the deployment
+status loop (``KR8S_KUBESIM_FLAGS`` replaces all but the token and the addresses). The
+kubeconfig is reshaped as kind writes one: the CA and the admin's certificate and key inline
+(``certificate-authority-data``, ``client-certificate-data``, ``client-key-data``), context
+``kind-<name>``.
 
 Only the standard library and PyYAML (a kubesim dependency), so that it runs in any venv that
 has kubesim.
@@ -39,6 +41,9 @@ __all__ = ["KindCluster"]
 # What `kubesim` runs with unless KR8S_KUBESIM_FLAGS says otherwise (space-separated): a
 # cluster as kind's is one, over TLS and with RBAC enforced ...
 BASE_FLAGS = ("--tls", "--authorization-mode", "RBAC")
+# ... its admin logged in with a client certificate, as kind's admin is, where this kubesim can
+# (the kubeconfig written then carries the certificate rather than the token) ...
+CERTIFICATE_FLAGS = ("--admin-client-certificate",)
 # ... with a node that runs pods and the workload chain down to them, where this kubesim has
 # them (`--help` names the flags) ...
 NODE_FLAGS = ("--deployment-controller", "pods", "--simulated-node")
@@ -51,7 +56,8 @@ def default_flags() -> tuple[str, ...]:
         [sys.executable, "-m", "kubesim", "--help"], capture_output=True, text=True, check=True
     ).stdout
     has_node = "--simulated-node" in usage and "pods" in usage
-    return BASE_FLAGS + (NODE_FLAGS if has_node else STATUS_FLAGS)
+    certificate = CERTIFICATE_FLAGS if "--admin-client-certificate" in usage else ()
+    return BASE_FLAGS + certificate + (NODE_FLAGS if has_node else STATUS_FLAGS)
 
 
 class KindCluster:
@@ -92,17 +98,6 @@ class KindCluster:
         if not self._proc.stdout.readline():
             raise RuntimeError(f"kubesim did not start (exit {self._proc.wait(timeout)})")
         self.kubeconfig_path.write_text(yaml.safe_dump(self._as_kind(written), sort_keys=False))
-        if os.environ.get("KIND_STANDIN_DEFAULT_SA") == "1":
-            self._default_service_account_by_hand()
-
-    def _default_service_account_by_hand(self) -> None:
-        """Create ``default/default``, which kube-controller-manager makes in a cluster and
-        kr8s's conftest waits for, when kubesim has not made it (hack/kr8s_on_kubesim.py's
-        ``--default-sa-by-hand``, for measuring the rest while kubesim lacks it)."""
-        try:
-            self.kubectl("get", "serviceaccount", "default", stderr=subprocess.DEVNULL)
-        except subprocess.CalledProcessError:
-            self.kubectl("create", "serviceaccount", "default", "--namespace", "default")
 
     def _as_kind(self, written: Path) -> dict[str, Any]:
         config = yaml.safe_load(written.read_text())
@@ -110,7 +105,13 @@ class KindCluster:
         cluster = config["clusters"][0]["cluster"]
         ca = cluster.pop("certificate-authority", None)
         if ca is not None:
-            cluster["certificate-authority-data"] = base64.b64encode(Path(ca).read_bytes()).decode()
+            cluster["certificate-authority-data"] = _inline(ca)
+        # kind writes the admin's certificate and key inline too
+        user = config["users"][0]["user"]
+        for field in ("client-certificate", "client-key"):
+            path = user.pop(field, None)
+            if path is not None:
+                user[f"{field}-data"] = _inline(path)
         config["clusters"][0]["name"] = context
         config["users"][0]["name"] = context
         config["contexts"] = [
@@ -134,6 +135,11 @@ class KindCluster:
             self._proc.wait(30)
             self._proc = None
         shutil.rmtree(self._dir, ignore_errors=True)
+
+
+def _inline(path: str) -> str:
+    """A kubeconfig ``*-data`` value: the file's bytes, base64-encoded."""
+    return base64.b64encode(Path(path).read_bytes()).decode()
 
 
 def pytest_addoption(parser: Any) -> None:

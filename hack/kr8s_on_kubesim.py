@@ -1,6 +1,6 @@
 """Run kr8s's own live-cluster tests against kubesim, and count what passes (not run in CI).
 
-    python -m hack.kr8s_on_kubesim [--workdir DIR] [--timeout 60] [--default-sa-by-hand] \
+    python -m hack.kr8s_on_kubesim [--workdir DIR] [--fresh] [--timeout 60] \
         [-- PYTEST_ARGS...]   # at the repository root
 
 kr8s (a Python client for Kubernetes) ships the tests it runs against a kind cluster in its
@@ -23,9 +23,8 @@ changes none of their files. It
    the test and the first line of its reason. The JUnit XML is kept in the work directory.
 
 kr8s's conftest first waits, without a deadline, for the ``default`` ServiceAccount of namespace
-``default``, which kube-controller-manager makes in a cluster. Where kubesim does not make it,
-every test errors at set-up (on pytest-timeout's deadline); ``--default-sa-by-hand`` creates it
-by hand before the tests, to measure the rest, as one would on a bare envtest.
+``default``, which kube-controller-manager makes in a cluster; kubesim's stand-in for its
+serviceaccounts controller makes it too, so nothing is created by hand.
 
 Exit status: 0 when the suite ran (whatever it counted), 1 when it could not be set up or run.
 Classifying the failures ("needs a kubelet" or "kubesim's fault") is a reader's job; the
@@ -35,7 +34,6 @@ figures of the last classification are in kubesim/README.md.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import sys
@@ -150,12 +148,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, help="where the venv and the sdist go")
     parser.add_argument("--fresh", action="store_true", help="remake the venv and the sdist")
     parser.add_argument("--timeout", type=int, default=60, help="seconds per test (kr8s: 300)")
-    parser.add_argument(
-        "--default-sa-by-hand",
-        action="store_true",
-        help="create the default ServiceAccount in namespace default if kubesim has not: "
-        "kr8s's conftest waits for it, so without it every test errors at set-up",
-    )
     parser.add_argument("pytest_args", nargs="*", help="more pytest arguments, after --")
     args = parser.parse_args(argv)
     work = (args.workdir or Path(tempfile.gettempdir()) / "kr8s-on-kubesim").resolve()
@@ -175,8 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         *args.pytest_args,
     ]
     print("+", " ".join(argv_), flush=True)
-    env = dict(os.environ, KIND_STANDIN_DEFAULT_SA="1" if args.default_sa_by_hand else "0")
-    code = subprocess.run(argv_, cwd=source, env=env).returncode
+    code = subprocess.run(argv_, cwd=source).returncode
     if not junit.exists():
         print(f"kr8s_on_kubesim: pytest wrote no report (exit {code})", file=sys.stderr)
         return 1

@@ -4,6 +4,7 @@
         [--crd crds/foo.yaml ...] [--deployment-status-delay 1] [--tls] [--token T]
         [--deployment-controller full|no-nodes|none|pods] [--simulated-node]
         [--tls-cert-file cert.pem --tls-private-key-file key.pem] [--version]
+        [--client-ca-file ca.pem] [--admin-client-certificate]
         [--emulate 1.24] [--no-watch-list] [--feature-gates ShardedListAndWatch=true]
         [--authorization-mode RBAC] [--webhook-service NAMESPACE/NAME[:PORT]=HOST:PORT ...]
 
@@ -207,6 +208,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tls-private-key-file", metavar="FILE", help="the PEM key of --tls-cert-file")
     p.add_argument("--token", type=token, help="require this bearer token")
     p.add_argument(
+        "--client-ca-file",
+        metavar="FILE",
+        help="kube-apiserver's flag: a client whose certificate this PEM CA signed is the user "
+        "its Subject names (CN; groups: O); implies --tls",
+    )
+    p.add_argument(
+        "--admin-client-certificate",
+        action="store_true",
+        help="make a client CA and log the admin in with a certificate it signs, as kind does "
+        "(user kubernetes-admin, group kubeadm:cluster-admins, bound to cluster-admin under "
+        "RBAC); the --kubeconfig written uses it instead of the token; implies --tls",
+    )
+    p.add_argument(
         "--authorization-mode",
         choices=AUTHORIZATION_MODES,
         default=ALWAYS_ALLOW,
@@ -275,6 +289,13 @@ def main(argv: list[str] | None = None) -> int:
             check_key_pair(args.tls_cert_file, args.tls_private_key_file)
         except ValueError as err:
             fail(str(err))
+    if args.client_ca_file is not None:
+        from kubesim.server.tls import check_ca_file
+
+        try:
+            check_ca_file(args.client_ca_file)
+        except ValueError as err:
+            fail(str(err))
     gates = dict(FEATURE_GATES)
     for given in args.feature_gates:
         gates.update(given)
@@ -290,6 +311,8 @@ def main(argv: list[str] | None = None) -> int:
             tls_cert_file=args.tls_cert_file,
             tls_private_key_file=args.tls_private_key_file,
             token=args.token,
+            client_ca_file=args.client_ca_file,
+            admin_client_certificate=args.admin_client_certificate,
             history_size=args.history_size,
             server_version=args.emulate,
             watch_list=args.watch_list,
@@ -308,7 +331,8 @@ def main(argv: list[str] | None = None) -> int:
         except OSError as err:  # the port is taken, or the address is not ours
             fail(f"argument --listen: cannot listen on {host}:{port}: {err.strerror or err}")
         except RuntimeError as err:  # no openssl on PATH to make --tls's certificate
-            fail(f"argument --tls: {err}")
+            flag = "--admin-client-certificate" if "client certificates" in str(err) else "--tls"
+            fail(f"argument {flag}: {err}")
         except subprocess.CalledProcessError as err:
             lines = (err.stderr or b"").decode(errors="replace").strip().splitlines()
             detail = lines[-1] if lines else f"exit status {err.returncode}"

@@ -25,6 +25,7 @@ from kubesim.admission.dispatcher import WebhookAdmission
 from kubesim.api.resources import Registry
 from kubesim.api.version import DEFAULT_SERVER_VERSION, ServerVersion
 from kubesim.auth import bootstrap
+from kubesim.auth.bootstrap import CLUSTER_ADMINS_GROUP, KUBEADM_ADMIN_USER
 from kubesim.auth.filters import ALWAYS_ALLOW, RBAC, Auth
 from kubesim.controllers.bootstrap import NamespaceDefaults, ensure_kubernetes_service
 from kubesim.controllers.deployments import DeploymentController
@@ -87,6 +88,15 @@ class KubeSim:
         token: require this bearer token (no token -> 403 on resources, wrong token -> 401).
             Whoever presents it (or, with no token set, sends no credentials) is the admin, in
             group system:masters.
+        client_ca_file: kube-apiserver's --client-ca-file (implies tls): a client whose
+            certificate this CA signed is the user its Subject names (CN; groups: O), before
+            any token is looked at (auth/x509.py).
+        admin_client_certificate: make a client CA (implies tls), trust it beside
+            client_ca_file, and log the admin in with a certificate it signs, as kind's and
+            kubeadm's admin.conf do: user kubernetes-admin in group kubeadm:cluster-admins,
+            which kubeadm's ClusterRoleBinding of that name makes cluster-admin under RBAC.
+            ``kubeconfig()`` and ``api_client`` then use the certificate (no token), and
+            ``client_certificate()`` mints certificates for other users.
         authorization_mode: kube-apiserver's --authorization-mode: "AlwaysAllow" (default)
             lets every authenticated request through; "RBAC" enforces the Roles, ClusterRoles
             and bindings in storage (with the default ClusterRoles a cluster has), and
@@ -131,6 +141,8 @@ class KubeSim:
         tls_cert_file: str | None = None,
         tls_private_key_file: str | None = None,
         token: str | None = None,
+        client_ca_file: str | None = None,
+        admin_client_certificate: bool = False,
         request_log_size: int = 100_000,
         gc_delay: float = 0.0,
         server_version: str = DEFAULT_SERVER_VERSION,
@@ -144,7 +156,17 @@ class KubeSim:
         self.server_version = ServerVersion.parse(server_version)
         self.host = host  # listen address
         self.port = port  # 0 until started; then fixed, so restart() reuses it
-        self.tls = tls or tls_cert_file is not None  # serve HTTPS
+        # serve HTTPS (client certificates, too, are only presented over TLS)
+        self.tls = (
+            tls
+            or tls_cert_file is not None
+            or client_ca_file is not None
+            or admin_client_certificate
+        )
+        # --client-ca-file: the certificates it signed log their Subject in
+        self.client_ca_file = client_ca_file
+        # the admin logs in with a certificate of kubesim's own client CA (process-wide)
+        self.admin_client_certificate = admin_client_certificate
         self.token = token  # required bearer token, or None for no authentication
         self.storage = Storage(
             history_size, watch_queue_size, compaction_interval=compaction_interval
@@ -248,6 +270,13 @@ class KubeSim:
                 assert info is not None  # built in
                 for doc in docs:
                     self.rest.create(info, "", doc, {}, "kube-apiserver")
+            if self.admin_client_certificate:
+                # written by kubeadm through the API, once the server is up
+                info = self.registry.lookup(
+                    "rbac.authorization.k8s.io", "v1", "clusterrolebindings"
+                )
+                assert info is not None  # built in
+                self.rest.create(info, "", bootstrap.kubeadm_cluster_admins(), {}, "kubeadm")
         if self.namespace_defaults is not None:
             # at once, so that what a new kubesim holds does not depend on a thread's timing
             self.namespace_defaults.sync_all()
@@ -318,7 +347,7 @@ class KubeSim:
                 from kubesim.server.tls import make_server_context
 
                 ctx, self.ca_file, self._key_file = make_server_context(
-                    self._tmpdir.name, self.host, self.ca_file, self._key_file
+                    self._tmpdir.name, self.host, self.ca_file, self._key_file, self._client_cas()
                 )
             self.port = self.server.start(self.host, self.port, ctx)
             # the bootstrap controller's post-start hook: the Service points at our port
@@ -328,6 +357,15 @@ class KubeSim:
             self.controllers.start()
             self._started = True
             return self
+
+    def _client_cas(self) -> list[str]:
+        """The CA files whose client certificates log in (--client-ca-file's bundle)."""
+        cas = [self.client_ca_file] if self.client_ca_file is not None else []
+        if self.admin_client_certificate:
+            from kubesim.server.pki import process_ca
+
+            cas.append(process_ca().cert_file)
+        return cas
 
     def stop(self) -> None:
         """Stop serving: close watches and connections; state is kept for restart()."""
@@ -375,7 +413,10 @@ class KubeSim:
 
         cfg = client.Configuration()
         cfg.host = self.url
-        if self.token is not None:
+        if self.admin_client_certificate:
+            admin = self.client_certificate(KUBEADM_ADMIN_USER, [CLUSTER_ADMINS_GROUP])
+            cfg.cert_file, cfg.key_file = admin
+        elif self.token is not None:
             cfg.api_key = {"authorization": self.token}
             cfg.api_key_prefix = {"authorization": "Bearer"}
         if self.tls:
@@ -397,13 +438,19 @@ class KubeSim:
         return self._api_client
 
     def kubeconfig(self, namespace: str = "default", token: str | None = None) -> dict:
-        """The kubeconfig document (context "kubesim") for this server: the admin's, or one
-        that authenticates with ``token`` (a ServiceAccount's, from ``token_for``)."""
+        """The kubeconfig document (context "kubesim") for this server: the admin's (its
+        client certificate with ``admin_client_certificate``, else its token), or one that
+        authenticates with ``token`` (a ServiceAccount's, from ``token_for``)."""
         cluster: dict[str, Any] = {"server": self.url}
         if self.tls:
             cluster["certificate-authority"] = self.ca_file
-        token = token if token is not None else self.token
-        user: dict[str, Any] = {"token": token} if token is not None else {}
+        user: dict[str, Any] = {}
+        if token is None and self.admin_client_certificate:
+            admin = self.client_certificate(KUBEADM_ADMIN_USER, [CLUSTER_ADMINS_GROUP])
+            user = {"client-certificate": admin[0], "client-key": admin[1]}
+        else:
+            token = token if token is not None else self.token
+            user = {"token": token} if token is not None else {}
         return {
             "apiVersion": "v1",
             "kind": "Config",
@@ -433,6 +480,20 @@ class KubeSim:
         with os.fdopen(fd, "w") as f:
             yaml.safe_dump(self.kubeconfig(namespace, token), f, sort_keys=False)
         return path
+
+    def client_certificate(
+        self, user: str, groups: Iterable[str] = (), uid: str = ""
+    ) -> tuple[str, str]:
+        """(certificate file, key file) of a client certificate for ``user`` in ``groups``
+        (with the UID attribute when ``uid`` is given), signed by kubesim's client CA, as
+        ``kubeadm kubeconfig user`` or a CertificateSigningRequest would give one. Needs
+        ``admin_client_certificate`` (the CA this server trusts); RuntimeError without
+        openssl."""
+        if not self.admin_client_certificate:
+            raise ValueError("kubesim signs client certificates only with admin_client_certificate")
+        from kubesim.server.pki import process_ca
+
+        return process_ca().client_certificate(user, tuple(groups), uid)
 
     def token_for(self, namespace: str, service_account: str, seconds: int = 3600) -> str:
         """A token for the ServiceAccount, minted over HTTP by the TokenRequest API

@@ -1,10 +1,11 @@
-"""Who sent a request: the bearer token authenticators, anonymous, and kubesim's admin.
+"""Who sent a request: the client certificate, the bearer tokens, anonymous, kubesim's admin.
 
-Twin of pkg/kubeapiserver/authenticator/config.go (``New``: the token authenticators in a
-union, behind the bearer-token request authenticator, the authenticated-group adder, and
-anonymous last), k8s.io/apiserver/pkg/authentication/request/bearertoken (the header's
-parsing and its "invalid bearer token"), token/tokenfile (a static token, kubesim's admin
-token) and group/authenticated_group_adder.go.
+Twin of pkg/kubeapiserver/authenticator/config.go (``New``: the x509 authenticator first, then
+the token authenticators in a union behind the bearer-token request authenticator, the
+authenticated-group adder, and anonymous last, which an authenticator's error keeps out),
+k8s.io/apiserver/pkg/authentication/request/bearertoken (the header's parsing and its
+"invalid bearer token"), token/tokenfile (a static token, kubesim's admin token) and
+group/authenticated_group_adder.go. The certificate's user is x509.py's.
 
 kubesim's admin is whoever presents its token (``KubeSim(token=...)``), or, when it has none,
 a request without credentials: user ``kubesim-user`` or ``system:admin``, in system:masters,
@@ -15,6 +16,7 @@ some token of their own work against kubesim as they always have.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -32,6 +34,7 @@ from kubesim.auth.user import (
     SYSTEM_PRIVILEGED_GROUP,
     UserInfo,
 )
+from kubesim.auth.x509 import CertificateRejected, PeerCertificate, common_name_user
 
 __all__ = ["ADMIN", "ANONYMOUS_USER", "OPEN_ADMIN", "Authenticator", "Unauthorized"]
 
@@ -78,18 +81,47 @@ class Authenticator:
             return None, INVALID_BEARER_TOKEN
         return response, ""
 
-    def authenticate(self, authorization: str | None) -> UserInfo:
-        """The user of a request with this Authorization header (None: no header)."""
+    def authenticate(
+        self, authorization: str | None, certificate: PeerCertificate | None = None
+    ) -> UserInfo:
+        """The user of a request with this Authorization header (None: no header) over a
+        connection whose client presented this verified certificate (None: none)."""
+        # the union's order: the certificate first; one that names a user wins, and the
+        # token is not looked at
+        certificate_error = ""
+        if certificate is not None:
+            try:
+                user = common_name_user(certificate)
+            except CertificateRejected as rejected:
+                user, certificate_error = None, str(rejected)
+            if user is not None:
+                return _with_authenticated_group(user)
         # bearertoken: the scheme is case-insensitive (the official client's in-cluster loader
         # sends "bearer <token>"); a header that is not a bearer token leaves it anonymous
         parts = (authorization or "").strip().split(" ")
         if len(parts) < 2 or parts[0].lower() != "bearer" or not parts[1]:
+            if certificate_error:
+                # union.NewFailOnError: an authenticator's error is not anonymous
+                raise Unauthorized(certificate_error)
             if self.admin_token is None:
                 return OPEN_ADMIN
             return ANONYMOUS_USER
         response, error = self.authenticate_token(parts[1])
         if response is not None:
             return response.user
-        if self.open and self.admin_token is None and error == INVALID_BEARER_TOKEN:
+        if (
+            self.open
+            and self.admin_token is None
+            and error == INVALID_BEARER_TOKEN
+            and not certificate_error
+        ):
             return OPEN_ADMIN
-        raise Unauthorized(error)
+        raise Unauthorized(certificate_error or error)
+
+
+def _with_authenticated_group(user: UserInfo) -> UserInfo:
+    """AuthenticatedGroupAdder: ``system:authenticated`` joins the groups, unless the user is
+    anonymous or already names either of the two all-user groups."""
+    if user.name == ANONYMOUS or {ALL_AUTHENTICATED, ALL_UNAUTHENTICATED} & set(user.groups):
+        return user
+    return dataclasses.replace(user, groups=(*user.groups, ALL_AUTHENTICATED))

@@ -6,18 +6,34 @@ roles that let any user discover the API and ask about itself, cluster-admin for
 system:masters, and system:auth-delegator, which a delegating server's ServiceAccount is bound
 to. The aggregated roles (admin, edit, view) and the controllers' and nodes'
 roles are left out.
+
+``kubeadm_cluster_admins`` is kubeadm's, not the API server's (cmd/kubeadm/app/phases/kubeconfig,
+``EnsureAdminClusterRoleBinding``, since v1.29): the binding that makes the group of kubeadm's
+and kind's admin certificate a cluster-admin, which kubesim creates when it mints that
+certificate.
 """
 
 from __future__ import annotations
 
 from kubesim.auth.user import ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, SYSTEM_PRIVILEGED_GROUP
 
-__all__ = ["cluster_role_bindings", "cluster_roles"]
+__all__ = [
+    "CLUSTER_ADMINS_GROUP",
+    "KUBEADM_ADMIN_USER",
+    "cluster_role_bindings",
+    "cluster_roles",
+    "kubeadm_cluster_admins",
+]
 
 _RBAC = "rbac.authorization.k8s.io"
 # What the real bootstrap policy labels its objects with.
 _LABELS = {"kubernetes.io/bootstrapping": "rbac-defaults"}
 _AUTO_UPDATE = {"rbac.authorization.kubernetes.io/autoupdate": "true"}
+
+# kubeadm's admin.conf certificate: its Subject's CN and O (kubeadmconstants
+# ClusterAdminsGroupAndClusterRoleBinding names both the group and its binding)
+KUBEADM_ADMIN_USER = "kubernetes-admin"
+CLUSTER_ADMINS_GROUP = "kubeadm:cluster-admins"
 
 
 def _role(name: str, rules: list[dict]) -> dict:
@@ -124,3 +140,16 @@ def cluster_role_bindings() -> list[dict]:
         _binding("system:basic-user", [ALL_AUTHENTICATED]),
         _binding("system:public-info-viewer", [ALL_AUTHENTICATED, ALL_UNAUTHENTICATED]),
     ]
+
+
+def kubeadm_cluster_admins() -> dict:
+    """kubeadm's ClusterRoleBinding ``kubeadm:cluster-admins``: that group is cluster-admin.
+    kubeadm writes it through the API with no labels or annotations (it is not the bootstrap
+    policy's, and the server does not reconcile it)."""
+    return {
+        "apiVersion": f"{_RBAC}/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": CLUSTER_ADMINS_GROUP},
+        "roleRef": {"apiGroup": _RBAC, "kind": "ClusterRole", "name": "cluster-admin"},
+        "subjects": [{"apiGroup": _RBAC, "kind": "Group", "name": CLUSTER_ADMINS_GROUP}],
+    }

@@ -28,6 +28,7 @@ from kubesim.auth.requestinfo import Attributes, RequestInfo, resolve
 from kubesim.auth.reviews import AUTHN, AUTHZ, Reviews
 from kubesim.auth.tokens import TokenIssuer
 from kubesim.auth.user import UserInfo
+from kubesim.auth.x509 import PeerCertificate
 from kubesim.storage.store import Storage
 
 __all__ = ["ALWAYS_ALLOW", "AUTHORIZATION_MODES", "RBAC", "Auth", "StoragePolicy"]
@@ -116,10 +117,13 @@ class Auth:
 
     # ---- the filters -------------------------------------------------------------------------
 
-    def authenticate(self, authorization: str | None) -> UserInfo:
-        """WithAuthentication: the request's user, or a 401 Status."""
+    def authenticate(
+        self, authorization: str | None, certificate: PeerCertificate | None = None
+    ) -> UserInfo:
+        """WithAuthentication: the request's user (from its verified client certificate, then
+        its Authorization header), or a 401 Status."""
         try:
-            return self.authenticator.authenticate(authorization)
+            return self.authenticator.authenticate(authorization, certificate)
         except Unauthorized:
             # the reason stays in the server (the real one logs it); the client learns nothing
             raise errors.unauthorized() from None

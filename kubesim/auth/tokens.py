@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from kubesim.auth.user import (
     ALL_AUTHENTICATED,
+    CREDENTIAL_ID,
     UserInfo,
     service_account_groups,
     service_account_username,
@@ -47,8 +48,6 @@ __all__ = [
 # --service-account-issuer as kind and kubeadm set it; the API's own audience defaults to it.
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 API_AUDIENCES = (ISSUER,)
-# The user's extra key that names the token (ServiceAccountTokenJTI, on since 1.30).
-CREDENTIAL_ID = "authentication.kubernetes.io/credential-id"
 
 ServiceAccountGetter = Callable[[str, str], "dict | None"]
 
@@ -165,6 +164,7 @@ class TokenIssuer:
             service_account_username(namespace, name),
             uid,
             (*service_account_groups(namespace), ALL_AUTHENTICATED),
+            # the token's JTI names it (ServiceAccountTokenJTI, on since 1.30)
             {CREDENTIAL_ID: (f"JTI={claims.get('jti', '')}",)},
         )
         return TokenResponse(user, granted)

@@ -14,6 +14,7 @@ __all__ = [
     "ALL_AUTHENTICATED",
     "ALL_UNAUTHENTICATED",
     "ANONYMOUS",
+    "CREDENTIAL_ID",
     "SERVICE_ACCOUNTS_GROUP",
     "SYSTEM_PRIVILEGED_GROUP",
     "UserInfo",
@@ -31,6 +32,9 @@ ALL_AUTHENTICATED = "system:authenticated"
 ALL_UNAUTHENTICATED = "system:unauthenticated"
 ANONYMOUS = "system:anonymous"
 SERVICE_ACCOUNTS_GROUP = "system:serviceaccounts"
+# user.CredentialIDKey: the extra key that names the credential a request was authenticated
+# with (a ServiceAccount token's JTI, a client certificate's fingerprint).
+CREDENTIAL_ID = "authentication.kubernetes.io/credential-id"
 _SA_PREFIX = "system:serviceaccount:"
 
 

@@ -25,6 +25,7 @@ from kubesim.api.aggregated import MEDIA_TYPE as AGGREGATED_MEDIA_TYPE
 from kubesim.api.aggregated import aggregated_discovery, wants_aggregated
 from kubesim.api.resources import Registry, ResourceInfo
 from kubesim.auth.filters import Auth
+from kubesim.auth.x509 import PeerCertificate
 from kubesim.registry.rest import Rest
 from kubesim.registry.scale import ScaleREST
 from kubesim.server.handlers import VERB_HANDLERS, create_review
@@ -149,7 +150,9 @@ class ApiServer:
 
     def _authenticate(self, h: ConnectionHandler, req: Request) -> None:
         """WithAuthentication, then WithImpersonation: the user the request runs as."""
-        requestor = self.auth.authenticate(h.headers.get("Authorization"))
+        peer = h.peer_certificate
+        certificate = PeerCertificate.from_ssl(*peer) if peer is not None else None
+        requestor = self.auth.authenticate(h.headers.get("Authorization"), certificate)
         req.user_info = self.auth.impersonate(requestor, h.headers.lines(), h.path)
         req.user = req.user_info.name
 

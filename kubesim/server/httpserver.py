@@ -129,6 +129,9 @@ class ConnectionHandler(BaseHTTPRequestHandler):
     headers: Headers  # type: ignore[assignment]  # ours, not email.message.Message
 
     def setup(self) -> None:
+        # the client's certificate, once the handshake has verified it (Go's
+        # Request.TLS.PeerCertificates): (getpeercert(), its DER), or None
+        self.peer_certificate: tuple[dict, bytes] | None = None
         if isinstance(self.request, ssl.SSLSocket):
             self.request.settimeout(10)
             try:
@@ -137,6 +140,9 @@ class ConnectionHandler(BaseHTTPRequestHandler):
                 self.request.close()
                 raise
             self.request.settimeout(None)
+            der = self.request.getpeercert(binary_form=True)
+            if der:
+                self.peer_certificate = (dict(self.request.getpeercert() or {}), der)
         super().setup()
         with self.server.conn_lock:
             self.server.connections.add(self.request)

@@ -5,6 +5,13 @@ dependency of kubernetes/urllib3 in our environment, and adding it only for a te
 worth a dependency. The certificate is its own CA (kubeconfig ``certificate-authority``), with
 SANs for the listen address, 127.0.0.1 and localhost, and an ECDSA P-256 key (fast to generate).
 One certificate per (process, host) is reused, so many TLS test servers stay cheap.
+
+With client CAs (kube-apiserver's ``--client-ca-file``), the server asks each client for a
+certificate and accepts a connection without one. kube-apiserver asks without verifying
+(``tls.RequestClientCert``) and leaves the chain to its x509 authenticator; Python's ``ssl``
+has no verify callback, so here OpenSSL verifies a given certificate in the handshake
+(``CERT_OPTIONAL``, Go's ``VerifyClientCertIfGiven``) and one of another CA ends the
+connection (kubesim/auth/x509.py says what that changes).
 """
 
 from __future__ import annotations
@@ -15,8 +22,9 @@ import shutil
 import ssl
 import subprocess
 import threading
+from collections.abc import Sequence
 
-__all__ = ["check_key_pair", "make_server_context", "generate_certificate"]
+__all__ = ["check_ca_file", "check_key_pair", "make_server_context", "generate_certificate"]
 
 _cache_lock = threading.Lock()  # guards _cache
 _cache: dict[str, tuple[str, str]] = {}  # host -> (cert path, key path) generated this process
@@ -68,9 +76,14 @@ def generate_certificate(directory: str, host: str) -> tuple[str, str]:
 
 
 def make_server_context(
-    directory: str, host: str, cert: str | None = None, key: str | None = None
+    directory: str,
+    host: str,
+    cert: str | None = None,
+    key: str | None = None,
+    client_cas: Sequence[str] = (),
 ) -> tuple[ssl.SSLContext, str, str]:
-    """An SSLContext serving a (cached or new) self-signed certificate; (ctx, cert, key)."""
+    """An SSLContext serving a (cached or new) self-signed certificate; (ctx, cert, key).
+    With ``client_cas`` (PEM files), it asks clients for a certificate signed by one of them."""
     if cert is None or key is None:
         with _cache_lock:
             hit = _cache.get(host)
@@ -82,7 +95,30 @@ def make_server_context(
         cert, key = hit
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(cert, key)
+    if client_cas:
+        # asked for, not required: a client may still log in with a token, or not at all
+        ctx.verify_mode = ssl.CERT_OPTIONAL
+        for ca in client_cas:
+            ctx.load_verify_locations(cafile=ca)
     return ctx, cert, key
+
+
+def check_ca_file(path: str, flag: str = "--client-ca-file") -> None:
+    """ValueError naming ``flag`` and the problem when ``path`` holds no PEM certificate
+    (kube-apiserver: "unable to load client CA provider")."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read()
+    except OSError as err:
+        raise ValueError(f"argument {flag}: cannot read {path}: {err.strerror or err}") from None
+    if b"-----BEGIN CERTIFICATE-----" not in head:
+        raise ValueError(f"argument {flag}: {path} holds no PEM certificate")
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cafile=path)
+    except ssl.SSLError as err:
+        raise ValueError(
+            f"argument {flag}: {path} does not load as a PEM certificate: {_reason(err)}"
+        ) from None
 
 
 def check_key_pair(cert: str, key: str) -> None:

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 from kubernetes import client, config
 
 
@@ -96,6 +97,41 @@ def test_cli_enforces_rbac_with_authorization_mode_rbac(tmp_path):
             with pytest.raises(client.ApiException) as refused:
                 client.CoreV1Api(robot).list_namespace()
         assert refused.value.status == 403
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_cli_logs_the_admin_in_with_a_client_certificate(tmp_path):
+    kc = tmp_path / "kubeconfig"
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "kubesim", "--listen", "127.0.0.1:0"),
+            *("--kubeconfig", str(kc), "--token", "admin-secret"),
+            *("--authorization-mode", "RBAC", "--admin-client-certificate"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        # the flag implies TLS, as client certificates are only presented over it
+        assert proc.stdout.readline().startswith("https://127.0.0.1:")
+        user = yaml.safe_load(kc.read_text())["users"][0]["user"]
+        assert set(user) == {"client-certificate", "client-key"}
+        admin = config.new_client_from_config(config_file=str(kc))
+        review = client.AuthenticationV1Api(admin).create_self_subject_review(
+            client.V1SelfSubjectReview()
+        )
+        assert review.status.user_info.username == "kubernetes-admin"
+        assert review.status.user_info.groups == ["kubeadm:cluster-admins", "system:authenticated"]
+        # kubeadm's binding makes the group cluster-admin
+        assert "default" in {
+            n.metadata.name for n in client.CoreV1Api(admin).list_namespace().items
+        }
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == 0
     finally:

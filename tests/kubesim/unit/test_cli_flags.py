@@ -75,6 +75,8 @@ INVALID = [
         'does not go with deployment_controller="full"',
     ),
     (["--token", ""], "--token", "must not be empty"),
+    (["--client-ca-file", "{missing}"], "--client-ca-file", "cannot read"),
+    (["--client-ca-file", "{empty}"], "--client-ca-file", "holds no PEM certificate"),
     (["--authorization-mode", "Node"], "--authorization-mode", "invalid choice: 'Node'"),
     (["--kubeconfig", "{under-a-file}"], "--kubeconfig", "cannot write"),
     (["--feature-gates", "Bogus=true"], "--feature-gates", "unrecognized feature gate: Bogus"),
