@@ -306,9 +306,10 @@ def test_deployment_owned_by_someone_else_is_never_touched_and_retried_with_back
     )
     assert [r.requeues for r in failures[:8]] == list(range(1, 9))
     gaps = [b.created - a.created for a, b in zip(failures, failures[1:8], strict=False)]
+    # each retry waits at least its doubled delay (a loaded machine only adds to a gap, so the
+    # lower bounds are what can be asserted; comparing two measured gaps is not)
     for n, gap in enumerate(gaps, start=1):
         assert gap >= 0.005 * 2 ** (n - 1) * 0.9, f"retry {n + 1} came after {gap:.4f}s"
-    assert gaps[-1] > 4 * gaps[1]
     # ... towards the cap: the very limiter this queue uses stops doubling at 1000 s
     probe = ("probe", "not a key")
     delays = [controller.workqueue.rate_limiter.when(probe) for _ in range(30)]
