@@ -9,37 +9,13 @@ protobuf"), nor does meta.k8s.io Table (``+protobuf=false``); :func:`message_for
 from __future__ import annotations
 
 from kubesim.protobuf.schema import MESSAGES, register
-from kubesim.protobuf.schema_auth import AUTHENTICATION, AUTHORIZATION
-from kubesim.protobuf.schema_core import CORE
 from kubesim.protobuf.schema_extensions import EXTENSIONS
 from kubesim.protobuf.schema_generated import GENERATED
-from kubesim.protobuf.schema_groups import APPS, AUTOSCALING, COORDINATION, EVENTS, RBAC
-from kubesim.protobuf.schema_meta import META
-from kubesim.protobuf.schema_pod import POD
-from kubesim.protobuf.schema_podstatus import POD_STATUS
 
-# The hand-written tables (checked against v1.36 by their tests) win where both define a
-# message; the generated ones add every other message of the served group versions, and the
-# patch merge keys of all (schema_generated.py, from the Go struct tags).
-HAND_WRITTEN: dict[str, dict[str, str]] = {
-    "meta": META,
-    "core": {**CORE, **POD, **POD_STATUS},
-    "apps": APPS,
-    "autoscaling": AUTOSCALING,
-    "coordination": COORDINATION,
-    "events": EVENTS,
-    "rbac": RBAC,
-    "authentication": AUTHENTICATION,
-    "authorization": AUTHORIZATION,
-    **EXTENSIONS,
-}
-register(
-    {
-        group: {**GENERATED.get(group, {}), **HAND_WRITTEN.get(group, {})}
-        for group in {**GENERATED, **HAND_WRITTEN}
-    },
-    merge_keys_from=GENERATED,
-)
+# The generated tables (hack/gen_protobuf_tables.py, from the struct tags of a kubectl of the
+# release kubesim answers as) are the one source for every group kubectl links; only the two
+# groups it does not link are written by hand (schema_extensions.py).
+register({**GENERATED, **EXTENSIONS})
 
 
 def _kinds(api_version: str, group: str, names: list[str]) -> dict[tuple[str, str], str]:
@@ -125,7 +101,7 @@ KINDS: dict[tuple[str, str], str] = {
         ["PartialObjectMetadata", "PartialObjectMetadataList", "WatchEvent"],
     ),
     ("meta.k8s.io/v1beta1", "PartialObjectMetadata"): "meta.PartialObjectMetadata",
-    ("meta.k8s.io/v1beta1", "PartialObjectMetadataList"): "meta.PartialObjectMetadataListV1beta1",
+    ("meta.k8s.io/v1beta1", "PartialObjectMetadataList"): "meta_v1beta1.PartialObjectMetadataList",
 }
 
 # Kinds that every group version registers (metav1.AddToGroupVersion): a typed client of
