@@ -22,10 +22,6 @@ def _kinds(api_version: str, group: str, names: list[str]) -> dict[tuple[str, st
     return {(api_version, name): f"{group}.{name}" for name in names}
 
 
-def _with_lists(*kinds: str) -> list[str]:
-    return [name for kind in kinds for name in (kind, f"{kind}List")]
-
-
 def _table_kinds() -> dict[tuple[str, str], str]:
     """Every object kind of the served group versions' tables: a message with ObjectMeta at
     field 1 and a ``<Kind>List`` beside it (how go-to-protobuf lays out a top-level kind)."""
@@ -52,34 +48,25 @@ _TABLE_OF_GROUP_VERSION = {
     "autoscaling/v2": "autoscaling_v2",
     "batch/v1": "batch",
     "certificates.k8s.io/v1": "certificates",
+    "coordination.k8s.io/v1": "coordination",
     "discovery.k8s.io/v1": "discovery",
+    "events.k8s.io/v1": "events",
     "flowcontrol.apiserver.k8s.io/v1": "flowcontrol",
     "networking.k8s.io/v1": "networking",
     "node.k8s.io/v1": "node",
     "policy/v1": "policy",
+    "rbac.authorization.k8s.io/v1": "rbac",
     "resource.k8s.io/v1": "resource",
     "scheduling.k8s.io/v1": "scheduling",
     "storage.k8s.io/v1": "storage",
 }
 
+# The kinds that are not a stored object with a list beside it: subresources, reviews, lists.
 KINDS: dict[tuple[str, str], str] = {
     **_table_kinds(),
-    **_kinds(
-        "v1",
-        "core",
-        _with_lists("Namespace", "ConfigMap", "Secret", "ServiceAccount", "Service", "Event"),
-    ),
-    **_kinds("v1", "core", [*_with_lists("Pod"), "Binding"]),
+    **_kinds("v1", "core", ["Binding"]),
     ("v1", "List"): "meta.List",
-    **_kinds("apps/v1", "apps", _with_lists("Deployment", "ReplicaSet")),
     **_kinds("autoscaling/v1", "autoscaling", ["Scale"]),
-    **_kinds("coordination.k8s.io/v1", "coordination", _with_lists("Lease")),
-    **_kinds("events.k8s.io/v1", "events", _with_lists("Event")),
-    **_kinds(
-        "rbac.authorization.k8s.io/v1",
-        "rbac",
-        _with_lists("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"),
-    ),
     **_kinds(
         "authentication.k8s.io/v1",
         "authentication",
