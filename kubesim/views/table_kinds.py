@@ -96,11 +96,13 @@ def _format_selector(selector: Any) -> str:
 
 
 def _labels(path: str) -> Cell:
+    """The label map at a path, as labels.FormatLabels prints it."""
     labels = _get(path, None)
     return lambda o: _format_labels(labels(o))
 
 
 def _selector(path: str) -> Cell:
+    """The LabelSelector at a path, as metav1.FormatLabelSelector prints it."""
     selector = _get(path, None)
     return lambda o: _format_selector(selector(o))
 
@@ -118,6 +120,7 @@ def _joined(path: str) -> Cell:
 
 
 def _bool(path: str) -> Cell:
+    """A bool field, false when unset."""
     value = _get(path, None)
     return lambda o: bool(value(o))
 
@@ -175,6 +178,7 @@ def _access_modes(path: str) -> Cell:
 
 
 def _int_or_string(path: str) -> Cell:
+    """An IntOrString, "N/A" when unset."""
     value = _get(path, None)
     return lambda o: "N/A" if value(o) is None else str(value(o))
 
