@@ -3,7 +3,7 @@
 The twin of k8s.io/apimachinery/pkg/runtime/serializer/protobuf. Content type
 ``application/vnd.kubernetes.protobuf``; a body is ``k8s\\x00`` + ``runtime.Unknown``
 wrapping the object's message (see :mod:`kubesim.protobuf.codec`). The message tables are
-written from the public ``generated.proto`` files (see :mod:`kubesim.protobuf.schema`).
+generated from the Go struct tags of k8s.io/api (see :mod:`kubesim.protobuf.schema`).
 
 - :func:`decode` / :func:`encode`: body bytes to and from the JSON object.
 - :func:`has_schema`: whether a kind has a protobuf form; custom resources do not.

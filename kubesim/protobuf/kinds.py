@@ -9,45 +9,17 @@ protobuf"), nor does meta.k8s.io Table (``+protobuf=false``); :func:`message_for
 from __future__ import annotations
 
 from kubesim.protobuf.schema import MESSAGES, register
-from kubesim.protobuf.schema_auth import AUTHENTICATION, AUTHORIZATION
-from kubesim.protobuf.schema_core import CORE
 from kubesim.protobuf.schema_extensions import EXTENSIONS
 from kubesim.protobuf.schema_generated import GENERATED
-from kubesim.protobuf.schema_groups import APPS, AUTOSCALING, COORDINATION, EVENTS, RBAC
-from kubesim.protobuf.schema_meta import META
-from kubesim.protobuf.schema_pod import POD
-from kubesim.protobuf.schema_podstatus import POD_STATUS
 
-# The hand-written tables (checked against v1.36 by their tests) win where both define a
-# message; the generated ones add every other message of the served group versions, and the
-# patch merge keys of all (schema_generated.py, from the Go struct tags).
-HAND_WRITTEN: dict[str, dict[str, str]] = {
-    "meta": META,
-    "core": {**CORE, **POD, **POD_STATUS},
-    "apps": APPS,
-    "autoscaling": AUTOSCALING,
-    "coordination": COORDINATION,
-    "events": EVENTS,
-    "rbac": RBAC,
-    "authentication": AUTHENTICATION,
-    "authorization": AUTHORIZATION,
-    **EXTENSIONS,
-}
-register(
-    {
-        group: {**GENERATED.get(group, {}), **HAND_WRITTEN.get(group, {})}
-        for group in {**GENERATED, **HAND_WRITTEN}
-    },
-    merge_keys_from=GENERATED,
-)
+# The generated tables (hack/gen_protobuf_tables.py, from the struct tags of a kubectl of the
+# release kubesim answers as) are the one source for every group kubectl links; only the two
+# groups it does not link are written by hand (schema_extensions.py).
+register({**GENERATED, **EXTENSIONS})
 
 
 def _kinds(api_version: str, group: str, names: list[str]) -> dict[tuple[str, str], str]:
     return {(api_version, name): f"{group}.{name}" for name in names}
-
-
-def _with_lists(*kinds: str) -> list[str]:
-    return [name for kind in kinds for name in (kind, f"{kind}List")]
 
 
 def _table_kinds() -> dict[tuple[str, str], str]:
@@ -76,34 +48,25 @@ _TABLE_OF_GROUP_VERSION = {
     "autoscaling/v2": "autoscaling_v2",
     "batch/v1": "batch",
     "certificates.k8s.io/v1": "certificates",
+    "coordination.k8s.io/v1": "coordination",
     "discovery.k8s.io/v1": "discovery",
+    "events.k8s.io/v1": "events",
     "flowcontrol.apiserver.k8s.io/v1": "flowcontrol",
     "networking.k8s.io/v1": "networking",
     "node.k8s.io/v1": "node",
     "policy/v1": "policy",
+    "rbac.authorization.k8s.io/v1": "rbac",
     "resource.k8s.io/v1": "resource",
     "scheduling.k8s.io/v1": "scheduling",
     "storage.k8s.io/v1": "storage",
 }
 
+# The kinds that are not a stored object with a list beside it: subresources, reviews, lists.
 KINDS: dict[tuple[str, str], str] = {
     **_table_kinds(),
-    **_kinds(
-        "v1",
-        "core",
-        _with_lists("Namespace", "ConfigMap", "Secret", "ServiceAccount", "Service", "Event"),
-    ),
-    **_kinds("v1", "core", [*_with_lists("Pod"), "Binding"]),
+    **_kinds("v1", "core", ["Binding"]),
     ("v1", "List"): "meta.List",
-    **_kinds("apps/v1", "apps", _with_lists("Deployment", "ReplicaSet")),
     **_kinds("autoscaling/v1", "autoscaling", ["Scale"]),
-    **_kinds("coordination.k8s.io/v1", "coordination", _with_lists("Lease")),
-    **_kinds("events.k8s.io/v1", "events", _with_lists("Event")),
-    **_kinds(
-        "rbac.authorization.k8s.io/v1",
-        "rbac",
-        _with_lists("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"),
-    ),
     **_kinds(
         "authentication.k8s.io/v1",
         "authentication",
@@ -125,7 +88,7 @@ KINDS: dict[tuple[str, str], str] = {
         ["PartialObjectMetadata", "PartialObjectMetadataList", "WatchEvent"],
     ),
     ("meta.k8s.io/v1beta1", "PartialObjectMetadata"): "meta.PartialObjectMetadata",
-    ("meta.k8s.io/v1beta1", "PartialObjectMetadataList"): "meta.PartialObjectMetadataListV1beta1",
+    ("meta.k8s.io/v1beta1", "PartialObjectMetadataList"): "meta_v1beta1.PartialObjectMetadataList",
 }
 
 # Kinds that every group version registers (metav1.AddToGroupVersion): a typed client of

@@ -21,15 +21,17 @@ A line may end in `` ~key``: the field's ``patchStrategy`` is ``merge``; a list 
 merged item by item on ``key`` (``patchMergeKey``), a list of scalars (no key) as a set. The
 protobuf codec ignores it; the strategic merge patch reads it (registry/patch.py).
 
-Field numbers, names and types come from the ``generated.proto`` files of k8s.io/api and
-k8s.io/apimachinery; pointers and json tags from the ``types.go`` beside them. They are public
-facts of the API; the tables are written here, not generated.
+Field numbers, names, types, pointers, json tags and patch strategies are the struct tags of
+k8s.io/api's and k8s.io/apimachinery's ``types.go``: public facts of the API. The tables of
+every group kubectl links are generated from a kubectl binary of the served release
+(hack/gen_protobuf_tables.py writes :mod:`kubesim.protobuf.schema_generated`); only the two
+groups it does not link are written by hand (:mod:`kubesim.protobuf.schema_extensions`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 SCALARS = frozenset({"string", "int32", "int64", "bool", "bytes"})
 VALUE_TYPES = frozenset(
@@ -118,32 +120,12 @@ def _resolve(group: str, type_text: str, names: set[str]) -> str:
     raise ValueError(f"{group}: unknown message type {type_text!r}")
 
 
-def register(
-    tables: dict[str, dict[str, str]], merge_keys_from: dict[str, dict[str, str]] | None = None
-) -> None:
+def register(tables: dict[str, dict[str, str]]) -> None:
     """Parse ``{group: {message name: notation}}`` and add the messages to :data:`MESSAGES`.
 
-    All groups are given at once so that references across groups resolve. ``merge_keys_from``:
-    tables whose `` ~key`` marks are copied onto same-numbered fields that lack one (a table
-    written by hand need not repeat the generated patch strategies).
+    All groups are given at once so that references across groups resolve.
     """
     names = {f"{g}.{n}" for g, messages in tables.items() for n in messages} | set(MESSAGES)
     for group, messages in tables.items():
         for name, text in messages.items():
-            message = _parse(group, name, text, names)
-            source = (merge_keys_from or {}).get(group, {}).get(name)
-            if source is not None and source != text:
-                message = _with_merge_keys(message, _parse(group, name, source, names))
-            MESSAGES[f"{group}.{name}"] = message
-
-
-def _with_merge_keys(message: Message, source: Message) -> Message:
-    fields = tuple(
-        f
-        if f.merge_key is not None or f.number not in source.by_number
-        else replace(f, merge_key=source.by_number[f.number].merge_key)
-        for f in message.fields
-    )
-    by_number = {f.number: f for f in fields}
-    wire_order = tuple(sorted(fields, key=lambda f: f.number))
-    return Message(message.name, fields, by_number, wire_order)
+            MESSAGES[f"{group}.{name}"] = _parse(group, name, text, names)

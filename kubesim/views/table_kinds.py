@@ -1,10 +1,18 @@
 """The columns and cells kube-apiserver prints for the kinds served by the generic store.
 
 Twin of the handlers in k8s.io/kubernetes ``pkg/printers/internalversion/printers.go``
-(``printJob``, ``printCronJob``, ``printDaemonSet``, ``printStatefulSet``, ``printIngress``,
-``printPersistentVolumeClaim``, ...) and of kube-aggregator's APIService table, for the
-kinds of api/builtin_kinds.py; table_printers.py has the kinds kubesim served before, and
-the helpers both use. The server prints the wide columns too (priority 1).
+(``AddHandlers``' column definitions, and ``printJob``, ``printCronJob``, ``printDaemonSet``,
+``printStatefulSet``, ``printIngress``, ``printPersistentVolumeClaim``, ... for the cells), and
+of kube-aggregator's APIService table, for the kinds of api/builtin_kinds.py; table_printers.py
+has the kinds kubesim served before, and the helpers both use. The server prints the wide
+columns too (priority 1).
+
+Upstream writes a column list and, apart from it, a print function whose cells must stay in
+the same order. Here each kind is one table of columns (:data:`KIND_PRINTERS`, under the name
+of its upstream print function), and each column carries its own cell: a dotted path into the
+object (:func:`_get`, or :func:`_or` where an empty value prints as a default), or a function
+where the cell is computed (ages, joined lists, status summaries), so a cell cannot drift
+away from its column.
 
 Deliberate differences: column descriptions are short summaries, not the API's field
 documentation; an HPA's Targets cell shows the spec's targets without current values (no
@@ -14,6 +22,7 @@ metrics exist here).
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Callable
 from typing import Any
 
 from kubesim.api.labels import SelectorParseError, selector_from_label_selector
@@ -21,13 +30,41 @@ from kubesim.views.table_printers import Printer, human_duration, since
 
 __all__ = ["KIND_PRINTERS"]
 
-_AGE = (
-    "Age",
-    "string",
-    "CreationTimestamp is a timestamp representing the server time when this object was created.",
-    0,
-)
-_NAME = ("Name", "string", "", 0)
+Cell = Callable[[dict], Any]
+# (name, type, cell, description[, priority]); a cell given as a string is _get(path)
+Column = tuple[str, str, Cell | str, str] | tuple[str, str, Cell | str, str, int]
+
+_W = 1  # priority of the wide columns (-o wide)
+
+
+def _get(path: str, default: Any = "") -> Cell:
+    """The value at a dotted path (a JSONPath without brackets), ``default`` where the last key
+    is absent (a stored null stays null); a missing or null object on the way reads as empty."""
+    *parents, last = path.split(".")
+
+    def cell(o: dict) -> Any:
+        for key in parents:
+            o = o.get(key) or {}
+        return o.get(last, default)
+
+    return cell
+
+
+def _or(path: str, default: Any) -> Cell:
+    """The value at a dotted path, or ``default`` where it is absent, null or empty (a zero
+    count, an unset class name: what printers.go prints in their place)."""
+    value = _get(path, None)
+    return lambda o: value(o) or default
+
+
+def _table(*columns: Column) -> Printer:
+    """A kind's Printer: its columns, and a row of each column's cell."""
+    cells = [_get(c[2]) if isinstance(c[2], str) else c[2] for c in columns]
+    spec = tuple((c[0], c[1], c[3], c[4] if len(c) == 5 else 0) for c in columns)
+    return Printer(spec, lambda o: [cell(o) for cell in cells])
+
+
+# ---- cells many kinds share --------------------------------------------------------------------
 
 
 def _meta(o: dict) -> dict:
@@ -42,13 +79,13 @@ def _age(o: dict) -> str:
     return since(_meta(o).get("creationTimestamp"))
 
 
-def _labels(labels: Any) -> str:
+def _format_labels(labels: Any) -> str:
     """labels.FormatLabels."""
     text = ",".join(f"{k}={v}" for k, v in sorted((labels or {}).items()))
     return text or "<none>"
 
 
-def _selector(selector: Any) -> str:
+def _format_selector(selector: Any) -> str:
     """metav1.FormatLabelSelector: "<none>" for none or an empty one."""
     if not selector:
         return "<none>"
@@ -58,10 +95,61 @@ def _selector(selector: Any) -> str:
         return "<error>"
 
 
+def _labels(path: str) -> Cell:
+    """The label map at a path, as labels.FormatLabels prints it."""
+    labels = _get(path, None)
+    return lambda o: _format_labels(labels(o))
+
+
+def _selector(path: str) -> Cell:
+    """The LabelSelector at a path, as metav1.FormatLabelSelector prints it."""
+    selector = _get(path, None)
+    return lambda o: _format_selector(selector(o))
+
+
+def _count(path: str) -> Cell:
+    """The length of a list."""
+    items = _get(path, None)
+    return lambda o: len(items(o) or [])
+
+
+def _joined(path: str) -> Cell:
+    """A list of strings, comma-joined."""
+    items = _get(path, None)
+    return lambda o: ",".join(items(o) or [])
+
+
+def _bool(path: str) -> Cell:
+    """A bool field, false when unset."""
+    value = _get(path, None)
+    return lambda o: bool(value(o))
+
+
 def _containers(template: Any) -> tuple[str, str]:
+    """layoutContainerCells: the template's container names and images, comma-joined."""
     spec = (template or {}).get("spec") or {}
     cs = [c for c in spec.get("containers") or [] if isinstance(c, dict)]
     return ",".join(c.get("name", "") for c in cs), ",".join(c.get("image", "") for c in cs)
+
+
+def _container_columns(template_path: str, priority: int = _W) -> tuple[Column, Column]:
+    """The Containers and Images columns of the pod template at ``template_path``."""
+    template = _get(template_path, None)
+    return (
+        ("Containers", "string", lambda o: _containers(template(o))[0],
+         "Names of each container in the template.", priority),
+        ("Images", "string", lambda o: _containers(template(o))[1],
+         "Images referenced by each container in the template.", priority),
+    )  # fmt: skip
+
+
+_NAME: Column = ("Name", "string", _name, "")
+_AGE: Column = (
+    "Age",
+    "string",
+    _age,
+    "CreationTimestamp is a timestamp representing the server time when this object was created.",
+)
 
 
 def _has_condition(status: dict, kind: str) -> bool:
@@ -77,7 +165,7 @@ def _time(text: Any) -> _dt.datetime | None:
     return _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def _access_modes(modes: Any) -> str:
+def _access_modes(path: str) -> Cell:
     """GetAccessModesAsString: the short forms, in the API's order."""
     short = {
         "ReadWriteOnce": "RWO",
@@ -85,267 +173,168 @@ def _access_modes(modes: Any) -> str:
         "ReadWriteMany": "RWX",
         "ReadWriteOncePod": "RWOP",
     }
-    return ",".join(short[m] for m in short if m in (modes or []))
+    modes = _get(path, None)
+    return lambda o: ",".join(short[m] for m in short if m in (modes(o) or []))
 
 
-def _int_or_string(value: Any) -> str:
-    return "N/A" if value is None else str(value)
+def _int_or_string(path: str) -> Cell:
+    """An IntOrString, "N/A" when unset."""
+    value = _get(path, None)
+    return lambda o: "N/A" if value(o) is None else str(value(o))
 
 
-# ---- workloads -------------------------------------------------------------------------------
+def _replicas(o: dict) -> Any:
+    """spec.replicas, whose nil the defaults make 1."""
+    replicas = (o.get("spec") or {}).get("replicas")
+    return 1 if replicas is None else replicas
 
 
-def _job_row(o: dict) -> list:
+def _phase(o: dict) -> Any:
+    """A volume's or claim's phase, Terminating once it is being deleted."""
+    if _meta(o).get("deletionTimestamp"):
+        return "Terminating"
+    return (o.get("status") or {}).get("phase", "")
+
+
+def _first_three(items: list) -> str:
+    """The first three, then how many more."""
+    return ",".join(items[:3]) + (f" + {len(items) - 3} more..." if len(items) > 3 else "")
+
+
+# ---- workloads ---------------------------------------------------------------------------------
+
+
+def _job_status(o: dict) -> str:
+    status = o.get("status") or {}
+    if _has_condition(status, "Complete"):
+        return "Complete"
+    if _has_condition(status, "Failed"):
+        return "Failed"
+    if _meta(o).get("deletionTimestamp"):
+        return "Terminating"
+    for condition in ("Suspended", "FailureTarget", "SuccessCriteriaMet"):
+        if _has_condition(status, condition):
+            return condition
+    return "Running"
+
+
+def _job_completions(o: dict) -> str:
     spec, status = o.get("spec") or {}, o.get("status") or {}
     succeeded = status.get("succeeded") or 0
     if spec.get("completions") is not None:
-        completions = f"{succeeded}/{spec['completions']}"
-    elif (spec.get("parallelism") or 1) > 1:
-        completions = f"{succeeded}/1 of {spec['parallelism']}"
-    else:
-        completions = f"{succeeded}/1"
-    if _has_condition(status, "Complete"):
-        state = "Complete"
-    elif _has_condition(status, "Failed"):
-        state = "Failed"
-    elif _meta(o).get("deletionTimestamp"):
-        state = "Terminating"
-    elif _has_condition(status, "Suspended"):
-        state = "Suspended"
-    elif _has_condition(status, "FailureTarget"):
-        state = "FailureTarget"
-    elif _has_condition(status, "SuccessCriteriaMet"):
-        state = "SuccessCriteriaMet"
-    else:
-        state = "Running"
+        return f"{succeeded}/{spec['completions']}"
+    if (spec.get("parallelism") or 1) > 1:
+        return f"{succeeded}/1 of {spec['parallelism']}"
+    return f"{succeeded}/1"
+
+
+def _job_duration(o: dict) -> str:
+    status = o.get("status") or {}
     start, end = _time(status.get("startTime")), _time(status.get("completionTime"))
     if start is None:
-        duration = ""
-    elif end is None:
-        duration = since(status.get("startTime"))
-    else:
-        duration = human_duration((end - start).total_seconds())
-    names, images = _containers(spec.get("template"))
-    return [
-        _name(o),
-        state,
-        completions,
-        duration,
-        _age(o),
-        names,
-        images,
-        _selector(spec.get("selector")),
-    ]
+        return ""
+    if end is None:
+        return since(status.get("startTime"))
+    return human_duration((end - start).total_seconds())
 
 
-def _cronjob_row(o: dict) -> list:
-    spec, status = o.get("spec") or {}, o.get("status") or {}
-    job = (spec.get("jobTemplate") or {}).get("spec") or {}
-    names, images = _containers(job.get("template"))
-    last = status.get("lastScheduleTime")
-    return [
-        _name(o),
-        spec.get("schedule", ""),
-        spec.get("timeZone") or "<none>",
-        "True" if spec.get("suspend") else "False",
-        len(status.get("active") or []),
-        since(last) if last else "<none>",
-        _age(o),
-        names,
-        images,
-        _selector(job.get("selector")),
-    ]
+def _last_schedule(o: dict) -> str:
+    last = (o.get("status") or {}).get("lastScheduleTime")
+    return since(last) if last else "<none>"
 
 
-def _daemonset_row(o: dict) -> list:
-    spec, status = o.get("spec") or {}, o.get("status") or {}
-    template = spec.get("template") or {}
-    names, images = _containers(template)
-    return [
-        _name(o),
-        status.get("desiredNumberScheduled") or 0,
-        status.get("currentNumberScheduled") or 0,
-        status.get("numberReady") or 0,
-        status.get("updatedNumberScheduled") or 0,
-        status.get("numberAvailable") or 0,
-        _labels((template.get("spec") or {}).get("nodeSelector")),
-        _age(o),
-        names,
-        images,
-        _selector(spec.get("selector")),
-    ]
+def _statefulset_ready(o: dict) -> str:
+    return f"{(o.get('status') or {}).get('readyReplicas') or 0}/{_replicas(o)}"
 
 
-def _statefulset_row(o: dict) -> list:
-    spec, status = o.get("spec") or {}, o.get("status") or {}
-    names, images = _containers(spec.get("template"))
-    replicas = 1 if spec.get("replicas") is None else spec["replicas"]
-    return [_name(o), f"{status.get('readyReplicas') or 0}/{replicas}", _age(o), names, images]
+def _controller(o: dict) -> str:
+    """The kind.group/name of the revision's controller."""
+    owners = _meta(o).get("ownerReferences") or []
+    owner = next((r for r in owners if isinstance(r, dict) and r.get("controller")), None)
+    if owner is None:
+        return "<none>"
+    group = (owner.get("apiVersion") or "").rpartition("/")[0]
+    kind = owner.get("kind", "").lower() + (f".{group}" if group else "")
+    return f"{kind}/{owner.get('name', '')}"
 
 
-def _replication_controller_row(o: dict) -> list:
-    spec, status = o.get("spec") or {}, o.get("status") or {}
-    names, images = _containers(spec.get("template"))
-    return [
-        _name(o),
-        1 if spec.get("replicas") is None else spec["replicas"],
-        status.get("replicas") or 0,
-        status.get("readyReplicas") or 0,
-        _age(o),
-        names,
-        images,
-        _labels(spec.get("selector")),
-    ]
+def _hpa_reference(o: dict) -> str:
+    ref = (o.get("spec") or {}).get("scaleTargetRef") or {}
+    return f"{ref.get('kind', '')}/{ref.get('name', '')}"
 
 
-def _hpa_row(o: dict) -> list:
-    spec, status = o.get("spec") or {}, o.get("status") or {}
-    ref = spec.get("scaleTargetRef") or {}
+def _hpa_targets(o: dict) -> str:
     targets = []
-    for metric in spec.get("metrics") or []:
+    for metric in (o.get("spec") or {}).get("metrics") or []:
         resource = (metric or {}).get("resource") or {}
         target = resource.get("target") or {}
         if target.get("averageUtilization") is not None:
             targets.append(f"{resource.get('name')}: <unknown>/{target['averageUtilization']}%")
-    return [
-        _name(o),
-        f"{ref.get('kind', '')}/{ref.get('name', '')}",
-        ", ".join(targets) or "<none>",
-        spec.get("minReplicas") or 1,
-        spec.get("maxReplicas") or 0,
-        status.get("currentReplicas") or 0,
-        _age(o),
-    ]
+    return ", ".join(targets) or "<none>"
 
 
-def _pod_template_row(o: dict) -> list:
-    template = o.get("template") or {}
-    names, images = _containers(template)
-    return [_name(o), names, images, _labels((template.get("metadata") or {}).get("labels"))]
+# ---- storage -----------------------------------------------------------------------------------
 
 
-# ---- storage ---------------------------------------------------------------------------------
+def _bound(cell: Cell) -> Cell:
+    """A claim's cell that is blank until the claim is bound to a volume."""
+    return lambda o: cell(o) if (o.get("spec") or {}).get("volumeName") else ""
 
 
-def _pvc_row(o: dict) -> list:
-    spec, status = o.get("spec") or {}, o.get("status") or {}
-    phase = "Terminating" if _meta(o).get("deletionTimestamp") else status.get("phase", "")
-    bound = bool(spec.get("volumeName"))
-    return [
-        _name(o),
-        phase,
-        spec.get("volumeName", ""),
-        ((status.get("capacity") or {}).get("storage") or "") if bound else "",
-        _access_modes(status.get("accessModes")) if bound else "",
-        spec.get("storageClassName") or "",
-        status.get("currentVolumeAttributesClassName") or "<unset>",
-        _age(o),
-        spec.get("volumeMode") or "<unset>",
-    ]
+def _claim(o: dict) -> str:
+    ref = (o.get("spec") or {}).get("claimRef") or {}
+    return f"{ref.get('namespace', '')}/{ref.get('name', '')}" if ref else ""
 
 
-def _pv_row(o: dict) -> list:
-    spec, status = o.get("spec") or {}, o.get("status") or {}
-    ref = spec.get("claimRef") or {}
-    claim = f"{ref.get('namespace', '')}/{ref.get('name', '')}" if ref else ""
-    phase = "Terminating" if _meta(o).get("deletionTimestamp") else status.get("phase", "")
-    return [
-        _name(o),
-        (spec.get("capacity") or {}).get("storage", ""),
-        _access_modes(spec.get("accessModes")),
-        spec.get("persistentVolumeReclaimPolicy", ""),
-        phase,
-        claim,
-        spec.get("storageClassName") or "",
-        spec.get("volumeAttributesClassName") or "<unset>",
-        status.get("reason") or "",
-        _age(o),
-        spec.get("volumeMode") or "<unset>",
-    ]
-
-
-def _storage_class_row(o: dict) -> list:
-    name = _name(o)
+def _storage_class_name(o: dict) -> str:
     annotations = _meta(o).get("annotations") or {}
-    if annotations.get("storageclass.kubernetes.io/is-default-class") == "true":
-        name += " (default)"
-    return [
-        name,
-        o.get("provisioner", ""),
-        o.get("reclaimPolicy") or "Delete",
-        o.get("volumeBindingMode") or "Immediate",
-        bool(o.get("allowVolumeExpansion")),
-        _age(o),
-    ]
+    default = annotations.get("storageclass.kubernetes.io/is-default-class") == "true"
+    return _name(o) + (" (default)" if default else "")
 
 
-def _volume_attachment_row(o: dict) -> list:
-    spec, status = o.get("spec") or {}, o.get("status") or {}
-    return [
-        _name(o),
-        spec.get("attacher", ""),
-        (spec.get("source") or {}).get("persistentVolumeName") or "",
-        spec.get("nodeName", ""),
-        bool(status.get("attached")),
-        _age(o),
-    ]
+def _token_audiences(o: dict) -> str:
+    requests = (o.get("spec") or {}).get("tokenRequests") or []
+    return ",".join(t.get("audience", "") for t in requests) or "<unset>"
 
 
-def _csi_driver_row(o: dict) -> list:
-    spec = o.get("spec") or {}
-    modes = ",".join(spec.get("volumeLifecycleModes") or ["Persistent"])
-    tokens = ",".join(t.get("audience", "") for t in spec.get("tokenRequests") or []) or "<unset>"
-    return [
-        _name(o),
-        spec.get("attachRequired", True),
-        spec.get("podInfoOnMount", False),
-        spec.get("storageCapacity", False),
-        tokens,
-        spec.get("requiresRepublish", False),
-        modes,
-        _age(o),
-    ]
+def _lifecycle_modes(o: dict) -> str:
+    return ",".join((o.get("spec") or {}).get("volumeLifecycleModes") or ["Persistent"])
 
 
-# ---- networking ------------------------------------------------------------------------------
+# ---- networking --------------------------------------------------------------------------------
 
 
-def _ingress_row(o: dict) -> list:
-    spec, status = o.get("spec") or {}, o.get("status") or {}
-    hosts = [
-        str(r["host"]) for r in spec.get("rules") or [] if isinstance(r, dict) and r.get("host")
-    ]
+def _ingress_hosts(o: dict) -> str:
+    rules = (o.get("spec") or {}).get("rules") or []
+    hosts = [str(r["host"]) for r in rules if isinstance(r, dict) and r.get("host")]
     if not hosts:
-        host_text = "*"
-    elif len(hosts) > 3:
-        host_text = ",".join(hosts[:3]) + f" + {len(hosts) - 3} more..."
-    else:
-        host_text = ",".join(hosts)
-    lb = (status.get("loadBalancer") or {}).get("ingress") or []
-    address = ",".join(i.get("ip") or i.get("hostname") or "" for i in lb if isinstance(i, dict))
-    return [
-        _name(o),
-        spec.get("ingressClassName") or "<none>",
-        host_text,
-        address,
-        "80, 443" if spec.get("tls") else "80",
-        _age(o),
-    ]
+        return "*"
+    if len(hosts) > 3:
+        return ",".join(hosts[:3]) + f" + {len(hosts) - 3} more..."
+    return ",".join(hosts)
 
 
-def _ingress_class_row(o: dict) -> list:
-    spec = o.get("spec") or {}
-    params = spec.get("parameters")
-    text = "<none>"
-    if isinstance(params, dict):
-        text = params.get("kind", "")
-        if params.get("apiGroup"):
-            text += "." + params["apiGroup"]
-        text += "/" + params.get("name", "")
-    return [_name(o), spec.get("controller", ""), text, _age(o)]
+def _load_balancer_address(o: dict) -> str:
+    lb = (((o.get("status") or {}).get("loadBalancer")) or {}).get("ingress") or []
+    return ",".join(i.get("ip") or i.get("hostname") or "" for i in lb if isinstance(i, dict))
 
 
-def _endpoints_row(o: dict) -> list:
+def _ingress_ports(o: dict) -> str:
+    return "80, 443" if (o.get("spec") or {}).get("tls") else "80"
+
+
+def _ingress_class_parameters(o: dict) -> Any:
+    params = (o.get("spec") or {}).get("parameters")
+    if not isinstance(params, dict):
+        return "<none>"
+    text = params.get("kind", "")
+    if params.get("apiGroup"):
+        text += "." + params["apiGroup"]
+    text += "/" + params.get("name", "")
+    return text
+
+
+def _endpoints(o: dict) -> str:
     pairs = []
     for subset in o.get("subsets") or []:
         ports = [p.get("port") for p in subset.get("ports") or []] or [None]
@@ -353,156 +342,20 @@ def _endpoints_row(o: dict) -> list:
             for port in ports:
                 ip = address.get("ip", "")
                 pairs.append(f"{ip}:{port}" if port is not None else ip)
-    text = ",".join(pairs[:3]) + (f" + {len(pairs) - 3} more..." if len(pairs) > 3 else "")
-    return [_name(o), text or "<none>", _age(o)]
+    return _first_three(pairs) or "<none>"
 
 
-def _endpoint_slice_row(o: dict) -> list:
-    ports = ",".join(str(p.get("port", "")) for p in o.get("ports") or []) or "<unset>"
+def _slice_ports(o: dict) -> str:
+    return ",".join(str(p.get("port", "")) for p in o.get("ports") or []) or "<unset>"
+
+
+def _slice_endpoints(o: dict) -> str:
     addresses = [a for e in o.get("endpoints") or [] for a in (e or {}).get("addresses") or []]
-    text = ",".join(addresses[:3]) + (
-        f" + {len(addresses) - 3} more..." if len(addresses) > 3 else ""
-    )
-    return [_name(o), o.get("addressType", ""), ports, text or "<unset>", _age(o)]
+    return _first_three(addresses) or "<unset>"
 
 
-def _pdb_row(o: dict) -> list:
-    spec, status = o.get("spec") or {}, o.get("status") or {}
-    return [
-        _name(o),
-        _int_or_string(spec.get("minAvailable")),
-        _int_or_string(spec.get("maxUnavailable")),
-        status.get("disruptionsAllowed") or 0,
-        _age(o),
-    ]
-
-
-# ---- admission, API services, certificates --------------------------------------------------
-
-
-def _param_kind(spec: dict) -> str:
-    kind = spec.get("paramKind")
-    if not isinstance(kind, dict):
-        return "<unset>"
-    return f"{kind.get('apiVersion', '')}/{kind.get('kind', '')}"
-
-
-def _policy_binding_row(o: dict) -> list:
-    spec = o.get("spec") or {}
-    ref = spec.get("paramRef")
-    param = "<unset>"
-    if isinstance(ref, dict):
-        param = (
-            f"{ref.get('namespace')}/{ref.get('name')}"
-            if ref.get("namespace")
-            else (ref.get("name") or "*")
-        )
-    return [_name(o), spec.get("policyName", ""), param, _age(o)]
-
-
-def _api_service_row(o: dict) -> list:
-    spec, status = o.get("spec") or {}, o.get("status") or {}
-    svc = spec.get("service")
-    service = f"{svc.get('namespace', '')}/{svc.get('name', '')}" if svc else "Local"
-    available = "Unknown"
-    for c in status.get("conditions") or []:
-        if isinstance(c, dict) and c.get("type") == "Available":
-            available = str(c.get("status", ""))
-            if available != "True" and c.get("reason"):
-                available += f" ({c['reason']})"
-    return [_name(o), service, available, _age(o)]
-
-
-def _csr_row(o: dict) -> list:
-    spec, status = o.get("spec") or {}, o.get("status") or {}
-    conditions = [c.get("type", "") for c in status.get("conditions") or [] if isinstance(c, dict)]
-    if status.get("certificate") and "Approved" in conditions:
-        conditions.append("Issued")
-    seconds = spec.get("expirationSeconds")
-    return [
-        _name(o),
-        _age(o),
-        spec.get("signerName", ""),
-        spec.get("username", ""),
-        human_duration(seconds) if seconds else "<none>",
-        ",".join(conditions) or "Pending",
-    ]
-
-
-def _flow_schema_row(o: dict) -> list:
-    spec = o.get("spec") or {}
-    method = (spec.get("distinguisherMethod") or {}).get("type") or "<none>"
-    missing = "?"
-    for c in (o.get("status") or {}).get("conditions") or []:
-        if isinstance(c, dict) and c.get("type") == "Dangling":
-            missing = str(c.get("status"))
-    return [
-        _name(o),
-        (spec.get("priorityLevelConfiguration") or {}).get("name", ""),
-        spec.get("matchingPrecedence") or 0,
-        method,
-        _age(o),
-        missing,
-    ]
-
-
-def _priority_level_row(o: dict) -> list:
-    spec = o.get("spec") or {}
-    limited = spec.get("limited") or {}
-    queuing = ((limited.get("limitResponse") or {}).get("queuing")) or {}
-    shares: Any = limited.get("nominalConcurrencyShares", "<none>")
-    if spec.get("type") != "Limited":
-        shares = (spec.get("exempt") or {}).get("nominalConcurrencyShares", "<none>")
-    return [
-        _name(o),
-        spec.get("type", ""),
-        shares,
-        queuing.get("queues", "<none>"),
-        queuing.get("handSize", "<none>"),
-        queuing.get("queueLengthLimit", "<none>"),
-        _age(o),
-    ]
-
-
-def _controller_revision_row(o: dict) -> list:
-    owner = next(
-        (
-            r
-            for r in _meta(o).get("ownerReferences") or []
-            if isinstance(r, dict) and r.get("controller")
-        ),
-        None,
-    )
-    controller = "<none>"
-    if owner is not None:
-        group = (owner.get("apiVersion") or "").rpartition("/")[0]
-        kind = owner.get("kind", "").lower() + (f".{group}" if group else "")
-        controller = f"{kind}/{owner.get('name', '')}"
-    return [_name(o), controller, o.get("revision") or 0, _age(o)]
-
-
-def _p(columns: list[tuple[str, str, str, int]], row: Any) -> Printer:
-    return Printer((_NAME, *columns), row)
-
-
-def _simple(columns: list[tuple[str, str, str, int]], cells: Any) -> Printer:
-    """A printer of Name, a few cells, then Age."""
-    return Printer((_NAME, *columns, _AGE), lambda o: [_name(o), *cells(o), _age(o)])
-
-
-def _quota_cells(o: dict) -> list[str]:
-    """printResourceQuota: "name: used/hard" pairs of the requests and of the limits."""
-    status = o.get("status") or {}
-    hard, used = status.get("hard") or {}, status.get("used") or {}
-    requests: list[str] = []
-    limits: list[str] = []
-    for name in sorted(hard):
-        pair = f"{name}: {used.get(name, '0')}/{hard[name]}"
-        (limits if name.startswith("limits.") else requests).append(pair)
-    return [", ".join(requests), ", ".join(limits)]
-
-
-def _parent_ref(ref: Any) -> str:
+def _parent_ref(o: dict) -> str:
+    ref = (o.get("spec") or {}).get("parentRef")
     if not isinstance(ref, dict):
         return "<none>"
     group = f".{ref['group']}" if ref.get("group") else ""
@@ -510,326 +363,435 @@ def _parent_ref(ref: Any) -> str:
     return f"{ref.get('resource', '')}{group}/{namespace}{ref.get('name', '')}"
 
 
-_W = 1  # priority of the wide columns (-o wide)
+# ---- admission, API services, certificates, flow control, quotas -------------------------------
 
+
+def _param_kind(o: dict) -> str:
+    kind = (o.get("spec") or {}).get("paramKind")
+    if not isinstance(kind, dict):
+        return "<unset>"
+    return f"{kind.get('apiVersion', '')}/{kind.get('kind', '')}"
+
+
+def _param_ref(o: dict) -> Any:
+    ref = (o.get("spec") or {}).get("paramRef")
+    if not isinstance(ref, dict):
+        return "<unset>"
+    if ref.get("namespace"):
+        return f"{ref.get('namespace')}/{ref.get('name')}"
+    return ref.get("name") or "*"
+
+
+def _api_service(o: dict) -> str:
+    svc = (o.get("spec") or {}).get("service")
+    return f"{svc.get('namespace', '')}/{svc.get('name', '')}" if svc else "Local"
+
+
+def _api_service_available(o: dict) -> str:
+    available = "Unknown"
+    for c in (o.get("status") or {}).get("conditions") or []:
+        if isinstance(c, dict) and c.get("type") == "Available":
+            available = str(c.get("status", ""))
+            if available != "True" and c.get("reason"):
+                available += f" ({c['reason']})"
+    return available
+
+
+def _csr_duration(o: dict) -> str:
+    seconds = (o.get("spec") or {}).get("expirationSeconds")
+    return human_duration(seconds) if seconds else "<none>"
+
+
+def _csr_condition(o: dict) -> str:
+    status = o.get("status") or {}
+    conditions = [c.get("type", "") for c in status.get("conditions") or [] if isinstance(c, dict)]
+    if status.get("certificate") and "Approved" in conditions:
+        conditions.append("Issued")
+    return ",".join(conditions) or "Pending"
+
+
+def _missing_priority_level(o: dict) -> str:
+    missing = "?"
+    for c in (o.get("status") or {}).get("conditions") or []:
+        if isinstance(c, dict) and c.get("type") == "Dangling":
+            missing = str(c.get("status"))
+    return missing
+
+
+def _concurrency_shares(o: dict) -> Any:
+    spec = o.get("spec") or {}
+    if spec.get("type") != "Limited":
+        return (spec.get("exempt") or {}).get("nominalConcurrencyShares", "<none>")
+    return (spec.get("limited") or {}).get("nominalConcurrencyShares", "<none>")
+
+
+def _quota(limits: bool) -> Cell:
+    """printResourceQuota: "name: used/hard" pairs of the requests, or of the limits."""
+
+    def cell(o: dict) -> str:
+        status = o.get("status") or {}
+        hard, used = status.get("hard") or {}, status.get("used") or {}
+        names = [name for name in sorted(hard) if name.startswith("limits.") == limits]
+        return ", ".join(f"{name}: {used.get(name, '0')}/{hard[name]}" for name in names)
+
+    return cell
+
+
+_QUEUING = "spec.limited.limitResponse.queuing"
+
+# Each kind's columns, in order, under the name of its upstream print function. One column a
+# line or two, so the table is laid out by hand.
+# fmt: off
 KIND_PRINTERS: dict[tuple[str, str], Printer] = {
-    ("batch", "Job"): _p(
-        [
-            ("Status", "string", "Status of the job.", 0),
-            ("Completions", "string", "The completion status of the job.", 0),
-            ("Duration", "string", "Time required to complete the job.", 0),
-            _AGE,
-            ("Containers", "string", "Names of each container in the template.", _W),
-            ("Images", "string", "Images referenced by each container in the template.", _W),
-            ("Selector", "string", "Query over pods that should match the pod count.", _W),
-        ],
-        _job_row,
+    # printJob
+    ("batch", "Job"): _table(
+        _NAME,
+        ("Status", "string", _job_status, "Status of the job."),
+        ("Completions", "string", _job_completions, "The completion status of the job."),
+        ("Duration", "string", _job_duration, "Time required to complete the job."),
+        _AGE,
+        *_container_columns("spec.template"),
+        ("Selector", "string", _selector("spec.selector"),
+         "Query over pods that should match the pod count.", _W),
     ),
-    ("batch", "CronJob"): _p(
-        [
-            ("Schedule", "string", "The schedule in Cron format.", 0),
-            ("Timezone", "string", "The time zone name for the given schedule.", 0),
-            ("Suspend", "boolean", "Whether subsequent executions are suspended.", 0),
-            ("Active", "integer", "Number of currently running jobs.", 0),
-            ("Last Schedule", "string", "When the job was last successfully scheduled.", 0),
-            _AGE,
-            ("Containers", "string", "Names of each container in the template.", _W),
-            ("Images", "string", "Images referenced by each container in the template.", _W),
-            ("Selector", "string", "Query over pods that should match the pod count.", _W),
-        ],
-        _cronjob_row,
+    # printCronJob
+    ("batch", "CronJob"): _table(
+        _NAME,
+        ("Schedule", "string", "spec.schedule", "The schedule in Cron format."),
+        ("Timezone", "string", _or("spec.timeZone", "<none>"),
+         "The time zone name for the given schedule."),
+        ("Suspend", "boolean", lambda o: str(bool(_get("spec.suspend", None)(o))),
+         "Whether subsequent executions are suspended."),
+        ("Active", "integer", _count("status.active"), "Number of currently running jobs."),
+        ("Last Schedule", "string", _last_schedule,
+         "When the job was last successfully scheduled."),
+        _AGE,
+        *_container_columns("spec.jobTemplate.spec.template"),
+        ("Selector", "string", _selector("spec.jobTemplate.spec.selector"),
+         "Query over pods that should match the pod count.", _W),
     ),
-    ("apps", "DaemonSet"): _p(
-        [
-            ("Desired", "integer", "The number of nodes that should run the daemon pod.", 0),
-            ("Current", "integer", "The number of nodes running at least one daemon pod.", 0),
-            ("Ready", "integer", "The number of nodes with a ready daemon pod.", 0),
-            ("Up-to-date", "integer", "The number of nodes running the updated pod.", 0),
-            ("Available", "integer", "The number of nodes with an available daemon pod.", 0),
-            ("Node Selector", "string", "NodeSelector of the pod template.", 0),
-            _AGE,
-            ("Containers", "string", "Names of each container in the template.", _W),
-            ("Images", "string", "Images referenced by each container in the template.", _W),
-            ("Selector", "string", "A label query over pods that are managed.", _W),
-        ],
-        _daemonset_row,
+    # printDaemonSet
+    ("apps", "DaemonSet"): _table(
+        _NAME,
+        ("Desired", "integer", _or("status.desiredNumberScheduled", 0),
+         "The number of nodes that should run the daemon pod."),
+        ("Current", "integer", _or("status.currentNumberScheduled", 0),
+         "The number of nodes running at least one daemon pod."),
+        ("Ready", "integer", _or("status.numberReady", 0),
+         "The number of nodes with a ready daemon pod."),
+        ("Up-to-date", "integer", _or("status.updatedNumberScheduled", 0),
+         "The number of nodes running the updated pod."),
+        ("Available", "integer", _or("status.numberAvailable", 0),
+         "The number of nodes with an available daemon pod."),
+        ("Node Selector", "string", _labels("spec.template.spec.nodeSelector"),
+         "NodeSelector of the pod template."),
+        _AGE,
+        *_container_columns("spec.template"),
+        ("Selector", "string", _selector("spec.selector"),
+         "A label query over pods that are managed.", _W),
     ),
-    ("apps", "StatefulSet"): _p(
-        [
-            ("Ready", "string", "Number of the pod with ready state.", 0),
-            _AGE,
-            ("Containers", "string", "Names of each container in the template.", _W),
-            ("Images", "string", "Images referenced by each container in the template.", _W),
-        ],
-        _statefulset_row,
+    # printStatefulSet
+    ("apps", "StatefulSet"): _table(
+        _NAME,
+        ("Ready", "string", _statefulset_ready, "Number of the pod with ready state."),
+        _AGE,
+        *_container_columns("spec.template"),
     ),
-    ("apps", "ControllerRevision"): _p(
-        [
-            ("Controller", "string", "The controller of the revision.", 0),
-            ("Revision", "integer", "The revision number.", 0),
-            _AGE,
-        ],
-        _controller_revision_row,
+    # printControllerRevision
+    ("apps", "ControllerRevision"): _table(
+        _NAME,
+        ("Controller", "string", _controller, "The controller of the revision."),
+        ("Revision", "integer", _or("revision", 0), "The revision number."),
+        _AGE,
     ),
-    ("", "ReplicationController"): _p(
-        [
-            ("Desired", "integer", "The number of desired replicas.", 0),
-            ("Current", "integer", "The number of actual replicas.", 0),
-            ("Ready", "integer", "The number of ready replicas.", 0),
-            _AGE,
-            ("Containers", "string", "Names of each container in the template.", _W),
-            ("Images", "string", "Images referenced by each container in the template.", _W),
-            ("Selector", "string", "Label keys and values that must match.", _W),
-        ],
-        _replication_controller_row,
+    # printReplicationController
+    ("", "ReplicationController"): _table(
+        _NAME,
+        ("Desired", "integer", _replicas, "The number of desired replicas."),
+        ("Current", "integer", _or("status.replicas", 0), "The number of actual replicas."),
+        ("Ready", "integer", _or("status.readyReplicas", 0), "The number of ready replicas."),
+        _AGE,
+        *_container_columns("spec.template"),
+        ("Selector", "string", _labels("spec.selector"),
+         "Label keys and values that must match.", _W),
     ),
-    ("", "PodTemplate"): _p(
-        [
-            ("Containers", "string", "Names of each container in the template.", 0),
-            ("Images", "string", "Images referenced by each container in the template.", 0),
-            ("Pod Labels", "string", "The labels for the pod template.", 0),
-        ],
-        _pod_template_row,
+    # printPodTemplate
+    ("", "PodTemplate"): _table(
+        _NAME,
+        *_container_columns("template", priority=0),
+        ("Pod Labels", "string", _labels("template.metadata.labels"),
+         "The labels for the pod template."),
     ),
-    ("autoscaling", "HorizontalPodAutoscaler"): _p(
-        [
-            ("Reference", "string", "The target of the autoscaler.", 0),
-            ("Targets", "string", "The metrics and their targets.", 0),
-            ("MinPods", "string", "The lower limit for the number of replicas.", 0),
-            ("MaxPods", "integer", "The upper limit for the number of replicas.", 0),
-            ("Replicas", "integer", "The current number of replicas.", 0),
-            _AGE,
-        ],
-        _hpa_row,
+    # printHorizontalPodAutoscaler
+    ("autoscaling", "HorizontalPodAutoscaler"): _table(
+        _NAME,
+        ("Reference", "string", _hpa_reference, "The target of the autoscaler."),
+        ("Targets", "string", _hpa_targets, "The metrics and their targets."),
+        ("MinPods", "string", _or("spec.minReplicas", 1),
+         "The lower limit for the number of replicas."),
+        ("MaxPods", "integer", _or("spec.maxReplicas", 0),
+         "The upper limit for the number of replicas."),
+        ("Replicas", "integer", _or("status.currentReplicas", 0),
+         "The current number of replicas."),
+        _AGE,
     ),
-    ("", "PersistentVolumeClaim"): _p(
-        [
-            ("Status", "string", "The phase of the claim.", 0),
-            ("Volume", "string", "The binding reference to the PersistentVolume.", 0),
-            ("Capacity", "string", "The actual resources of the underlying volume.", 0),
-            ("Access Modes", "string", "The actual access modes of the volume.", 0),
-            ("StorageClass", "string", "The name of the StorageClass the claim requires.", 0),
-            ("VolumeAttributesClass", "string", "The current VolumeAttributesClass.", 0),
-            _AGE,
-            ("VolumeMode", "string", "What type of volume the claim requires.", _W),
-        ],
-        _pvc_row,
+    # printPersistentVolumeClaim
+    ("", "PersistentVolumeClaim"): _table(
+        _NAME,
+        ("Status", "string", _phase, "The phase of the claim."),
+        ("Volume", "string", "spec.volumeName",
+         "The binding reference to the PersistentVolume."),
+        ("Capacity", "string", _bound(_or("status.capacity.storage", "")),
+         "The actual resources of the underlying volume."),
+        ("Access Modes", "string", _bound(_access_modes("status.accessModes")),
+         "The actual access modes of the volume."),
+        ("StorageClass", "string", _or("spec.storageClassName", ""),
+         "The name of the StorageClass the claim requires."),
+        ("VolumeAttributesClass", "string",
+         _or("status.currentVolumeAttributesClassName", "<unset>"),
+         "The current VolumeAttributesClass."),
+        _AGE,
+        ("VolumeMode", "string", _or("spec.volumeMode", "<unset>"),
+         "What type of volume the claim requires.", _W),
     ),
-    ("", "PersistentVolume"): _p(
-        [
-            ("Capacity", "string", "The capacity of the volume.", 0),
-            ("Access Modes", "string", "All ways the volume can be mounted.", 0),
-            ("Reclaim Policy", "string", "What happens to the volume when released.", 0),
-            ("Status", "string", "The phase of the volume.", 0),
-            ("Claim", "string", "The claim bound to the volume.", 0),
-            ("StorageClass", "string", "The name of the StorageClass of the volume.", 0),
-            ("VolumeAttributesClass", "string", "The VolumeAttributesClass of the volume.", 0),
-            ("Reason", "string", "Why the volume is in this phase.", 0),
-            _AGE,
-            ("VolumeMode", "string", "The volume mode of the volume.", _W),
-        ],
-        _pv_row,
+    # printPersistentVolume
+    ("", "PersistentVolume"): _table(
+        _NAME,
+        ("Capacity", "string", "spec.capacity.storage", "The capacity of the volume."),
+        ("Access Modes", "string", _access_modes("spec.accessModes"),
+         "All ways the volume can be mounted."),
+        ("Reclaim Policy", "string", "spec.persistentVolumeReclaimPolicy",
+         "What happens to the volume when released."),
+        ("Status", "string", _phase, "The phase of the volume."),
+        ("Claim", "string", _claim, "The claim bound to the volume."),
+        ("StorageClass", "string", _or("spec.storageClassName", ""),
+         "The name of the StorageClass of the volume."),
+        ("VolumeAttributesClass", "string", _or("spec.volumeAttributesClassName", "<unset>"),
+         "The VolumeAttributesClass of the volume."),
+        ("Reason", "string", _or("status.reason", ""), "Why the volume is in this phase."),
+        _AGE,
+        ("VolumeMode", "string", _or("spec.volumeMode", "<unset>"),
+         "The volume mode of the volume.", _W),
     ),
-    ("storage.k8s.io", "StorageClass"): _p(
-        [
-            ("Provisioner", "string", "The driver that provisions volumes.", 0),
-            ("ReclaimPolicy", "string", "The reclaim policy of provisioned volumes.", 0),
-            ("VolumeBindingMode", "string", "When volumes are bound and provisioned.", 0),
-            ("AllowVolumeExpansion", "string", "Whether volumes can be expanded.", 0),
-            _AGE,
-        ],
-        _storage_class_row,
+    # printStorageClass
+    ("storage.k8s.io", "StorageClass"): _table(
+        ("Name", "string", _storage_class_name, ""),
+        ("Provisioner", "string", "provisioner", "The driver that provisions volumes."),
+        ("ReclaimPolicy", "string", _or("reclaimPolicy", "Delete"),
+         "The reclaim policy of provisioned volumes."),
+        ("VolumeBindingMode", "string", _or("volumeBindingMode", "Immediate"),
+         "When volumes are bound and provisioned."),
+        ("AllowVolumeExpansion", "string", _bool("allowVolumeExpansion"),
+         "Whether volumes can be expanded."),
+        _AGE,
     ),
-    ("storage.k8s.io", "VolumeAttachment"): _p(
-        [
-            ("Attacher", "string", "The volume driver that handles the attachment.", 0),
-            ("PV", "string", "The name of the persistent volume to attach.", 0),
-            ("Node", "string", "The node the volume is attached to.", 0),
-            ("Attached", "boolean", "Whether the attach operation succeeded.", 0),
-            _AGE,
-        ],
-        _volume_attachment_row,
+    # printVolumeAttachment
+    ("storage.k8s.io", "VolumeAttachment"): _table(
+        _NAME,
+        ("Attacher", "string", "spec.attacher",
+         "The volume driver that handles the attachment."),
+        ("PV", "string", _or("spec.source.persistentVolumeName", ""),
+         "The name of the persistent volume to attach."),
+        ("Node", "string", "spec.nodeName", "The node the volume is attached to."),
+        ("Attached", "boolean", _bool("status.attached"),
+         "Whether the attach operation succeeded."),
+        _AGE,
     ),
-    ("storage.k8s.io", "CSIDriver"): _p(
-        [
-            ("AttachRequired", "boolean", "Whether the driver needs an attach operation.", 0),
-            ("PodInfoOnMount", "boolean", "Whether the driver gets pod information.", 0),
-            ("StorageCapacity", "boolean", "Whether the driver reports capacity.", 0),
-            ("TokenRequests", "string", "Audiences of the tokens the driver gets.", 0),
-            ("RequiresRepublish", "boolean", "Whether NodePublishVolume repeats.", 0),
-            ("Modes", "string", "The volume lifecycle modes supported.", 0),
-            _AGE,
-        ],
-        _csi_driver_row,
+    # printCSIDriver
+    ("storage.k8s.io", "CSIDriver"): _table(
+        _NAME,
+        ("AttachRequired", "boolean", _get("spec.attachRequired", True),
+         "Whether the driver needs an attach operation."),
+        ("PodInfoOnMount", "boolean", _get("spec.podInfoOnMount", False),
+         "Whether the driver gets pod information."),
+        ("StorageCapacity", "boolean", _get("spec.storageCapacity", False),
+         "Whether the driver reports capacity."),
+        ("TokenRequests", "string", _token_audiences,
+         "Audiences of the tokens the driver gets."),
+        ("RequiresRepublish", "boolean", _get("spec.requiresRepublish", False),
+         "Whether NodePublishVolume repeats."),
+        ("Modes", "string", _lifecycle_modes, "The volume lifecycle modes supported."),
+        _AGE,
     ),
-    ("networking.k8s.io", "Ingress"): _p(
-        [
-            ("Class", "string", "The name of the IngressClass.", 0),
-            ("Hosts", "string", "Hosts that incoming requests are matched against.", 0),
-            ("Address", "string", "Address is a list containing ingress points.", 0),
-            ("Ports", "string", "Ports of TLS configurations that open.", 0),
-            _AGE,
-        ],
-        _ingress_row,
+    # printCSINode
+    ("storage.k8s.io", "CSINode"): _table(
+        _NAME,
+        ("Drivers", "integer", _count("spec.drivers"), "The number of drivers."),
+        _AGE,
     ),
-    ("networking.k8s.io", "IngressClass"): _p(
-        [
-            ("Controller", "string", "The controller that implements the class.", 0),
-            ("Parameters", "string", "A link to the controller's configuration.", 0),
-            _AGE,
-        ],
-        _ingress_class_row,
+    # printVolumeAttributesClass
+    ("storage.k8s.io", "VolumeAttributesClass"): _table(
+        _NAME,
+        ("DriverName", "string", "driverName", "The CSI driver of the class."),
+        _AGE,
     ),
-    ("networking.k8s.io", "NetworkPolicy"): _p(
-        [("Pod-Selector", "string", "The pods the policy applies to.", 0), _AGE],
-        lambda o: [_name(o), _selector((o.get("spec") or {}).get("podSelector")), _age(o)],
+    # printIngress
+    ("networking.k8s.io", "Ingress"): _table(
+        _NAME,
+        ("Class", "string", _or("spec.ingressClassName", "<none>"),
+         "The name of the IngressClass."),
+        ("Hosts", "string", _ingress_hosts,
+         "Hosts that incoming requests are matched against."),
+        ("Address", "string", _load_balancer_address,
+         "Address is a list containing ingress points."),
+        ("Ports", "string", _ingress_ports, "Ports of TLS configurations that open."),
+        _AGE,
     ),
-    ("", "Endpoints"): _p(
-        [("Endpoints", "string", "Endpoints of the service.", 0), _AGE], _endpoints_row
+    # printIngressClass
+    ("networking.k8s.io", "IngressClass"): _table(
+        _NAME,
+        ("Controller", "string", "spec.controller",
+         "The controller that implements the class."),
+        ("Parameters", "string", _ingress_class_parameters,
+         "A link to the controller's configuration."),
+        _AGE,
     ),
-    ("discovery.k8s.io", "EndpointSlice"): _p(
-        [
-            ("AddressType", "string", "The type of address carried by the slice.", 0),
-            ("Ports", "string", "The network ports exposed by each endpoint.", 0),
-            ("Endpoints", "string", "The addresses of the endpoints.", 0),
-            _AGE,
-        ],
-        _endpoint_slice_row,
+    # printNetworkPolicy
+    ("networking.k8s.io", "NetworkPolicy"): _table(
+        _NAME,
+        ("Pod-Selector", "string", _selector("spec.podSelector"),
+         "The pods the policy applies to."),
+        _AGE,
     ),
-    ("policy", "PodDisruptionBudget"): _p(
-        [
-            ("Min Available", "string", "The minimum number of pods that must be available.", 0),
-            ("Max Unavailable", "string", "The maximum number of unavailable pods.", 0),
-            ("Allowed Disruptions", "integer", "Number of pod disruptions allowed.", 0),
-            _AGE,
-        ],
-        _pdb_row,
+    # printServiceCIDR
+    ("networking.k8s.io", "ServiceCIDR"): _table(
+        _NAME,
+        ("CIDRs", "string", _joined("spec.cidrs"), "The service CIDRs."),
+        _AGE,
     ),
-    ("", "ResourceQuota"): _p(
-        [
-            _AGE,
-            ("Request", "string", "Request represents a minimum amount of cpu/memory.", 0),
-            ("Limit", "string", "Limits control the maximum amount of cpu/memory.", 0),
-        ],
-        lambda o: [_name(o), _age(o), *_quota_cells(o)],
+    # printIPAddress
+    ("networking.k8s.io", "IPAddress"): _table(
+        _NAME,
+        ("ParentRef", "string", _parent_ref, "The object the address belongs to."),
+        _AGE,
     ),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): _p(
-        [
-            ("Validations", "integer", "The number of validations.", 0),
-            ("ParamKind", "string", "The kind of the parameter resource.", 0),
-            _AGE,
-        ],
-        lambda o: [
-            _name(o),
-            len((o.get("spec") or {}).get("validations") or []),
-            _param_kind(o.get("spec") or {}),
-            _age(o),
-        ],
+    # printEndpoints
+    ("", "Endpoints"): _table(
+        _NAME,
+        ("Endpoints", "string", _endpoints, "Endpoints of the service."),
+        _AGE,
     ),
-    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"): _p(
-        [
-            ("Mutations", "integer", "The number of mutations.", 0),
-            ("ParamKind", "string", "The kind of the parameter resource.", 0),
-            _AGE,
-        ],
-        lambda o: [
-            _name(o),
-            len((o.get("spec") or {}).get("mutations") or []),
-            _param_kind(o.get("spec") or {}),
-            _age(o),
-        ],
+    # printEndpointSlice
+    ("discovery.k8s.io", "EndpointSlice"): _table(
+        _NAME,
+        ("AddressType", "string", "addressType",
+         "The type of address carried by the slice."),
+        ("Ports", "string", _slice_ports, "The network ports exposed by each endpoint."),
+        ("Endpoints", "string", _slice_endpoints, "The addresses of the endpoints."),
+        _AGE,
     ),
-    ("apiregistration.k8s.io", "APIService"): _p(
-        [
-            ("Service", "string", "The reference to the service hosting the API.", 0),
-            ("Available", "string", "Whether the API is available.", 0),
-            _AGE,
-        ],
-        _api_service_row,
+    # printPodDisruptionBudget
+    ("policy", "PodDisruptionBudget"): _table(
+        _NAME,
+        ("Min Available", "string", _int_or_string("spec.minAvailable"),
+         "The minimum number of pods that must be available."),
+        ("Max Unavailable", "string", _int_or_string("spec.maxUnavailable"),
+         "The maximum number of unavailable pods."),
+        ("Allowed Disruptions", "integer", _or("status.disruptionsAllowed", 0),
+         "Number of pod disruptions allowed."),
+        _AGE,
     ),
-    ("certificates.k8s.io", "CertificateSigningRequest"): _p(
-        [
-            _AGE,
-            ("SignerName", "string", "The requested signer.", 0),
-            ("Requestor", "string", "The user who created the request.", 0),
-            ("RequestedDuration", "string", "The requested validity of the certificate.", 0),
-            ("Condition", "string", "The state of the request.", 0),
-        ],
-        _csr_row,
+    # printResourceQuota
+    ("", "ResourceQuota"): _table(
+        _NAME,
+        _AGE,
+        ("Request", "string", _quota(limits=False),
+         "Request represents a minimum amount of cpu/memory."),
+        ("Limit", "string", _quota(limits=True),
+         "Limits control the maximum amount of cpu/memory."),
     ),
-    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): _p(
-        [
-            ("PriorityLevel", "string", "The priority level of the flows.", 0),
-            ("MatchingPrecedence", "string", "Lower precedence matches first.", 0),
-            ("DistinguisherMethod", "string", "How flows are told apart.", 0),
-            _AGE,
-            ("MissingPL", "string", "Whether the priority level is missing.", 0),
-        ],
-        _flow_schema_row,
+    # printValidatingAdmissionPolicy
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): _table(
+        _NAME,
+        ("Validations", "integer", _count("spec.validations"), "The number of validations."),
+        ("ParamKind", "string", _param_kind, "The kind of the parameter resource."),
+        _AGE,
     ),
-    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): _p(
-        [
-            ("Type", "string", "Whether the level is Limited or Exempt.", 0),
-            ("NominalConcurrencyShares", "string", "The share of the concurrency limit.", 0),
-            ("Queues", "string", "The number of queues.", 0),
-            ("HandSize", "string", "The number of queues a flow is dealt.", 0),
-            ("QueueLengthLimit", "string", "The longest a queue may be.", 0),
-            _AGE,
-        ],
-        _priority_level_row,
+    # printValidatingAdmissionPolicyBinding
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): _table(
+        _NAME,
+        ("PolicyName", "string", "spec.policyName", "The bound policy."),
+        ("ParamRef", "string", _param_ref, "The parameter resource."),
+        _AGE,
     ),
-    # kinds whose columns are a path or two, then Age
-    ("scheduling.k8s.io", "PriorityClass"): _simple(
-        [
-            ("Value", "integer", "The priority value.", 0),
-            ("Global-Default", "boolean", "Whether this is the default priority class.", 0),
-        ],
-        lambda o: [o.get("value", 0), bool(o.get("globalDefault"))],
+    # printMutatingAdmissionPolicy
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"): _table(
+        _NAME,
+        ("Mutations", "integer", _count("spec.mutations"), "The number of mutations."),
+        ("ParamKind", "string", _param_kind, "The kind of the parameter resource."),
+        _AGE,
     ),
-    ("node.k8s.io", "RuntimeClass"): _simple(
-        [("Handler", "string", "The CRI handler.", 0)],
-        lambda o: [o.get("handler", "")],
+    # printMutatingAdmissionPolicyBinding
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"): _table(
+        _NAME,
+        ("PolicyName", "string", "spec.policyName", "The bound policy."),
+        ("ParamRef", "string", _param_ref, "The parameter resource."),
+        _AGE,
     ),
-    ("storage.k8s.io", "CSINode"): _simple(
-        [("Drivers", "integer", "The number of drivers.", 0)],
-        lambda o: [len((o.get("spec") or {}).get("drivers") or [])],
+    # kube-aggregator's APIService table (pkg/registry/apiservice/etcd: the printer there)
+    ("apiregistration.k8s.io", "APIService"): _table(
+        _NAME,
+        ("Service", "string", _api_service, "The reference to the service hosting the API."),
+        ("Available", "string", _api_service_available, "Whether the API is available."),
+        _AGE,
     ),
-    ("storage.k8s.io", "VolumeAttributesClass"): _simple(
-        [("DriverName", "string", "The CSI driver of the class.", 0)],
-        lambda o: [o.get("driverName", "")],
+    # printCertificateSigningRequest
+    ("certificates.k8s.io", "CertificateSigningRequest"): _table(
+        _NAME,
+        _AGE,
+        ("SignerName", "string", "spec.signerName", "The requested signer."),
+        ("Requestor", "string", "spec.username", "The user who created the request."),
+        ("RequestedDuration", "string", _csr_duration,
+         "The requested validity of the certificate."),
+        ("Condition", "string", _csr_condition, "The state of the request."),
     ),
-    ("networking.k8s.io", "ServiceCIDR"): _simple(
-        [("CIDRs", "string", "The service CIDRs.", 0)],
-        lambda o: [",".join((o.get("spec") or {}).get("cidrs") or [])],
+    # printFlowSchema
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): _table(
+        _NAME,
+        ("PriorityLevel", "string", "spec.priorityLevelConfiguration.name",
+         "The priority level of the flows."),
+        ("MatchingPrecedence", "string", _or("spec.matchingPrecedence", 0),
+         "Lower precedence matches first."),
+        ("DistinguisherMethod", "string", _or("spec.distinguisherMethod.type", "<none>"),
+         "How flows are told apart."),
+        _AGE,
+        ("MissingPL", "string", _missing_priority_level,
+         "Whether the priority level is missing."),
     ),
-    ("networking.k8s.io", "IPAddress"): _simple(
-        [("ParentRef", "string", "The object the address belongs to.", 0)],
-        lambda o: [_parent_ref((o.get("spec") or {}).get("parentRef"))],
+    # printPriorityLevelConfiguration
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): _table(
+        _NAME,
+        ("Type", "string", "spec.type", "Whether the level is Limited or Exempt."),
+        ("NominalConcurrencyShares", "string", _concurrency_shares,
+         "The share of the concurrency limit."),
+        ("Queues", "string", _get(f"{_QUEUING}.queues", "<none>"), "The number of queues."),
+        ("HandSize", "string", _get(f"{_QUEUING}.handSize", "<none>"),
+         "The number of queues a flow is dealt."),
+        ("QueueLengthLimit", "string", _get(f"{_QUEUING}.queueLengthLimit", "<none>"),
+         "The longest a queue may be."),
+        _AGE,
     ),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): _simple(
-        [
-            ("PolicyName", "string", "The bound policy.", 0),
-            ("ParamRef", "string", "The parameter resource.", 0),
-        ],
-        lambda o: _policy_binding_row(o)[1:3],
+    # printPriorityClass
+    ("scheduling.k8s.io", "PriorityClass"): _table(
+        _NAME,
+        ("Value", "integer", _get("value", 0), "The priority value."),
+        ("Global-Default", "boolean", _bool("globalDefault"),
+         "Whether this is the default priority class."),
+        _AGE,
     ),
-    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"): _simple(
-        [
-            ("PolicyName", "string", "The bound policy.", 0),
-            ("ParamRef", "string", "The parameter resource.", 0),
-        ],
-        lambda o: _policy_binding_row(o)[1:3],
+    # printRuntimeClass
+    ("node.k8s.io", "RuntimeClass"): _table(
+        _NAME,
+        ("Handler", "string", "handler", "The CRI handler."),
+        _AGE,
     ),
-    ("resource.k8s.io", "ResourceSlice"): _simple(
-        [
-            ("Node", "string", "The node the slice belongs to.", 0),
-            ("Driver", "string", "The driver that publishes the slice.", 0),
-            ("Pool", "string", "The pool of the devices.", 0),
-        ],
-        lambda o: [
-            (o.get("spec") or {}).get("nodeName") or "<none>",
-            (o.get("spec") or {}).get("driver", ""),
-            ((o.get("spec") or {}).get("pool") or {}).get("name", ""),
-        ],
+    # printResourceSlice
+    ("resource.k8s.io", "ResourceSlice"): _table(
+        _NAME,
+        ("Node", "string", _or("spec.nodeName", "<none>"), "The node the slice belongs to."),
+        ("Driver", "string", "spec.driver", "The driver that publishes the slice."),
+        ("Pool", "string", "spec.pool.name", "The pool of the devices."),
+        _AGE,
     ),
 }
+# fmt: on
