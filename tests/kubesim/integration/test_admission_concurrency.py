@@ -368,3 +368,46 @@ def test_services_that_ask_for_one_address_at_once_get_it_once(sim, ca, serve):
         'Invalid value: []string{"10.96.100.100"}: failed to allocate IP 10.96.100.100: '
         "provided IP is already allocated"
     )
+
+
+@pytest.mark.parametrize("precondition", [False, True], ids=["plain", "resourceVersion"])
+def test_a_delete_admitted_while_the_object_changes_is_checked_again(sim, ca, serve, precondition):
+    changed: list[Answer] = []
+
+    def validate(req: dict) -> dict:
+        if not changed:
+            # while this DELETE is in admission, another client updates the object
+            patch = {"data": {"late": "write"}}
+            url = f"{CONFIGMAPS}/c"
+            changed.append(call(sim, "PATCH", url, patch, "application/merge-patch+json"))
+        return {"allowed": True}
+
+    server = serve(validate)
+    rule = {"operations": ["DELETE"], "apiGroups": [""], "apiVersions": ["v1"]}
+    hook = configmap_hook("v.example.com", server, ca, rules=[rule | {"resources": ["configmaps"]}])
+    register(sim, "ValidatingWebhookConfiguration", "v", hook)
+    created = call(sim, "POST", CONFIGMAPS, configmap("c", data={"a": "1"})).body
+    rv = created["metadata"]["resourceVersion"]
+    options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+    if precondition:
+        options["preconditions"] = {"resourceVersion": rv}
+
+    deleted = call(sim, "DELETE", f"{CONFIGMAPS}/c", options)
+
+    assert changed and changed[0].code == 200, changed  # the webhook's own write went through
+    if precondition:
+        # checked again on the object as it is now: the precondition no longer holds
+        assert deleted.code == 409, deleted.body
+        late = changed[0].body["metadata"]["resourceVersion"]
+        assert deleted.body["message"] == (
+            'Operation cannot be fulfilled on ConfigMap "c": Precondition failed: '
+            f"ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {late}"
+        )
+        assert call(sim, "GET", f"{CONFIGMAPS}/c").body["data"] == {"a": "1", "late": "write"}
+        assert len(server.requests) == 1  # refused before it was admitted again
+    else:
+        # the newer object is admitted, then deleted
+        assert deleted.code == 200, deleted.body
+        assert call(sim, "GET", f"{CONFIGMAPS}/c").code == 404
+        assert len(server.requests) == 2
+        assert server.requests[1]["request"]["oldObject"]["data"]["late"] == "write"
