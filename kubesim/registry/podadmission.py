@@ -44,7 +44,8 @@ _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # SimpleNameGenerator's
 def admit_create(storage: Storage, info: ResourceInfo, ns: str, obj: dict) -> None:
     """Run the mutating admission of a create on ``obj`` (in place); only Pods have any.
 
-    The caller holds ``storage.lock``.
+    It reads the ServiceAccount and PriorityClass as stored when it runs, with or without
+    ``storage.lock`` held (upstream's plugins read them from informers, a moment old).
     """
     if (info.group, info.kind) != ("", "Pod") or info.custom:
         return

@@ -1,9 +1,18 @@
 """The generic REST verbs over storage: get, list, create, update, patch, delete, deletecollection.
 
 Twin of k8s.io/apiserver/pkg/registry/generic/registry/store.go (the generic Store with its
-create/update/delete strategies) plus the list/paging half of storage/etcd3/store.go. Every
-write runs its read-check-write sequence under ``Storage.lock``, so preconditions
-(resourceVersion, uid, AlreadyExists) are checked against exactly the state being replaced.
+create/update/delete strategies) plus the list/paging half of storage/etcd3/store.go.
+
+A write through the verbs is computed with no lock held and stored with a compare-and-swap,
+as the generic store's run inside etcd3's ``GuaranteedUpdate`` (storage/guaranteed.py): the
+object is read, the request applied to it, the kind's strategy and validation and both
+admissions (the webhooks) run, then under ``Storage.lock`` it is written only if the stored
+object is still the one read; otherwise all of it runs again on the newer object. So a webhook
+never runs under the lock (it may call kubesim back), and preconditions (resourceVersion, uid,
+AlreadyExists) still hold for exactly the state being replaced: an explicit resourceVersion
+that a concurrent write made stale is a 409 on the next attempt. A create is computed the
+same way and stored if its name is still free. The in-process controllers' own writes
+(``commit_update``, ``delete_locked``) are not admitted and run under the lock they hold.
 
 Return values are ``Stored`` objects (encoded once) or Status dicts; the HTTP handlers
 (handlers.py) serialise them. Watches are opened here (``open_watch``) and streamed by watch.py.
@@ -13,9 +22,11 @@ from __future__ import annotations
 
 import builtins
 import json
+import marshal
 import random
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +45,7 @@ from kubesim.registry.fieldmanager import (
     set_managed_fields,
 )
 from kubesim.registry.selection import build_filter, decode_continue, encode_continue
+from kubesim.storage.guaranteed import Contended, Retry, guaranteed_update
 from kubesim.storage.store import ExpiredError, Storage, Stored, Watcher, encode, normalize
 from kubesim.validation import corevalidation
 
@@ -530,12 +542,52 @@ class Rest:
             self._check_namespace_for_create(info, ns, meta.get("name") or "")
             obj = self._admit_mutate(attrs, obj)
             _check_namespace_unchanged(info, obj, ns)
-        with self.storage.lock:
-            self._check_namespace_for_create(info, ns, obj["metadata"].get("name") or "")
-            stored = self._create_locked(
-                info, ns, obj, dry, manager_name(query, user_agent), attrs=attrs
-            )
-        return 201, stored
+        manager = manager_name(query, user_agent)
+        return 201, self._create_admitted(info, ns, obj, dry, manager, attrs=attrs)
+
+    def _create_admitted(
+        self,
+        info: ResourceInfo,
+        ns: str,
+        obj: dict,
+        dry: bool,
+        manager: str,
+        applied: bool = False,
+        attrs: Attributes | None = None,
+    ) -> Stored:
+        """Store.Create after mutating admission: prepare obj and call the validating admission
+        with no lock held, then store it under the lock if its name is still free.
+
+        A name taken meanwhile is a 409 AlreadyExists, except a generated one, which is
+        generated again (createWithGenerateNameRetry: at most 8 attempts, each admitted anew);
+        a Service's address another Service took meanwhile is allocated again.
+        """
+        meta = obj["metadata"]
+        request_name = meta.get("name") or ""
+        generated = not request_name and isinstance(meta.get("generateName"), str)
+        is_service = (info.group, info.kind) == ("", "Service") and not info.custom
+        # each attempt starts from the object as admitted; keep it only where one may follow
+        pristine = _Pristine(obj) if generated or is_service else None
+        for _ in range(_NAME_GENERATION_ATTEMPTS):
+            attempt = pristine.take() if pristine is not None else obj
+            self._prepare_create(info, ns, attempt, manager, applied)
+            self._admit_validate(attrs, attempt)
+            name = attempt["metadata"]["name"]
+            with self.storage.lock:
+                # the namespace may have gone, or begun terminating, while admission ran
+                self._check_namespace_for_create(info, ns, request_name)
+                existing = self.storage.get(info.storage_key, ns, name)
+                if existing is not None and not generated:
+                    deleting = bool(existing.obj["metadata"].get("deletionTimestamp"))
+                    raise errors.already_exists(info.group, info.plural, name, deleting)
+                if existing is None:
+                    try:
+                        return self._commit_create(info, ns, attempt, dry)
+                    except Retry:
+                        pass
+        if generated:
+            raise errors.generate_name_conflict(info.group, info.plural, name)
+        raise errors.conflict(info.group, info.plural, name, errors.STALE_OBJECT)
 
     def _create_locked(
         self,
@@ -544,11 +596,25 @@ class Rest:
         obj: dict,
         dry: bool,
         manager: str = IN_PROCESS_MANAGER,
-        applied: bool = False,
-        attrs: Attributes | None = None,
     ) -> Stored:
-        """Create obj. applied: obj comes from an apply, its managedFields already made;
-        attrs: the request's admission (validating admission runs just before the write)."""
+        """Create obj without admission, under the lock the caller holds (the allocator's
+        IPAddress objects, written in the same critical section as their Service)."""
+        self._prepare_create(info, ns, obj, manager)
+        return self._commit_create(info, ns, obj, dry)
+
+    def _prepare_create(
+        self,
+        info: ResourceInfo,
+        ns: str,
+        obj: dict,
+        manager: str = IN_PROCESS_MANAGER,
+        applied: bool = False,
+    ) -> None:
+        """Make obj (after mutating admission) the object a create stores: BeforeCreate, the
+        name generated, the kind's defaults and validation, a Service's addresses, uid,
+        timestamps and managedFields. No lock needed: what it reads of storage is checked
+        again by ``_commit_create``. applied: obj comes from an apply, its managedFields
+        already made."""
         meta = obj["metadata"]
         requested = meta.pop("managedFields", ABSENT)
         # mutating admission runs before the name is generated and the strategy prepares obj
@@ -577,17 +643,11 @@ class Rest:
         if existing is not None:
             deleting = bool(existing.obj["metadata"].get("deletionTimestamp"))
             raise errors.already_exists(info.group, info.plural, name, deleting)
-        ip_info = self.registry.lookup("networking.k8s.io", "v1", "ipaddresses")
-        is_service = (info.group, info.kind) == ("", "Service") and not info.custom
-        if is_service:
+        if (info.group, info.kind) == ("", "Service") and not info.custom:
             # the REST layer's allocator: ClusterIPs and node ports are cluster-wide, and an
             # IPAddress object holds its IP (IPAddresses are served from 1.33 on)
-            reserved = (
-                [s.obj["metadata"]["name"] for s in self.storage.items(ip_info.storage_key)]
-                if ip_info is not None
-                else []
-            )
-            service.allocate(obj, [s.obj for s in self.storage.items(info.storage_key)], reserved)
+            services, reserved = self._allocated(info)
+            service.allocate(obj, services, reserved)
         meta["uid"] = str(uuid.uuid4())
         kindstrategy.with_uid(info.group, info.kind, obj)
         meta["creationTimestamp"] = strategy.now_rfc3339()
@@ -599,16 +659,36 @@ class Rest:
             set_managed_fields(meta, requested)
         else:
             self.fields.update(info, None, obj, manager, None, requested)
-        self._admit_validate(attrs, obj)
+
+    def _allocated(self, info: ResourceInfo) -> tuple[builtins.list[dict], builtins.list[str]]:
+        """What Service allocation must avoid: every stored Service, and the IPs that
+        IPAddress objects hold."""
+        ip_info = self.registry.lookup("networking.k8s.io", "v1", "ipaddresses")
+        reserved = (
+            [s.obj["metadata"]["name"] for s in self.storage.items(ip_info.storage_key)]
+            if ip_info is not None
+            else []
+        )
+        return [s.obj for s in self.storage.items(info.storage_key)], reserved
+
+    def _commit_create(self, info: ResourceInfo, ns: str, obj: dict, dry: bool) -> Stored:
+        """Store a prepared (and admitted) obj whose name is free; the caller holds the lock.
+
+        Raises ``Retry`` when a Service's addresses were taken since they were allocated."""
+        meta = obj["metadata"]
+        is_service = (info.group, info.kind) == ("", "Service") and not info.custom
+        if is_service and not service.still_free(obj, *self._allocated(info)):
+            raise Retry()
         if dry:
             meta.pop("resourceVersion", None)
             if info.kind == "CustomResourceDefinition" and not info.custom:
                 # nothing establishes a CRD that is not stored
                 obj["status"] = strategy.unestablished_crd_status(obj)
             return Stored(normalize(obj))
-        stored = self.storage.put(info.storage_key, ns, name, obj)
+        stored = self.storage.put(info.storage_key, ns, meta["name"], obj)
         if info.kind == "CustomResourceDefinition" and not info.custom:
             self._crd_changed(stored.obj)
+        ip_info = self.registry.lookup("networking.k8s.io", "v1", "ipaddresses")
         if is_service and ip_info is not None:
             for address in service.ip_addresses(stored.obj):
                 self._create_locked(ip_info, "", address, False, "kube-apiserver")
@@ -638,7 +718,6 @@ class Rest:
         """PUT (user_agent as for create). field_sub: the subresource the managedFields entry
         names when it is not ``sub`` (/scale writes the main resource)."""
         dry = _dry_run(query)
-        manager = manager_name(query, user_agent)
         directive = self._field_validation(query, "UpdateOptions")
         obj = body
         meta = _meta(obj)
@@ -655,21 +734,12 @@ class Rest:
                     "the request"
                 )
             meta["namespace"] = ns
-        with self.storage.lock:
-            old = self.storage.get(info.storage_key, ns, name)
-            if old is None:
-                if info.allow_create_on_update and sub is None:
-                    self._check_namespace_for_create(info, ns, name)
-                    meta.pop("resourceVersion", None)
-                    # an update that creates is admitted as a CREATE
-                    attrs = self._attributes(
-                        info, CREATE, ns, name, None, None, dry, _options("Create", query)
-                    )
-                    obj = self._admit_mutate(attrs, obj)
-                    _check_namespace_unchanged(info, obj, ns)
-                    return 201, self._create_locked(info, ns, obj, dry, manager, attrs=attrs)
-                raise errors.not_found(info.group, info.plural, name)
-            rv = meta.get("resourceVersion")
+        # the request's object, as sent, for each attempt (an attempt changes it)
+        pristine = _Pristine(obj)
+
+        def updated(old: Stored) -> dict:
+            new = pristine.take()
+            rv = new["metadata"].get("resourceVersion")
             if not rv:
                 if info.require_rv_on_update:
                     raise errors.invalid(
@@ -686,12 +756,108 @@ class Rest:
                     )
             elif rv != old.obj["metadata"]["resourceVersion"]:
                 raise errors.conflict(info.group, info.plural, name, errors.STALE_OBJECT)
+            return new
+
+        def created() -> tuple[dict, Attributes | None]:
+            # an update that creates is admitted as a CREATE
+            self._check_namespace_for_create(info, ns, name)
+            new = pristine.take()
+            new["metadata"].pop("resourceVersion", None)
+            attrs = self._attributes(
+                info, CREATE, ns, name, None, None, dry, _options("Create", query)
+            )
+            new = self._admit_mutate(attrs, new)
+            _check_namespace_unchanged(info, new, ns)
+            return new, attrs
+
+        may_create = info.allow_create_on_update and sub is None
+        return self._guaranteed_update(
+            info,
+            ns,
+            name,
+            query,
+            updated,
+            created if may_create else None,
+            sub=sub,
+            manager=manager_name(query, user_agent),
+            field_sub=field_sub,
+        )
+
+    def update_from_current(
+        self,
+        info: ResourceInfo,
+        ns: str,
+        name: str,
+        query: dict,
+        updated: Callable[[Stored], dict],
+        user_agent: str = IN_PROCESS_MANAGER,
+        field_sub: str | None = None,
+    ) -> Stored:
+        """An update whose new object is made from the current one on each attempt, as the
+        /scale subresource's ``scaleUpdatedObjectInfo`` makes it (registry/scale.py).
+
+        updated(old): the new object in the stored form (fresh), its preconditions checked.
+        """
+        _dry_run(query)
+        self._field_validation(query, "UpdateOptions")
+        manager = manager_name(query, user_agent)
+        _, stored = self._guaranteed_update(
+            info, ns, name, query, updated, None, sub=None, manager=manager, field_sub=field_sub
+        )
+        return stored
+
+    def _guaranteed_update(
+        self,
+        info: ResourceInfo,
+        ns: str,
+        name: str,
+        query: dict,
+        updated: Callable[[Stored], dict],
+        created: Callable[[], tuple[dict, Attributes | None]] | None,
+        *,
+        sub: str | None,
+        manager: str,
+        applied: bool = False,
+        field_sub: str | None = None,
+    ) -> tuple[int, Stored]:
+        """Store.Update: the update (or the create, where the object is missing and
+        ``created`` is given) computed and admitted with no lock held, then written under the
+        lock if the object is still the one it was computed from, else computed again from
+        the newer one (storage/guaranteed.py).
+
+        updated(old): the request's new object against ``old``, in the stored form, fresh on
+        each call, its preconditions checked (a stale resourceVersion is a 409 here, which is
+        final: ``old`` was current when read). created(): the object to create, mutating
+        admission done, and its admission attributes.
+        """
+        dry = bool(query.get("dryRun"))
+
+        def try_update(old: Stored | None) -> dict:
+            if old is None:
+                if created is None:
+                    raise errors.not_found(info.group, info.plural, name)
+                new, attrs = created()
+                self._prepare_create(info, ns, new, manager, applied)
+                self._admit_validate(attrs, new)
+                return new
             attrs = self._attributes(
                 info, UPDATE, ns, name, old.obj, sub, dry, _options("Update", query)
             )
-            return 200, self.commit_update(
-                info, old, obj, sub, dry, manager, field_sub=field_sub, attrs=attrs
+            return self._prepare_update(
+                info, old, updated(old), sub, manager, applied, field_sub, attrs
             )
+
+        def commit(old: Stored | None, new: dict) -> tuple[int, Stored]:
+            if old is None:
+                # the namespace may have gone, or begun terminating, while admission ran
+                self._check_namespace_for_create(info, ns, name)
+                return 201, self._commit_create(info, ns, new, dry)
+            return 200, self._write_update(info, old, new, sub, dry)
+
+        try:
+            return guaranteed_update(self.storage, info.storage_key, ns, name, try_update, commit)
+        except Contended:
+            raise errors.conflict(info.group, info.plural, name, errors.STALE_OBJECT) from None
 
     def commit_update(
         self,
@@ -703,24 +869,39 @@ class Rest:
         manager: str = IN_PROCESS_MANAGER,
         applied: bool = False,
         field_sub: str | None = None,
-        attrs: Attributes | None = None,
     ) -> Stored:
-        """Apply the update strategy to obj (fresh) against old and write unless it is a no-op.
+        """Apply the update strategy to obj (fresh) against old and write unless it is a no-op,
+        without admission.
 
-        The caller holds ``storage.lock`` and has read ``old`` under it: the update verbs do,
-        and so do the in-process controllers (namespace, CRD finalizer, garbage collector)
-        that rewrite an object they have just read. manager owns what the write changes;
-        applied: obj comes from an apply, its managedFields already made. attrs: the request's
-        admission: mutating on the new object before the strategy, validating before the write
-        (the in-process controllers pass none, and are not admitted).
+        For the in-process controllers (namespace, CRD finalizer, garbage collector) that
+        rewrite an object they have just read: the caller holds ``storage.lock`` and has read
+        ``old`` under it. manager owns what the write changes; applied: obj comes from an
+        apply, its managedFields already made.
         """
+        new = self._prepare_update(info, old, obj, sub, manager, applied, field_sub, None)
+        return self._write_update(info, old, new, sub, dry)
+
+    def _prepare_update(
+        self,
+        info: ResourceInfo,
+        old: Stored,
+        obj: dict,
+        sub: str | None,
+        manager: str,
+        applied: bool,
+        field_sub: str | None,
+        attrs: Attributes | None,
+    ) -> dict:
+        """The object an update of ``old`` to ``obj`` (fresh, changed in place) stores:
+        mutating admission, the kind's update strategy and validation, managedFields, then
+        validating admission (attrs: the request's; None: not admitted). Needs no lock; the
+        result is only written if ``old`` is still current."""
         obj = self._admit_mutate(attrs, obj)
         ometa = old.obj["metadata"]
         meta = obj["metadata"]
         # A subresource write never sets managedFields (ignoreManagedFieldsFromRequestObject).
         requested = meta.get("managedFields", ABSENT) if applied or sub is None else ABSENT
         name = ometa["name"]
-        ns = ometa.get("namespace", "")
         if meta.get("uid") and meta["uid"] != ometa["uid"]:
             raise errors.conflict(
                 info.group,
@@ -762,7 +943,7 @@ class Rest:
                     meta.pop(f, None)
             meta.pop("selfLink", None)
             if info.namespaced:
-                meta["namespace"] = ns
+                meta["namespace"] = ometa.get("namespace", "")
             if ometa.get("deletionTimestamp"):
                 added = [
                     f
@@ -791,11 +972,19 @@ class Rest:
             self.fields.update(info, old.obj, obj, manager, sub, requested, field_sub)
         self._admit_validate(attrs, obj)
         meta["resourceVersion"] = ometa["resourceVersion"]
-        obj = normalize(obj)
+        return normalize(obj)
+
+    def _write_update(
+        self, info: ResourceInfo, old: Stored, obj: dict, sub: str | None, dry: bool
+    ) -> Stored:
+        """Write what ``_prepare_update`` made of ``old``, unless it is a no-op; the caller
+        holds ``storage.lock`` and ``old`` is still the stored object."""
         if obj == old.obj:
             return old  # a no-op write: same resourceVersion, no event
         if dry:
             return Stored(obj)
+        ometa, meta = old.obj["metadata"], obj["metadata"]
+        name, ns = ometa["name"], ometa.get("namespace", "")
         # a Namespace is also held by spec.finalizers (the namespace registry's
         # ShouldDeleteNamespaceDuringUpdate): only the namespace controller's finalize frees it
         held_by_spec = (
@@ -870,15 +1059,13 @@ class Rest:
         if ptype == patches.APPLY and not isinstance(body, dict):
             raise errors.bad_request("apply patch body must be an object")
         manager = manager_name(query, user_agent)
-        with self.storage.lock:
-            old = self.storage.get(info.storage_key, ns, name)
-            if old is None:
-                if ptype == patches.APPLY and sub is None:
-                    attrs = self._attributes(
-                        info, CREATE, ns, name, None, None, dry, _options("Create", query)
-                    )
-                    return 201, self._apply_create(info, ns, name, body, manager, force, dry, attrs)
-                raise errors.not_found(info.group, info.plural, name)
+        applied = ptype == patches.APPLY
+        # an apply's configuration, as sent, for each attempt (other patches are only read)
+        config = _Pristine(body)
+
+        def patched(old: Stored) -> dict:
+            # the patch applied to the object as it is now (the patcher's applyPatch, run on
+            # each attempt of the update)
             base = info.patch_base(old)
             if ptype == patches.MERGE:
                 new = patches.apply_merge_patch(base, body)
@@ -890,7 +1077,9 @@ class Rest:
                 )
             else:
                 _check_apply_name(body, name)
-                new = self.fields.apply(info, base, body, manager, force, sub)
+                # the applied configuration's values may end up in (and be changed with) the
+                # result: each attempt applies the configuration as sent
+                new = self.fields.apply(info, base, config.take(), manager, force, sub)
             if not isinstance(new, dict):
                 raise errors.bad_request("patched object is not a JSON object")
             if ptype == patches.STRATEGIC:
@@ -898,9 +1087,7 @@ class Rest:
             else:
                 shown = json.dumps(new, separators=(",", ":"), sort_keys=True)
             # (server-side apply reports its unknown fields its own way: dropped here silently)
-            self._unknown_fields(
-                info, new, "Ignore" if ptype == patches.APPLY else directive, shown
-            )
+            self._unknown_fields(info, new, "Ignore" if applied else directive, shown)
             info.to_storage(new)
             meta = _meta(new)
             rv = meta.get("resourceVersion")
@@ -911,25 +1098,37 @@ class Rest:
                     "the namespace of the provided object does not match the namespace sent on "
                     "the request"
                 )
-            applied = ptype == patches.APPLY
-            # the patch handler admits a patch as an UPDATE with the PatchOptions' fields
+            return new
+
+        def created() -> tuple[dict, Attributes | None]:
+            # an apply of a missing object creates it, owned by the applier (admitted as a
+            # CREATE with the PatchOptions' fields)
             attrs = self._attributes(
-                info, UPDATE, ns, name, old.obj, sub, dry, _options("Update", query)
+                info, CREATE, ns, name, None, None, dry, _options("Create", query)
             )
-            return 200, self.commit_update(info, old, new, sub, dry, manager, applied, attrs=attrs)
+            new = self._apply_create(info, ns, name, config.take(), manager, force)
+            new = self._admit_mutate(attrs, new)
+            _check_namespace_unchanged(info, new, ns)
+            return new, attrs
+
+        # the patch handler admits a patch as an UPDATE with the PatchOptions' fields
+        return self._guaranteed_update(
+            info,
+            ns,
+            name,
+            query,
+            patched,
+            created if applied and sub is None else None,
+            sub=sub,
+            manager=manager,
+            applied=applied,
+        )
 
     def _apply_create(
-        self,
-        info: ResourceInfo,
-        ns: str,
-        name: str,
-        body: dict,
-        manager: str,
-        force: bool,
-        dry: bool,
-        attrs: Attributes | None = None,
-    ) -> Stored:
-        """An apply of a missing object creates it, owned by the applier (under the lock)."""
+        self, info: ResourceInfo, ns: str, name: str, body: dict, manager: str, force: bool
+    ) -> dict:
+        """The object an apply of a missing object creates, in the stored form, before
+        admission."""
         _check_apply_name(body, name)
         self._check_namespace_for_create(info, ns, name)
         obj = self.fields.apply(info, None, body, manager, force)
@@ -945,9 +1144,7 @@ class Rest:
         obj["kind"] = info.kind
         obj["apiVersion"] = info.group_version
         info.to_storage(obj)
-        obj = self._admit_mutate(attrs, obj)
-        _check_namespace_unchanged(info, obj, ns)
-        return self._create_locked(info, ns, obj, dry, manager, applied=True, attrs=attrs)
+        return obj
 
     # ---- delete --------------------------------------------------------------------------------
 
@@ -998,44 +1195,50 @@ class Rest:
         if attrs is not None and self.admission is not None:
             # the delete handler's mutating admission: no object, and no old object either
             self.admission.mutate(attrs)
-        with self.storage.lock:
-            old = self._get_or_404(info, ns, name)
+        return 200, self._delete_admitted(info, ns, name, opts, attrs)
+
+    def _delete_admitted(
+        self, info: ResourceInfo, ns: str, name: str, opts: dict, attrs: Attributes | None
+    ) -> Any:
+        """Store.Delete after the mutating admission: the preconditions checked and the
+        validating admission called on the object as read, with no lock held; then, under the
+        lock, the delete (or the marking for deletion) if it is still that object, else all
+        of it again on the newer one (etcd3's conditionalDelete)."""
+
+        def try_delete(old: Stored | None) -> None:
+            if old is None:
+                raise errors.not_found(info.group, info.plural, name)
+            _check_delete_preconditions(info, old, opts)
             if attrs is not None:
                 attrs.old = _versioned(info, old.obj)
-            return 200, self.delete_locked(info, old, opts, attrs)
+            self._admit_validate(attrs, None)
 
-    def delete_locked(
-        self, info: ResourceInfo, old: Stored, opts: dict, attrs: Attributes | None = None
-    ) -> Any:
-        """Delete ``old`` as DELETE with DeleteOptions ``opts`` would; the caller holds
-        ``storage.lock`` and has read ``old`` under it (the delete verbs, the namespace
-        controller and the garbage collector).
+        def commit(old: Stored | None, _: None) -> Any:
+            assert old is not None  # try_delete refused a missing object
+            return self._delete_checked(info, old, opts)
+
+        try:
+            return guaranteed_update(self.storage, info.storage_key, ns, name, try_delete, commit)
+        except Contended:
+            raise errors.conflict(info.group, info.plural, name, errors.STALE_OBJECT) from None
+
+    def delete_locked(self, info: ResourceInfo, old: Stored, opts: dict) -> Any:
+        """Delete ``old`` as DELETE with DeleteOptions ``opts`` would, without admission; the
+        caller holds ``storage.lock`` and has read ``old`` under it (the namespace controller,
+        the garbage collector and the workload controllers).
 
         Returns the object (now marked for deletion, when finalizers hold it) or a Success
-        Status once it is gone. attrs: the request's admission, validated once the
-        preconditions hold (as etcd3's conditionalDelete does).
+        Status once it is gone.
         """
+        _check_delete_preconditions(info, old, opts)
+        return self._delete_checked(info, old, opts)
+
+    def _delete_checked(self, info: ResourceInfo, old: Stored, opts: dict) -> Any:
+        """The delete of ``old`` once its preconditions hold and it is admitted; the caller
+        holds ``storage.lock`` and ``old`` is the stored object."""
         ometa = old.obj["metadata"]
         name, ns = ometa["name"], ometa.get("namespace", "")
-        pre = opts.get("preconditions") or {}
-        if pre.get("uid") and pre["uid"] != ometa["uid"]:
-            raise errors.conflict(
-                info.group,
-                info.kind,
-                name,
-                f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
-                f"{ometa['uid']}",
-            )
-        if pre.get("resourceVersion") and pre["resourceVersion"] != ometa["resourceVersion"]:
-            raise errors.conflict(
-                info.group,
-                info.kind,
-                name,
-                f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
-                f"ResourceVersion in object meta: {ometa['resourceVersion']}",
-            )
         dry = bool(opts.get("dryRun"))
-        self._admit_validate(attrs, None)
         if ometa.get("deletionTimestamp"):
             return old  # already being deleted: the object, no write
         policy = opts.get("propagationPolicy")
@@ -1089,31 +1292,35 @@ class Rest:
         """DELETE on a collection: delete every match; returns the list of deleted objects."""
         opts = self._delete_options(query, body)
         flt = build_filter(info, ns, query.get("labelSelector"), query.get("fieldSelector"))
-        with self.storage.lock:
-            items = [
-                s
-                for s in self.storage.items(info.storage_key)
-                if (not ns or s.obj["metadata"].get("namespace") == ns)
-                and (flt is None or flt(s.obj))
-            ]
-            out = []
-            for s in items:
-                # each object is validated as a DELETE of its own (deleteValidation per item)
-                meta = s.obj["metadata"]
-                attrs = self._attributes(
-                    info,
-                    DELETE,
-                    meta.get("namespace", ""),
-                    meta["name"],
-                    s.obj,
-                    None,
-                    bool(opts.get("dryRun")),
-                    _options("Delete", {}, opts),
-                )
-                res = self.delete_locked(info, s, opts, attrs)
-                out.append(res if isinstance(res, Stored) else s)
-            rv = self.storage.rv
-        return self._list_body(info, "", out, None, rv, 0, None)
+        items = [
+            s
+            for s in self.storage.items(info.storage_key)
+            if (not ns or s.obj["metadata"].get("namespace") == ns) and (flt is None or flt(s.obj))
+        ]
+        out = []
+        for s in items:
+            # each object is deleted as a DELETE of its own (upstream's workers call Delete
+            # per item, with deleteValidation); one gone meanwhile is skipped, as there
+            meta = s.obj["metadata"]
+            item_ns = meta.get("namespace", "")
+            attrs = self._attributes(
+                info,
+                DELETE,
+                item_ns,
+                meta["name"],
+                s.obj,
+                None,
+                bool(opts.get("dryRun")),
+                _options("Delete", {}, opts),
+            )
+            try:
+                res = self._delete_admitted(info, item_ns, meta["name"], opts, attrs)
+            except errors.ApiError as e:
+                if e.code != 404:
+                    raise
+                continue
+            out.append(res if isinstance(res, Stored) else s)
+        return self._list_body(info, "", out, None, self.storage.rv, 0, None)
 
     # ---- watch ---------------------------------------------------------------------------------
 
@@ -1196,6 +1403,71 @@ class Rest:
             return WatchRequest(info, None, errors.expired(str(e)), bookmarks, timeout)
         omit = self.version.omits_zero_creation_timestamp
         return WatchRequest(info, w, None, bookmarks, timeout, omit)
+
+
+def _check_delete_preconditions(info: ResourceInfo, old: Stored, opts: dict) -> None:
+    """DeleteOptions.preconditions against the stored object (storage.Preconditions.Check):
+    409 naming the Kind, with the two values."""
+    ometa = old.obj["metadata"]
+    name = ometa["name"]
+    pre = opts.get("preconditions") or {}
+    if pre.get("uid") and pre["uid"] != ometa["uid"]:
+        raise errors.conflict(
+            info.group,
+            info.kind,
+            name,
+            f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
+            f"{ometa['uid']}",
+        )
+    if pre.get("resourceVersion") and pre["resourceVersion"] != ometa["resourceVersion"]:
+        raise errors.conflict(
+            info.group,
+            info.kind,
+            name,
+            f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
+            f"ResourceVersion in object meta: {ometa['resourceVersion']}",
+        )
+
+
+class _Pristine:
+    """A request's object for each attempt of a write: the object itself the first time, then
+    a fresh copy of it as it was sent (``DefaultUpdatedObjectInfo.UpdatedObject`` copies the
+    request's object on each call, since the strategy changes what it is given).
+
+    Most writes take one attempt, so what is kept for a retry must be cheap to make: a marshal
+    snapshot costs about a third of a deep copy, and is only decoded when a retry comes. An
+    object marshal cannot hold (a timestamp YAML decoded in an apply) is deep-copied instead.
+    """
+
+    __slots__ = ("_obj", "_frozen", "_copy", "_taken")
+
+    def __init__(self, obj: Any) -> None:
+        self._obj = obj  # handed to the first attempt, which may change it
+        self._taken = False
+        self._copy: Any = None
+        try:
+            self._frozen: bytes | None = marshal.dumps(obj)
+        except ValueError:
+            self._frozen = None
+            self._copy = _copy_json(obj)
+
+    def take(self) -> Any:
+        """The object for the next attempt (owned by it)."""
+        if not self._taken:
+            self._taken = True
+            return self._obj
+        if self._frozen is not None:
+            return marshal.loads(self._frozen)
+        return _copy_json(self._copy)
+
+
+def _copy_json(value: Any) -> Any:
+    """A deep copy of decoded JSON (dicts and lists; their leaves are immutable or shared)."""
+    if isinstance(value, dict):
+        return {k: _copy_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy_json(v) for v in value]
+    return value
 
 
 def _versioned(info: ResourceInfo, obj: dict | None) -> dict | None:

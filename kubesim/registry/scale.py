@@ -5,16 +5,19 @@ Twin of ``ScaleREST`` in k8s.io/kubernetes/pkg/registry/apps/deployment/storage/
 of the custom-resource ``ScaleREST`` in apiextensions-apiserver/pkg/registry/customresource/
 etcd.go: a REST storage for ``<resource>/scale`` over the same objects as the main store.
 
-GET converts the stored object to a Scale. PUT and PATCH read the object, set its replicas
-from the new Scale and write it back through the main store's update. Upstream does that
-read-modify-write inside one ``GuaranteedUpdate``; here it runs under one hold of
-``Storage.lock``, so a patch applies to exactly the state it replaces and the resourceVersion
-precondition is checked against that state. The HTTP layer only calls these methods.
+GET converts the stored object to a Scale. PUT and PATCH make the new Scale from the current
+object's (a PATCH applies to it), set the object's replicas from it and write it back through
+the main store's update. As upstream's ``scaleUpdatedObjectInfo``, that runs inside the
+store's guaranteed update (``Rest.update_from_current``): if the object changes before the write,
+the Scale is made again from the newer object, so a patch applies to exactly the state it
+replaces and the resourceVersion precondition is checked against that state. The HTTP layer
+only calls these methods.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from kubesim.api import errors
@@ -24,6 +27,7 @@ from kubesim.registry import patch as patches
 from kubesim.registry.fieldmanager import IN_PROCESS_MANAGER
 from kubesim.registry.rest import Rest
 from kubesim.registry.strategy import get_path
+from kubesim.storage.store import Stored
 
 __all__ = ["ScaleREST"]
 
@@ -55,13 +59,7 @@ class ScaleREST:
         ``spec.replicas`` must be an integer (422 otherwise); a ``metadata.resourceVersion`` in
         the body must match the object's (409 otherwise), as for any update.
         """
-        replicas = ((body or {}).get("spec") or {}).get("replicas")
-        if not isinstance(replicas, int):
-            raise errors.invalid(
-                "autoscaling", "Scale", name, [errors.field_required("spec.replicas")]
-            )
-        rv = ((body or {}).get("metadata") or {}).get("resourceVersion")
-        return self._scale_to(info, ns, name, replicas, rv, query, user_agent)
+        return self._scale_to(info, ns, name, lambda _current: body, query, user_agent)
 
     def patch(
         self,
@@ -75,33 +73,46 @@ class ScaleREST:
     ) -> dict:
         """PATCH .../scale: patch the current Scale (JSON patch, else merge), then update."""
         accepted = patches.accepted_patch_types(info.custom)
-        if content_type.split(";")[0].strip().lower() not in accepted:
+        ptype = content_type.split(";")[0].strip().lower()
+        if ptype not in accepted:
             raise errors.unsupported_media_type(accepted)  # checked first, as handlers/patch.go
-        with self.rest.storage.lock:
-            current = self.get(info, ns, name)
+
+        def patched(current: dict) -> Any:
             body = json.loads(raw)
-            ptype = content_type.split(";")[0].strip()
             if ptype == patches.JSON_PATCH:
-                new = patches.apply_json_patch(current, body)
-            else:
-                new = patches.apply_merge_patch(current, body)
-            return self.update(info, ns, name, new, query, user_agent)
+                return patches.apply_json_patch(current, body)
+            return patches.apply_merge_patch(current, body)
+
+        return self._scale_to(info, ns, name, patched, query, user_agent)
 
     def _scale_to(
         self,
         info: ResourceInfo,
         ns: str,
         name: str,
-        replicas: int,
-        rv: str | None,
+        new_scale: Callable[[dict], Any],
         query: dict,
         user_agent: str,
     ) -> dict:
-        """Write ``replicas`` at the resource's spec replicas path; the new object's Scale."""
+        """Write the replicas of ``new_scale(current Scale)`` at the resource's spec replicas
+        path; the new object's Scale.
+
+        ``spec.replicas`` must be an integer (422 otherwise); a ``metadata.resourceVersion`` in
+        the new Scale must match the object's (409 otherwise), as for any update.
+        """
         path = (info.scale or {}).get("spec") or ".spec.replicas"
         keys = path.lstrip(".").split(".")
-        with self.rest.storage.lock:
-            old = self.rest.get(info, ns, name)
+
+        def updated(old: Stored) -> dict:
+            scale = new_scale(_scale_of(info, old.obj))
+            if not isinstance(scale, dict):
+                scale = {}
+            replicas = (scale.get("spec") or {}).get("replicas")
+            if not isinstance(replicas, int):
+                raise errors.invalid(
+                    "autoscaling", "Scale", name, [errors.field_required("spec.replicas")]
+                )
+            rv = (scale.get("metadata") or {}).get("resourceVersion")
             if rv and rv != old.obj["metadata"]["resourceVersion"]:
                 raise errors.conflict(info.group, info.plural, name, errors.STALE_OBJECT)
             obj = json.loads(old.full())
@@ -109,10 +120,12 @@ class ScaleREST:
             for k in keys[:-1]:
                 cur = cur.setdefault(k, {})
             cur[keys[-1]] = replicas
-            _, stored = self.rest.update(
-                info, ns, name, obj, query, user_agent=user_agent, field_sub="scale"
-            )
-            return _scale_of(info, stored.obj)
+            return obj
+
+        stored = self.rest.update_from_current(
+            info, ns, name, query, updated, user_agent, field_sub="scale"
+        )
+        return _scale_of(info, stored.obj)
 
 
 def _scale_of(info: ResourceInfo, obj: dict) -> dict:

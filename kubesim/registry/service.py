@@ -9,7 +9,8 @@ which keeps allocated values an update leaves out).
 Each allocated ClusterIP is recorded as an IPAddress object named by the IP, as the
 MultiCIDRServiceAllocator (GA since v1.33) writes it, and an IPAddress a user created holds
 its IP too. Deliberate differences: one IPv4 service CIDR, 10.96.0.0/12; allocation scans the
-stored Services and IPAddresses under the storage lock instead of keeping a bitmap.
+stored Services and IPAddresses instead of keeping a bitmap, and the REST layer checks
+(``still_free``) under the storage lock that nothing took them before it stores the Service.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ __all__ = [
     "default_service",
     "ip_addresses",
     "keep_allocated",
+    "still_free",
 ]
 
 SERVICE_CIDR = ipaddress.IPv4Network("10.96.0.0/12")  # kube-apiserver's --service-cluster-ip-range
@@ -97,6 +99,19 @@ def allocate(obj: dict, services: list[dict], reserved: Iterable[str] = ()) -> N
         causes += _allocate_node_ports(spec, services)
     if causes:
         raise errors.invalid("", "Service", name, causes)
+
+
+def still_free(obj: dict, services: list[dict], reserved: Iterable[str] = ()) -> bool:
+    """Whether the addresses ``allocate`` gave obj are still free: no other stored Service
+    holds its ClusterIPs or node ports, and no IPAddress its IPs. The REST layer allocates
+    before the validating webhooks run, with no lock held, and asks again under the lock
+    before it stores the Service (upstream's allocator reserves them atomically instead)."""
+    spec = obj.get("spec") or {}
+    ips = {ip for ip in spec.get("clusterIPs") or [] if ip != "None"}
+    if ips & (_service_ips(services) | set(reserved)):
+        return False
+    ports = {p.get("nodePort") for p in spec.get("ports") or [] if isinstance(p, dict)}
+    return not (ports - {None, 0}) & _node_ports(services)
 
 
 def _allocate_cluster_ip(spec: dict, services: list[dict], reserved: set[str]) -> list[dict]:

@@ -149,7 +149,7 @@ def patch_resource(
     """PATCH .../<name>[/status|/finalize|/scale]: patch the object (or its Scale).
 
     The patch type comes from Content-Type (merge, JSON, strategic merge or apply); the REST
-    layer applies it to the stored object under the storage lock.
+    layer applies it to the stored object, again if that object changes before the write.
     """
     mt = _negotiate(api, h, route)
     info, ns, name, sub = route.info, route.namespace, route.name, route.sub
