@@ -715,12 +715,70 @@ def test_the_demo_narrates_in_causal_order(live_run):
     assert patched.endswith("MODIFIED (rv N)"), "\n".join(step2)
 
 
+# what each step's action makes the controller see first (its first watch line)
+FIRST_WATCH = {
+    2: "0.00s watch Foo default/example-foo MODIFIED (rv N)",
+    3: "0.00s watch Deployment default/example-foo DELETED (rv N)",
+    5: ("0.00s watch Foo default/example-foo DELETED (rv N)", "0.00s watch Deployment"),
+}
+
+
+def test_each_demo_step_ends_before_the_next_begins(live_run):
+    # With the workload chain, one action sets off many writes by other hands, each seen by the
+    # controller at its own moment. A step prints its tables only once all of them have been
+    # handled (demo.settle): nothing of a step is narrated after its tables or under the next
+    # step's headline.
+    lines = live_run["demo"]
+    for number in (1, 2, 3, 5):
+        step = demo_step(lines, number)
+        tables = next(i for i, x in enumerate(step) if x.strip() == "$ kubectl get foos")
+        late = [x for x in step[tables:] if stream_of(x)]
+        assert not late, f"step {number} narrated after its tables:\n" + "\n".join(step)
+        # every status write of the step is echoed in the step, labelled as the controller's
+        narrated = [normalize(x) for x in step[:tables]]
+        writes = [x for x in narrated if x.startswith("0.00s api UPDATE foos/status")]
+        echoes = [x for x in narrated if x.endswith("(rv N): the controller's own status write")]
+        if number != 5:  # (step 5's status write finds the Foo gone: a 404, no echo)
+            assert writes and len(echoes) == len(writes), "\n".join(step)
+    for number, first in FIRST_WATCH.items():
+        step = [normalize(x) for x in demo_step(lines, number)]
+        watched = next(x for x in step if x.startswith("0.00s watch "))
+        assert watched.startswith(first), f"step {number}:\n" + "\n".join(step)
+
+
+def pods_table(step: list[str]) -> list[list[str]]:
+    """The rows of the step's ``kubectl get pods`` table (without its header)."""
+    start = next(i for i, x in enumerate(step) if x.strip() == "$ kubectl get pods")
+    rows = [normalize(x).split() for x in step[start + 1 :] if x.startswith("    ")]
+    return [row for row in rows if row[:1] != ["NAME"] and row[:1] != ["No"]]
+
+
+def test_the_demo_shows_the_pods_as_a_cluster_runs_them(live_run):
+    # make demo runs the workload chain with a simulated node: the Foo's Deployment owns a
+    # ReplicaSet, which owns Pods, which the node runs; each step's table shows them converged
+    lines = live_run["demo"]
+    ours = {}
+    for number, replicas in ((1, 1), (2, 3), (3, 3)):
+        step = demo_step(lines, number)
+        rows = [row for row in pods_table(step) if row[0].startswith("example-foo-")]
+        assert len(rows) == replicas, "\n".join(step)
+        # NAME READY STATUS RESTARTS AGE, as kubectl prints a running pod
+        assert all(row[1:4] == ["1/1", "Running", "0"] for row in rows), "\n".join(step)
+        ours[number] = {row[0] for row in rows}
+    # step 1's pod is one of step 2's; step 3's are new: deleting the Deployment took its Pods
+    assert ours[1] <= ours[2] and not ours[2] & ours[3], ours
+    # step 5: the garbage collector took the Deployment's ReplicaSet and Pods with it
+    gone = [row for row in pods_table(demo_step(lines, 5)) if row[0].startswith("example-foo-")]
+    assert not gone, gone
+
+
 def test_the_demo_prints_the_columns_kubectl_prints(live_run):
     headers = {normalize(x) for x in live_run["demo"] if x.strip().startswith("NAME ")}
-    # kubectl get foos: the CRD's additionalPrinterColumns; kubectl get deployments: kubectl's
+    # kubectl get foos: the CRD's additionalPrinterColumns; get deployments and pods: kubectl's
     assert headers == {
         "NAME DEPLOYMENT DESIRED AVAILABLE READY AGE",
         "NAME READY UP-TO-DATE AVAILABLE AGE",
+        "NAME READY STATUS RESTARTS AGE",
     }
 
 
