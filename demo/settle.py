@@ -37,8 +37,6 @@ from typing import Any
 from client.rest import RESTClient, resource_path
 from controller.main import Components
 from demo.workloads import controller_uid, pod_ready, pod_status, workloads
-from informer.shared_informer import ResourceEventHandler, ResourceEventHandlerRegistration
-from informer.store import DeletedFinalStateUnknown
 
 __all__ = ["Handled", "converged", "wait_settled"]
 
@@ -71,15 +69,18 @@ class Handled:
         # (kind, listener index, "namespace/name") -> (event, resourceVersion)
         self._last: dict[tuple[str, int, str], tuple[str, str]] = {}
 
-    def tap(self, kind: str, registrations: list[ResourceEventHandlerRegistration]) -> None:
+    def tap(self, kind: str, registrations: list[Any]) -> None:
+        """Wrap each registration's handler (``informer.shared_informer``'s
+        ResourceEventHandlerRegistration: its ``handler`` is what its thread calls)."""
         for index, registration in enumerate(registrations):
             registration.handler = _Noting(registration.handler, self, kind, index)
         with self._lock:
             self._listeners[kind] = len(registrations)
 
     def note(self, kind: str, listener: int, event: str, obj: Any) -> None:
-        if isinstance(obj, DeletedFinalStateUnknown):
-            obj = obj.obj
+        if not isinstance(obj, dict):
+            # a tombstone (informer.store.DeletedFinalStateUnknown) carries the last known state
+            obj = getattr(obj, "obj", None)
         meta = (obj.get("metadata") or {}) if isinstance(obj, dict) else {}
         key = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
         with self._lock:
@@ -107,7 +108,7 @@ class Handled:
 class _Noting:
     """A handler that tells ``Handled`` when the handler it wraps has finished a notification."""
 
-    def __init__(self, inner: ResourceEventHandler, handled: Handled, kind: str, index: int):
+    def __init__(self, inner: Any, handled: Handled, kind: str, index: int):
         self.inner, self.handled, self.kind, self.index = inner, handled, kind, index
 
     def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
