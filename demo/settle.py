@@ -86,10 +86,10 @@ class Handled:
         with self._lock:
             self._last[(kind, listener, key)] = (event, str(meta.get("resourceVersion") or ""))
 
-    def behind(self, kind: str, current: dict[str, Object]) -> str | None:
-        """An object of ``kind`` some handler has not finished with (None: none): one of
-        ``current`` (the server's objects by key) whose version a handler has not returned
-        from, or one gone from the server whose deletion a handler has not."""
+    def behind(self, kind: str, namespace: str, current: dict[str, Object]) -> str | None:
+        """An object of ``kind`` in ``namespace`` some handler has not finished with (None:
+        none): one of ``current`` (the server's objects there, by key) whose version a handler
+        has not returned from, or one gone from the server whose deletion a handler has not."""
         with self._lock:
             count = self._listeners.get(kind, 0)
             last = dict(self._last)
@@ -100,7 +100,8 @@ class Handled:
                 if entry is None or entry[0] == "delete" or entry[1] != rv:
                     return key
         for (k, _, key), (event, _) in last.items():
-            if k == kind and key not in current and event != "delete":
+            gone = key.startswith(f"{namespace}/") and key not in current
+            if k == kind and gone and event != "delete":
                 return key
         return None
 
@@ -184,7 +185,7 @@ def wait_settled(
     waiting_for: str | None = "the first look"
     while time.monotonic() < deadline:
         waiting_for, before = converged(api, namespace)
-        waiting_for = waiting_for or also() or _controller_behind(handled, queue, before)
+        waiting_for = waiting_for or also() or _controller_behind(handled, queue, namespace, before)
         if waiting_for is None:
             _, after = converged(api, namespace)
             if _versions(after) == _versions(before):
@@ -195,13 +196,13 @@ def wait_settled(
 
 
 def _controller_behind(
-    handled: Handled, queue: Any, objects: dict[str, list[Object]]
+    handled: Handled, queue: Any, namespace: str, objects: dict[str, list[Object]]
 ) -> str | None:
     """What the controller has not finished yet (None: it has handled the current version of
     every Foo and Deployment, every deletion, and has no key to work on)."""
     for kind in ("Foo", "Deployment"):
         current = {_key(o): o for o in objects[kind]}
-        behind = handled.behind(kind, current)
+        behind = handled.behind(kind, namespace, current)
         if behind:
             return f"the controller to handle the last change of {kind} {behind}"
     snapshot = queue.snapshot()

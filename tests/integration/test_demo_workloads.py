@@ -107,24 +107,29 @@ def test_a_step_is_not_over_until_every_handler_has_finished_the_current_version
     handled.tap("Foo", [trace, controller])
     current = {"default/a": foo("2")}
     # never notified
-    assert handled.behind("Foo", current) == "default/a"
+    assert handled.behind("Foo", "default", current) == "default/a"
     trace.handler.on_add(foo("1"), False)
     controller.handler.on_add(foo("1"), False)
     # the wrapped handlers ran, and an older version is not the server's
     assert trace.calls == controller.calls == ["add"]
-    assert handled.behind("Foo", current) == "default/a"
+    assert handled.behind("Foo", "default", current) == "default/a"
     trace.handler.on_update(foo("1"), foo("2"))
     # one handler (the --trace printer) has it, the controller's has not
-    assert handled.behind("Foo", current) == "default/a"
+    assert handled.behind("Foo", "default", current) == "default/a"
     controller.handler.on_update(foo("1"), foo("2"))
-    assert handled.behind("Foo", current) is None
+    assert handled.behind("Foo", "default", current) is None
     # gone from the server: over once every handler has seen the deletion
-    assert handled.behind("Foo", {}) == "default/a"
+    assert handled.behind("Foo", "default", {}) == "default/a"
     trace.handler.on_delete(foo("3"))
-    assert handled.behind("Foo", {}) == "default/a"
+    assert handled.behind("Foo", "default", {}) == "default/a"
 
     class Tombstone:  # informer.store.DeletedFinalStateUnknown's shape
         obj = foo("2")
 
     controller.handler.on_delete(Tombstone())
-    assert handled.behind("Foo", {}) is None
+    assert handled.behind("Foo", "default", {}) is None
+    # another namespace's objects are another step's business
+    other = {"metadata": {"namespace": "elsewhere", "name": "b", "resourceVersion": "7"}}
+    trace.handler.on_add(other, False)
+    assert handled.behind("Foo", "default", {}) is None
+    assert handled.behind("Foo", "elsewhere", {}) == "elsewhere/b"
