@@ -28,7 +28,8 @@ lint: venv
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-## demo: the controller against the embedded API server (kubesim), narrated; no cluster needed
+## demo: the controller against the embedded API server (kubesim, Pods run on a simulated node),
+## narrated; no cluster needed
 demo: venv
 	$(PY) -m demo
 

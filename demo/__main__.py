@@ -1,14 +1,17 @@
 """The story ``make demo`` tells: the controller against kubesim, step by step.
 
-No cluster needed: it starts kubesim (with its stand-in for the deployment controller, which
-marks replicas available after a moment), installs the Foo CRD, starts the controller exactly as
-``sample-controller --kubeconfig <file> --trace`` would, and then walks through what a user does:
+No cluster needed: it starts kubesim as ``make sim`` does (``demo.sim.SIM_OPTIONS``: the
+workload chain, where a Deployment owns a ReplicaSet which owns Pods, and a simulated node whose
+kubelet runs them after ``--status-delay`` seconds), installs the Foo CRD, starts the controller
+exactly as ``sample-controller --kubeconfig <file> --trace`` would, and then walks through what
+a user does:
 
-1. create ``manifests/example-foo.yaml`` and watch the Deployment and the status appear;
+1. create ``manifests/example-foo.yaml`` and watch the Deployment, its Pods and the status
+   appear;
 2. scale the Foo;
-3. delete its Deployment by hand and watch it come back;
+3. delete its Deployment by hand and watch it come back, with new Pods;
 4. create a Foo whose Deployment name is taken by someone else's Deployment;
-5. delete the Foo and watch the garbage collector remove its Deployment;
+5. delete the Foo and watch the garbage collector remove its Deployment, ReplicaSet and Pods;
 6. turn on Foo's admission webhooks (the fourth component: the API server asks them before it
    stores a Foo), and watch a Foo get its default and a colliding Foo be refused at the door.
 
@@ -20,7 +23,10 @@ Each step prints the path a change takes, in plain lines (``demo.narration`` mak
     api      CREATE deployments default -> 201                the write reached the server
     event    Normal Synced on Foo default/example-foo: ...    an Event was recorded
 
-and ``kubectl``-style tables of Foos and Deployments. It exits 0 when every step converged.
+and ``kubectl``-style tables of Foos, Deployments and Pods. A step prints its tables once it is
+over (``demo.settle``): the cluster converged, and the controller has handled every change of
+it, so no line of one step is printed under the next one's headline. It exits 0 when every
+step converged.
 """
 
 from __future__ import annotations
@@ -60,6 +66,8 @@ from demo.narration import (
     tap_queue,
     tap_writes,
 )
+from demo.settle import Handled, tap_handlers, wait_settled
+from demo.sim import SIM_OPTIONS
 from runtime.manager import USER_AGENT, check_api
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         "--status-delay",
         type=seconds,
         default=1.0,
-        help="seconds kubesim takes to mark replicas available (default 1)",
+        help="seconds a Pod takes to run on the simulated node (default 1)",
     )
     opts = parser.parse_args(argv)
 
@@ -163,9 +171,9 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger(name).addHandler(Narrator())
         logging.getLogger(name).propagate = False
 
-    headline("starting kubesim, the embedded API server (deployment status loop on)")
+    headline("starting kubesim, the embedded API server (workload chain, one simulated node)")
     with (
-        KubeSim(deployment_status_delay=opts.status_delay) as sim,
+        KubeSim(deployment_status_delay=opts.status_delay, **SIM_OPTIONS) as sim,
         tempfile.TemporaryDirectory(prefix="sample-controller-demo-") as tmp,
     ):
         kubeconfig = sim.write_kubeconfig(Path(tmp) / "kubeconfig")
@@ -190,6 +198,13 @@ def main(argv: list[str] | None = None) -> int:
         check_api(rest, sim.url, FOO_GVR)
         stop, ready = threading.Event(), threading.Event()
         started: list[Components] = []
+        handled: list[Handled] = []
+
+        def on_start(components: Components) -> None:
+            # before the informers start: the handlers are wrapped before their first call
+            started.append(components)
+            handled.append(tap_handlers(components))
+
         exit_codes: list[int] = []
         runner = threading.Thread(
             target=lambda: exit_codes.append(
@@ -199,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
                     stop,
                     registry=CollectorRegistry(),
                     ready=ready,
-                    on_start=started.append,
+                    on_start=on_start,
                 )
             ),
             name="controller",
@@ -210,23 +225,20 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit("demo: controller caches did not sync")
         tap_queue(started[0].controller)
         tap_writes(started[0].controller)
-        RequestTap(sim, stop).start()
+        tap = RequestTap(sim, stop)
+        tap.start()
         say("setup", "caches synced, 2 workers running")
+
+        def step_over(also: Callable[[], str | None] = lambda: None) -> None:
+            """Wait until the step is over (demo.settle), and print what it wrote last."""
+            wait_settled(api, handled[0], started[0], also=also)
+            tap.flush()
 
         headline("1. kubectl apply -f manifests/example-foo.yaml")
         example = yaml.safe_load((ROOT / "manifests" / "example-foo.yaml").read_text())
         example["metadata"]["namespace"] = "default"
         api.request("POST", resource_path(*FOOS, "default"), body=example)
-        wait_for(
-            "example-foo available",
-            lambda: (
-                (
-                    api.request("GET", resource_path(*FOOS, "default", "example-foo")).get("status")
-                    or {}
-                ).get("availableReplicas")
-                == 1
-            ),
-        )
+        step_over()
         print_tables(api)
 
         headline('2. kubectl patch foo example-foo --type=merge -p \'{"spec":{"replicas":3}}\'')
@@ -236,16 +248,7 @@ def main(argv: list[str] | None = None) -> int:
             body={"spec": {"replicas": 3}},
             content_type="application/merge-patch+json",
         )
-        wait_for(
-            "example-foo scaled",
-            lambda: (
-                (
-                    api.request("GET", resource_path(*FOOS, "default", "example-foo")).get("status")
-                    or {}
-                ).get("availableReplicas")
-                == 3
-            ),
-        )
+        step_over()
         print_tables(api)
 
         headline("3. kubectl delete deployment example-foo   (by hand: the controller repairs it)")
@@ -253,28 +256,21 @@ def main(argv: list[str] | None = None) -> int:
             "metadata"
         ]["uid"]
         api.request("DELETE", resource_path(*DEPLOYMENTS, "default", "example-foo"))
-        wait_for(
-            "deployment recreated",
-            lambda: (
-                api.request("GET", resource_path(*DEPLOYMENTS, "default", "example-foo"))[
-                    "metadata"
-                ]["uid"]
-                != old_uid
-            ),
-        )
 
-        # and ends converged: the new Deployment's replicas available, and the Foo's status
-        # saying so (the sync that recreated it wrote 0, so a 3 is the repaired one)
-        def repaired() -> bool:
-            deployment = api.request("GET", resource_path(*DEPLOYMENTS, "default", "example-foo"))
-            foo = api.request("GET", resource_path(*FOOS, "default", "example-foo"))
-            return (
-                deployment["metadata"]["uid"] != old_uid
-                and (deployment.get("status") or {}).get("availableReplicas") == 3
-                and (foo.get("status") or {}).get("availableReplicas") == 3
-            )
+        # and ends converged on the new Deployment: its Pods run, and the Foo's status says so
+        # (the sync that recreated it wrote 0, so a 3 is the repaired one)
+        def repaired() -> str | None:
+            try:
+                deployment = api.request(
+                    "GET", resource_path(*DEPLOYMENTS, "default", "example-foo")
+                )
+            except APIError as err:
+                if err.code != 404:
+                    raise
+                return "Deployment example-foo to be created again"
+            return None if deployment["metadata"]["uid"] != old_uid else "the old one to go"
 
-        wait_for("example-foo available again", repaired)
+        step_over(also=repaired)
         print_tables(api)
 
         headline("4. a Foo whose Deployment name is taken by a Deployment it does not own")
@@ -306,7 +302,12 @@ def main(argv: list[str] | None = None) -> int:
                 if e["reason"] == "ErrResourceExists"
             ],
         )
-        time.sleep(0.3)  # let a retry or two show their growing backoff in the narration
+        # a few retries, each after a longer backoff than the one before (the narration shows
+        # them as they come)
+        wait_for(
+            "retries of collider",
+            lambda: started[0].controller.workqueue.num_requeues("default/collider") >= 4,
+        )
         untouched = api.request("GET", resource_path(*DEPLOYMENTS, "default", "not-ours"))
         say(
             "check",
@@ -314,25 +315,35 @@ def main(argv: list[str] | None = None) -> int:
             "the controller never writes what it does not own",
         )
         api.request("DELETE", resource_path(*FOOS, "default", "collider"))
+        # over when its last retry has found it gone, and not-ours runs its Pod
+        step_over()
 
         headline(
             "5. kubectl delete foo example-foo   (the garbage collector removes its Deployment)"
         )
         api.request("DELETE", resource_path(*FOOS, "default", "example-foo"))
 
-        def collected() -> bool:
+        def collected() -> str | None:
             try:
                 api.request("GET", resource_path(*DEPLOYMENTS, "default", "example-foo"))
             except APIError as err:
-                return err.code == 404
-            return False
+                if err.code == 404:
+                    return None
+                raise
+            return "the garbage collector to delete Deployment example-foo"
 
-        wait_for("garbage collection", collected)
-        say("check", "deployment example-foo is gone")
+        step_over(also=collected)
+        say("check", "deployment example-foo is gone, and its ReplicaSet and Pods with it")
         print_tables(api)
 
-        headline("kubectl get events (correlated: one line per reason, with a count)")
-        events = api.request("GET", resource_path("", "v1", "events", "default"))["items"]
+        # the Foos' and Deployments' Events: the ReplicaSets' and Pods' are one line per Pod
+        selector = "involvedObject.kind!=ReplicaSet,involvedObject.kind!=Pod"
+        headline(f"kubectl get events --field-selector {selector}   (correlated)")
+        events = api.request(
+            "GET",
+            resource_path("", "v1", "events", "default"),
+            params={"fieldSelector": selector},
+        )["items"]
         rows = [["TYPE", "REASON", "OBJECT", "COUNT", "MESSAGE"]]
         for e in events:
             rows.append([e["type"], e["reason"], event_object(e), e.get("count", 1), e["message"]])

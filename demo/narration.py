@@ -29,6 +29,7 @@ from typing import Any
 
 from client.rest import RESTClient, resource_path
 from controller.foo_controller import Controller
+from demo.workloads import pod_ready_column, pod_restarts, pod_status
 from runtime.manager import USER_AGENT
 
 __all__ = [
@@ -285,7 +286,8 @@ def table(rows: list[list[Any]]) -> str:
 
 
 def print_tables(api: RESTClient) -> None:
-    """``kubectl get foos`` and ``kubectl get deployments``, as kubectl would print them."""
+    """``kubectl get foos``, ``kubectl get deployments`` and ``kubectl get pods``, as kubectl
+    would print them."""
     foos = api.request("GET", resource_path(*FOOS, "default"))["items"]
     rows: list[list[Any]] = [["NAME", "DEPLOYMENT", "DESIRED", "AVAILABLE", "READY", "AGE"]]
     for f in foos:
@@ -317,10 +319,25 @@ def print_tables(api: RESTClient) -> None:
                 age(d["metadata"].get("creationTimestamp")),
             ]
         )
+    pods = api.request("GET", resource_path("", "v1", "pods", "default"))["items"]
+    # kubectl's columns for Pods (a name is <deployment>-<pod-template-hash>-<suffix>)
+    prows: list[list[Any]] = [["NAME", "READY", "STATUS", "RESTARTS", "AGE"]]
+    for p in sorted(pods, key=lambda p: str(p["metadata"]["name"])):
+        prows.append(
+            [
+                p["metadata"]["name"],
+                pod_ready_column(p),
+                pod_status(p),
+                pod_restarts(p),
+                age(p["metadata"].get("creationTimestamp")),
+            ]
+        )
     none = "    No resources found in default namespace."
     print_lines(
         "\n  $ kubectl get foos",
         table(rows) if len(rows) > 1 else none,
         "  $ kubectl get deployments",
         table(drows) if len(drows) > 1 else none,
+        "  $ kubectl get pods",
+        table(prows) if len(prows) > 1 else none,
     )

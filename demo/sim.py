@@ -38,9 +38,10 @@ PROG = "make sim"
 DEFAULT_KUBECONFIG = ROOT / ".kubesim" / "kubeconfig"
 CRD_FILES = (ROOT / "crds" / "foo-crd.yaml", ROOT / "examples" / "bar" / "crd.yaml")
 
-# What stands in for the rest of a cluster: the real workload chain (Deployments -> ReplicaSets
-# -> Pods) and one simulated node that runs the Pods, so that `kubectl get pods` shows the Foo's
-# pods. {"deployment_controller": "full"} instead: Deployment status only, no Pods.
+# What stands in for the rest of a cluster, here and in `make demo` and `make demo-ui`: the real
+# workload chain (Deployments -> ReplicaSets -> Pods) and one simulated node that runs the Pods,
+# so that `kubectl get pods` shows the Foo's pods. {"deployment_controller": "full"} instead:
+# Deployment status only, no Pods.
 SIM_OPTIONS: dict[str, Any] = {"deployment_controller": "pods", "simulated_node": True}
 
 

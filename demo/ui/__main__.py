@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
         "--status-delay",
         type=seconds,
         default=1.0,
-        help="seconds kubesim takes to mark replicas available (default 1)",
+        help="seconds a Pod takes to run on the simulated node (default 1)",
     )
     opts = parser.parse_args(argv)
 

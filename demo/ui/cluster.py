@@ -1,6 +1,8 @@
 """The page's cluster: kubesim and the controller, as ``make demo`` starts them, and the controls.
 
-No client-go twin: part of the demo. The controller runs exactly as ``sample-controller
+No client-go twin: part of the demo. kubesim runs as ``make sim`` and ``make demo`` run it
+(``demo.sim.SIM_OPTIONS``: the workload chain and a simulated node), so each Deployment has a
+ReplicaSet and Pods that run. The controller runs exactly as ``sample-controller
 --kubeconfig <file> --trace`` would (``runtime.manager.run``, in a thread); the demo only
 listens to it (``demo.ui.recorder``) and, for the pause, holds its workers from outside (see
 ``Cluster.hold_workers``). Each control is what a learner would do with kubectl, or a fault
@@ -28,8 +30,10 @@ from client.rest import RESTClient, resource_path
 from controller.apis import FOO_GVR
 from controller.main import Components, parse_foo_options, run
 from demo.narration import DEPLOYMENTS, FOOS, foreign_deployment
+from demo.sim import SIM_OPTIONS
 from demo.ui.recorder import Recorder
 from demo.ui.words import Answer, answer
+from demo.workloads import pod_ready, pod_ready_column, pod_status, workloads
 from runtime.manager import USER_AGENT, check_api
 from runtime.trace import TRACE_LOGGER
 
@@ -71,7 +75,7 @@ class Cluster:
             logger.setLevel(logging.DEBUG)
             logger.addHandler(self.recorder)
             logger.propagate = False
-        self.sim = KubeSim(deployment_status_delay=self.status_delay).start()
+        self.sim = KubeSim(deployment_status_delay=self.status_delay, **SIM_OPTIONS).start()
         self._tmp = tempfile.TemporaryDirectory(prefix="sample-controller-demo-ui-")
         kubeconfig = self.sim.write_kubeconfig(Path(self._tmp.name) / "kubeconfig")
         self.api = RESTClient(
@@ -338,7 +342,8 @@ class Cluster:
     # -- what the page shows besides the machinery --------------------------------------------
 
     def cluster_state(self) -> dict[str, Any]:
-        """The Foos, Deployments and Events as kubectl would list them."""
+        """The Foos, Deployments and Events as kubectl would list them, and each Deployment's
+        Pods (``workloads``)."""
         if self.sim is None:
             return {}
         out: dict[str, Any] = {"resourceVersion": str(self.sim.resource_version)}
@@ -348,7 +353,15 @@ class Cluster:
             out["deployments"] = api.request(
                 "GET", resource_path(*DEPLOYMENTS, "default"), timeout=2
             )["items"]
-            events = api.request("GET", resource_path("", "v1", "events", "default"), timeout=2)
+            out["workloads"] = self._workloads(out["deployments"])
+            # the Foos' and Deployments' Events (the ReplicaSets' and Pods' are one per Pod)
+            selector = "involvedObject.kind!=ReplicaSet,involvedObject.kind!=Pod"
+            events = api.request(
+                "GET",
+                resource_path("", "v1", "events", "default"),
+                params={"fieldSelector": selector},
+                timeout=2,
+            )
             out["events"] = events["items"]
             out["up"] = True
         except Exception:
@@ -356,6 +369,45 @@ class Cluster:
         out["paused"] = not self.resumed.is_set()
         out["faults"] = [r.to_dict() for r in self.sim.faults.rules]
         return out
+
+    def _workloads(self, deployments: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Each Deployment's ReplicaSets and Pods, by controller reference (demo.workloads), as
+        the page draws them; Pods whose ReplicaSet is gone (being collected) under ``""``."""
+        api = self._api()
+        replica_sets = api.request(
+            "GET", resource_path("apps", "v1", "replicasets", "default"), timeout=2
+        )["items"]
+        pods = api.request("GET", resource_path("", "v1", "pods", "default"), timeout=2)["items"]
+        found, orphans = workloads(deployments, replica_sets, pods)
+        drawn = [
+            {
+                "deployment": w.name,
+                "replicaSets": sorted(rs["metadata"]["name"] for rs in w.replica_sets),
+                "pods": [_pod(p) for p in w.pods],
+            }
+            for w in found
+        ]
+        if orphans:
+            drawn.append({"deployment": "", "replicaSets": [], "pods": [_pod(p) for p in orphans]})
+        return drawn
+
+
+def _pod(pod: dict[str, Any]) -> dict[str, Any]:
+    """A Pod as the page draws it: kubectl's NAME, READY and STATUS, and its Ready condition."""
+    return {
+        "name": pod["metadata"]["name"],
+        "status": pod_status(pod),
+        "ready": pod_ready(pod),
+        "readyColumn": pod_ready_column(pod),
+        "replicaSet": next(
+            (
+                ref.get("name")
+                for ref in pod["metadata"].get("ownerReferences") or []
+                if ref.get("controller")
+            ),
+            "",
+        ),
+    }
 
 
 def _name(args: dict[str, Any]) -> str:

@@ -88,7 +88,25 @@ WORDS: dict[str, tuple[str, str]] = {
     "down": ("not answering", "応答なし"),
     "trace": ("--trace line", "--trace の行"),
     "log": ("What happened, in order", "起きたこと（順番どおり）"),
-    "cluster": ("kubectl get foos,deployments", "kubectl get foos,deployments"),
+    "cluster": ("kubectl get foos,deployments,pods", "kubectl get foos,deployments,pods"),
+    # the Pods, drawn by Deployment
+    "pods": ("Pods, by Deployment", "Deployment ごとの Pod"),
+    "pods.note": (
+        "Each Deployment controls a ReplicaSet, which controls the Pods; the page follows the "
+        "controller ownerReferences, as the deployment and ReplicaSet controllers do. kubesim's "
+        "simulated node runs each Pod: ContainerCreating first, then Running and Ready.",
+        "Deployment が ReplicaSet を、ReplicaSet が Pod を制御します。このページは、"
+        "Deployment コントローラーと ReplicaSet コントローラーと同じく、controller 指定の"
+        "オーナーリファレンスをたどって描きます。Pod は kubesim の模擬ノードが動かします。"
+        "まず ContainerCreating、次に Running で Ready になります。",
+    ),
+    "pods.none": ("no Pods", "Pod はありません"),
+    "pods.orphans": (
+        "ReplicaSet gone, Pods being collected:",
+        "ReplicaSet が消え、回収を待つ Pod:",
+    ),
+    "pod.ready": ("Ready", "Ready（準備完了）"),
+    "pod.notReady": ("not Ready", "まだ Ready ではない"),
     "name": ("Foo name", "Foo の名前"),
     "replicas": ("replicas", "レプリカ数"),
     # the controls
@@ -117,11 +135,17 @@ WORDS: dict[str, tuple[str, str]] = {
         "その間に追加されたキーは待ちのままなので、"
         "1つの Foo への連続した変更は1つのキーのままです。",
     ),
-    "help.create": ("the Deployment appears, then the status", "Deployment が現れ、次に status"),
-    "help.scale": ("the Deployment's replicas follow", "Deployment のレプリカ数が追いつく"),
+    "help.create": (
+        "the Deployment and its Pods appear, then the status",
+        "Deployment と Pod が現れ、次に status",
+    ),
+    "help.scale": (
+        "the Deployment's replicas follow, and its Pods",
+        "Deployment のレプリカ数と Pod が追いつく",
+    ),
     "help.delete": (
-        "garbage collection removes the Deployment",
-        "ガベージコレクションが Deployment を消す",
+        "garbage collection removes the Deployment and its Pods",
+        "ガベージコレクションが Deployment とその Pod を消す",
     ),
     "help.deleteDeployment": ("the controller creates it again", "コントローラーが作り直す"),
     "help.collide": (
@@ -173,6 +197,7 @@ TERMS: dict[str, str] = {
     "bookmarks": "bookmark",
     "help.bookmarks": "resourceVersion",
     "help.delete": "garbage collection",
+    "pods.note": "ownerReference",
 }
 
 

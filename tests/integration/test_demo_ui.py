@@ -182,6 +182,19 @@ def test_the_page_shows_what_the_cluster_did(
     ):
         assert step in log, step
     assert "CREATE deployments default -> 201" in log
+    # its Pod, drawn under its Deployment (found through the ReplicaSet's owner references),
+    # Running and Ready once kubesim's simulated node runs it
+    ready_pods = (
+        "[...document.querySelectorAll("
+        '\'#pods .workload[data-deployment="example-foo"] .pod[data-ready="true"]\')]'
+        ".filter(p => p.dataset.status === 'Running').map(p => p.dataset.pod)"
+    )
+    first_pods = browser.wait(
+        f"(() => {{ const p = {ready_pods}; return p.length ? p : null; }})()", "a Ready Pod"
+    )
+    assert len(first_pods) == 1 and first_pods[0].startswith("example-foo-"), first_pods
+    chain = text(browser, '#pods .workload[data-deployment="example-foo"] .chain')
+    assert chain.startswith("Deployment example-foo → ReplicaSet example-foo-"), chain
     browser.screenshot(shots / "demo-ui.png")
 
     # bookmarks: a watch event that moves no object (the count grows, the cache stays)
@@ -210,6 +223,12 @@ def test_the_page_shows_what_the_cluster_did(
         "document.querySelector('#entries').textContent"
         ".split('CREATE deployments default -> 201').length > 2",
         "the Deployment created again",
+    )
+    # the old Deployment's Pod went with it (garbage collection); the new one runs a new Pod
+    browser.wait(
+        f"(() => {{ const p = {ready_pods}; return p.length === 1"
+        f" && !p.includes({json.dumps(first_pods[0])}); }})()",
+        "a new Pod for the new Deployment, the old one gone",
     )
 
     # 500s: each failed sync adds the key back after a backoff that doubles
@@ -249,6 +268,8 @@ def test_the_page_shows_what_the_cluster_did(
     assert text(browser, "#card-reflector h3") == WORDS["reflector"][1]
     assert text(browser, "#card-queue h3") == glossary()["workqueue"]
     assert glossary()["relist"] in text(browser, "#state-reflector")
+    assert text(browser, "#cluster h3") == WORDS["pods"][1]
+    assert glossary()["ownerReference"] in text(browser, "#cluster .why")
 
     # pause, then a burst of changes (in Japanese now): the queue holds one key, the workers none
     # and so are the controls' answers: the server's, in the page's language

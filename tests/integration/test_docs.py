@@ -715,12 +715,126 @@ def test_the_demo_narrates_in_causal_order(live_run):
     assert patched.endswith("MODIFIED (rv N)"), "\n".join(step2)
 
 
+# what each step's action makes the controller see first (its first watch line, one of these)
+FIRST_WATCH = {
+    # the user's patch: not labelled as the controller's own write
+    2: ("0.00s watch Foo default/example-foo MODIFIED (rv N)",),
+    3: ("0.00s watch Deployment default/example-foo DELETED (rv N)",),
+    # the garbage collector's delete of the Deployment may reach the controller first
+    5: (
+        "0.00s watch Foo default/example-foo DELETED (rv N)",
+        "0.00s watch Deployment default/example-foo DELETED (rv N)",
+    ),
+}
+
+
+def steps_ending_late(lines: list[str], steps: tuple[int, ...] = (1, 2, 3, 5)) -> list[str]:
+    """What a run narrated of a step after the step ended: a narrated line after its tables, a
+    status write whose echo is not in the step, a step whose first watch line is not its own."""
+    problems = []
+    for number in steps:
+        step = demo_step(lines, number)
+        tables = next(i for i, x in enumerate(step) if x.strip() == "$ kubectl get foos")
+        late = [x for x in step[tables:] if stream_of(x)]
+        if late:
+            problems.append(f"step {number} narrated after its tables: {late}")
+        # every status write of the step is echoed in the step, labelled as the controller's
+        narrated = [normalize(x) for x in step[:tables]]
+        writes = [x for x in narrated if x.startswith("0.00s api UPDATE foos/status")]
+        echoes = [x for x in narrated if x.endswith("(rv N): the controller's own status write")]
+        # (step 5's status write finds the Foo gone: a 404, no echo)
+        if number != 5 and (not writes or len(echoes) != len(writes)):
+            problems.append(f"step {number}: {len(writes)} status writes, {len(echoes)} echoes")
+        first = FIRST_WATCH.get(number)
+        watched = next((x for x in narrated if x.startswith("0.00s watch ")), "")
+        if first is not None and watched not in first:
+            problems.append(f"step {number} first saw {watched!r}, not its own change")
+    return problems
+
+
+def test_each_demo_step_ends_before_the_next_begins(live_run):
+    # With the workload chain, one action sets off many writes by other hands, each seen by the
+    # controller at its own moment. A step prints its tables only once all of them have been
+    # handled (demo.settle): nothing of a step is narrated after its tables or under the next
+    # step's headline.
+    problems = steps_ending_late(live_run["demo"])
+    assert not problems, "\n".join(problems) + "\n\n" + "\n".join(live_run["demo"])
+
+
+# Steps 1 and 2 of a run whose step 1 printed its tables before the echo of its last status
+# write arrived (what a wait for the Foo's availableReplicas alone allows): the echo, and the
+# sync's line after it, are narrated under step 2's headline.
+EARLY_TABLES_RUN = """\
+== 1. kubectl apply -f manifests/example-foo.yaml
+    0.28s  watch   Foo default/example-foo ADDED (rv 12)
+    0.29s  api     UPDATE foos/status default/example-foo -> 200
+    0.29s  watch   Foo default/example-foo MODIFIED (rv 13): the controller's own status write
+    1.29s  watch   Deployment default/example-foo MODIFIED (rv 20)
+    1.29s  api     UPDATE foos/status default/example-foo -> 200
+  $ kubectl get foos
+    NAME          DEPLOYMENT    DESIRED   AVAILABLE   READY   AGE
+    example-foo   example-foo   1         1           True    1s
+    1.30s  sync    default/example-foo: synced in 2.78 ms
+== 2. kubectl patch foo example-foo --type=merge -p '{"spec":{"replicas":3}}'
+    1.31s  watch   Foo default/example-foo MODIFIED (rv 21): the controller's own status write
+    1.31s  watch   Foo default/example-foo MODIFIED (rv 22)
+    1.32s  api     UPDATE foos/status default/example-foo -> 200
+    1.32s  watch   Foo default/example-foo MODIFIED (rv 23): the controller's own status write
+  $ kubectl get foos
+== 3. kubectl delete deployment example-foo   (by hand: the controller repairs it)
+""".splitlines()
+
+
+def test_the_step_end_check_catches_tables_printed_too_early():
+    problems = steps_ending_late(EARLY_TABLES_RUN, steps=(1, 2))
+    assert problems == [
+        "step 1 narrated after its tables: "
+        "['    1.30s  sync    default/example-foo: synced in 2.78 ms']",
+        "step 1: 2 status writes, 1 echoes",
+        "step 2: 1 status writes, 2 echoes",
+        "step 2 first saw \"0.00s watch Foo default/example-foo MODIFIED (rv N): the controller's"
+        ' own status write", not its own change',
+    ], problems
+    # the same run with step 1's echo (line 11) and sync line (line 9) moved up before its
+    # tables (lines 6-8), where a settled step prints them, passes
+    run = EARLY_TABLES_RUN
+    fixed = [*run[:6], run[11], run[9], *run[6:9], run[10], *run[12:]]
+    assert steps_ending_late(fixed, steps=(1, 2)) == [], fixed
+
+
+def pods_table(step: list[str]) -> list[list[str]]:
+    """The rows of the step's ``kubectl get pods`` table (without its header)."""
+    start = next(i for i, x in enumerate(step) if x.strip() == "$ kubectl get pods")
+    rows = [normalize(x).split() for x in step[start + 1 :] if x.startswith("    ")]
+    return [row for row in rows if row[:1] != ["NAME"] and row[:1] != ["No"]]
+
+
+def test_the_demo_shows_the_pods_as_a_cluster_runs_them(live_run):
+    # make demo runs the workload chain with a simulated node: the Foo's Deployment owns a
+    # ReplicaSet, which owns Pods, which the node runs; each step's table shows them converged
+    lines = live_run["demo"]
+    ours = {}
+    for number, replicas in ((1, 1), (2, 3), (3, 3)):
+        step = demo_step(lines, number)
+        rows = [row for row in pods_table(step) if row[0].startswith("example-foo-")]
+        assert len(rows) == replicas, "\n".join(step)
+        # NAME READY STATUS RESTARTS AGE, as kubectl prints a running pod
+        assert all(row[1:4] == ["1/1", "Running", "0"] for row in rows), "\n".join(step)
+        ours[number] = {row[0] for row in rows}
+    # step 1's pod is one of step 2's; step 3's are new: deleting the Deployment took its Pods
+    assert ours[1] <= ours[2] and not ours[2] & ours[3], ours
+    # step 5: the garbage collector took the Deployment's ReplicaSet and Pods with it
+    gone = [row for row in pods_table(demo_step(lines, 5)) if row[0].startswith("example-foo-")]
+    assert not gone, gone
+
+
 def test_the_demo_prints_the_columns_kubectl_prints(live_run):
     headers = {normalize(x) for x in live_run["demo"] if x.strip().startswith("NAME ")}
-    # kubectl get foos: the CRD's additionalPrinterColumns; kubectl get deployments: kubectl's
+    # kubectl get foos: the CRD's additionalPrinterColumns; get deployments and pods: kubectl's
     assert headers == {
         "NAME DEPLOYMENT DESIRED AVAILABLE READY AGE",
         "NAME READY UP-TO-DATE AVAILABLE AGE",
+        "NAME READY STATUS RESTARTS AGE",
     }
 
 

@@ -370,6 +370,31 @@ function renderCluster(c) {
   }));
   table("events", ["TYPE", "REASON", "OBJECT", "COUNT", "MESSAGE"], (c.events || []).map((e) =>
     [e.type, e.reason, eventObject(e), e.count || 1, e.message]));
+  renderPods(c.workloads || []);
+}
+
+// each Deployment, the ReplicaSets it controls, and their Pods (found by controller owner
+// references on the server's side: demo/workloads.py); a Pod is green once Ready
+function renderPods(workloads) {
+  const box = document.getElementById("pods");
+  box.replaceChildren(...workloads.map((wl) => {
+    const div = el("div", { class: "workload", "data-deployment": wl.deployment });
+    const chain = wl.deployment
+      ? `Deployment ${wl.deployment} → ReplicaSet ${wl.replicaSets.join(", ") || "–"} →`
+      : w("pods.orphans");
+    div.append(el("span", { class: "chain" }, chain));
+    const pods = el("span", { class: "chips" });
+    for (const p of wl.pods) {
+      pods.append(el("span", { class: `chip pod ${p.ready ? "ready" : "not-ready"}`,
+        "data-pod": p.name, "data-status": p.status, "data-ready": String(p.ready),
+        title: `${w(p.ready ? "pod.ready" : "pod.notReady")} (${p.readyColumn}) · ReplicaSet ${p.replicaSet}` },
+      `${p.name} ${p.readyColumn} ${p.status}`));
+    }
+    if (!wl.pods.length) pods.append(el("span", { class: "none" }, w("pods.none")));
+    div.append(pods);
+    return div;
+  }));
+  if (!workloads.length) box.append(el("p", { class: "none" }, w("pods.none")));
 }
 
 // kubectl get events' OBJECT column: "deployment/example-foo" (the kind lowercased); the
