@@ -9,8 +9,8 @@ client-go twin: the ``http.Transport`` that ``transport.New(config)`` builds
   ``HTTPS_PROXY``/``HTTP_PROXY`` by the destination's scheme, ``NO_PROXY``, and never for
   localhost); an HTTPS destination is reached through a ``CONNECT`` tunnel, a plain HTTP one
   by sending the absolute URL to the proxy;
-- idle connections kept for reuse (client-go: ``MaxIdleConnsPerHost`` 25) and TCP keep-alive
-  probes every 30 s (client-go's dialer).
+- idle connections kept for reuse (client-go: ``MaxIdleConnsPerHost`` 25), TCP keep-alive
+  probes every 30 s and ``TCP_NODELAY`` (Go's dialer).
 
 Why our own, not urllib3's pool that the official client builds: the requests already went
 through ``http.client`` on the pool's connections (client/transport.py), so the pool was used
@@ -244,6 +244,9 @@ class Connection(http.client.HTTPConnection):
     def connect(self) -> None:
         super().connect()
         sock = self.sock
+        # Go's net.Dialer and urllib3 turn Nagle's algorithm off: a request's last segment is
+        # not held back waiting for the ACK of the one before
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
         if hasattr(socket, "TCP_KEEPIDLE"):  # Linux; macOS has only the switch above
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, KEEPALIVE_SECONDS)
