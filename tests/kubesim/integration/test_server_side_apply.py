@@ -140,11 +140,21 @@ def test_apply_of_a_missing_object_creates_it_owned_by_the_applier(sim):
     assert code == 201
     assert managers(obj) == [("kubectl", "Apply", "")]
     assert obj["spec"]["replicas"] == 2 and obj["spec"]["strategy"]["type"] == "RollingUpdate"
+    # kubesim's deployment status loop writes the status 50 ms after the create: once it has,
+    # nothing else writes the object
+    settled = wait_for(
+        lambda: (
+            (d := call(sim, "GET", f"{DEPLOYMENTS}/web")[1]).get("status", {}).get("readyReplicas")
+            == 2
+            and d
+        ),
+        message="the Deployment's status",
+    )
     # the same apply again changes nothing: no write
     code, again = apply(sim, f"{DEPLOYMENTS}/web", applied_deployment(replicas=2), "kubectl")
     assert code == 200
-    assert again["metadata"]["resourceVersion"] == obj["metadata"]["resourceVersion"]
-    assert again["metadata"]["managedFields"] == obj["metadata"]["managedFields"]
+    assert again["metadata"]["resourceVersion"] == settled["metadata"]["resourceVersion"]
+    assert again["metadata"]["managedFields"] == settled["metadata"]["managedFields"]
 
 
 def test_apply_merges_by_list_map_keys_and_removes_what_is_no_longer_applied(sim):
