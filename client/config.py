@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from client.clientconfig import (
     SERVICE_CA_FILE,
@@ -41,6 +41,8 @@ from client.restconfig import Config
 __all__ = ["ConfigError", "load_client_configuration", "load_rest_config"]
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class ConfigError(Exception):
@@ -61,21 +63,11 @@ def load_rest_config(
     ``environ``, ``token_file`` and ``ca_file`` exist for tests of the in-cluster path.
     """
     environ = os.environ if environ is None else environ
-    if not kubeconfig and not master:
-        if environ.get("KUBERNETES_SERVICE_HOST"):
-            try:
-                config = in_cluster_config(environ, token_file, ca_file)
-                log.info("using in-cluster configuration", extra={"host": config.host})
-                return config
-            except NotInCluster as err:
-                log.warning(
-                    "in-cluster configuration failed, trying kubeconfig", extra={"error": str(err)}
-                )
-        else:
-            log.info(
-                "neither --kubeconfig nor --master was specified; using the default "
-                "kubeconfig loading rules"
-            )
+    found = _in_cluster_first(
+        kubeconfig, master, environ, lambda: in_cluster_config(environ, token_file, ca_file)
+    )
+    if found is not None:
+        return found
     paths = _kubeconfig_paths(kubeconfig)
     _check_missing(kubeconfig, master, paths)
     if not paths:
@@ -117,27 +109,23 @@ def load_client_configuration(
     from kubernetes.config.config_exception import ConfigException
 
     environ = os.environ if environ is None else environ
-    cfg = Configuration()
-    if not kubeconfig and not master:
-        if environ.get(incluster_config.SERVICE_HOST_ENV_NAME):
-            try:
-                incluster_config.InClusterConfigLoader(
-                    token_filename=token_file,
-                    cert_filename=ca_file,
-                    try_refresh_token=True,
-                    environ=environ,
-                ).load_and_set(cfg)
-                log.info("using in-cluster configuration", extra={"host": cfg.host})
-                return cfg
-            except ConfigException as err:
-                log.warning(
-                    "in-cluster configuration failed, trying kubeconfig", extra={"error": str(err)}
-                )
-        else:
-            log.info(
-                "neither --kubeconfig nor --master was specified; using the default "
-                "kubeconfig loading rules"
-            )
+
+    def official_in_cluster() -> Any:
+        cfg = Configuration()
+        try:
+            incluster_config.InClusterConfigLoader(
+                token_filename=token_file,
+                cert_filename=ca_file,
+                try_refresh_token=True,
+                environ=environ,
+            ).load_and_set(cfg)
+        except ConfigException as err:
+            raise NotInCluster(str(err)) from err
+        return cfg
+
+    found = _in_cluster_first(kubeconfig, master, environ, official_in_cluster)
+    if found is not None:
+        return found
     paths = _kubeconfig_paths(kubeconfig)
     _check_missing(kubeconfig, master, paths)
     if paths:
@@ -176,6 +164,29 @@ def _official_from_files(paths: list[str], kubeconfig: str, master: str) -> Any:
     if master:
         cfg.host = master.rstrip("/")
     return cfg
+
+
+def _in_cluster_first(
+    kubeconfig: str, master: str, environ: Mapping[str, str], load: Callable[[], T]
+) -> T | None:
+    """BuildConfigFromFlags' first step: with neither flag, the pod environment when it is
+    there and loads (``load`` raises ``NotInCluster`` otherwise), else None and the kubeconfig
+    rules, each said in the log as client-go says it."""
+    if kubeconfig or master:
+        return None
+    if not environ.get("KUBERNETES_SERVICE_HOST"):
+        log.info(
+            "neither --kubeconfig nor --master was specified; using the default "
+            "kubeconfig loading rules"
+        )
+        return None
+    try:
+        config = load()
+    except NotInCluster as err:
+        log.warning("in-cluster configuration failed, trying kubeconfig", extra={"error": str(err)})
+        return None
+    log.info("using in-cluster configuration", extra={"host": getattr(config, "host", "")})
+    return config
 
 
 def _first_line(err: BaseException) -> str:

@@ -17,7 +17,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Literal
 
@@ -79,7 +79,9 @@ FLOOR = Variant("floor")
 class Launch:
     """What one controller process is started with, beyond the kubeconfig."""
 
-    resync: str = "30s"  # ours: --resync-period
+    # ours: --resync-period; E2E_RESYNC overrides it for every trial ("0": off), to see what
+    # resyncs cost a long burst (bench/resync_cost.py measures one resync)
+    resync: str = field(default_factory=lambda: os.environ.get("E2E_RESYNC", "30s"))
     metrics_port: int = 0  # ours: serve /metrics on this port (0: no metrics server)
 
 
