@@ -346,16 +346,16 @@ class RequestHeaders:
         clock: Clock = time.time,
         source: TokenSource | None = None,
     ) -> RequestHeaders:
-        """What ``ApiClient.param_serialize`` would send, from the ApiClient's configuration,
-        default headers and cookie; ``user_agent`` replaces the ApiClient's own."""
-        base = {"Accept": accept, **api_client.default_headers}
-        if api_client.cookie:
-            base["Cookie"] = api_client.cookie
-        if user_agent:
-            base["User-Agent"] = user_agent
-        if source is None:
-            source = token_source_for(api_client.configuration, clock=clock)
-        return cls(source, base)
+        """What ``ApiClient.param_serialize`` would send: ``for_config`` of the ApiClient as
+        ``client.restconfig.Config.from_api_client`` reads it (default headers, cookie, the
+        token source of its loader), with ``source`` for the credential when given."""
+        # (imported here: client/restconfig.py builds on this module)
+        from client.restconfig import Config
+
+        config = Config.from_api_client(api_client, clock=clock)
+        if source is not None:
+            config.token_source = source
+        return cls.for_config(config, user_agent=user_agent, accept=accept)
 
     @classmethod
     def for_config(
