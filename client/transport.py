@@ -90,12 +90,13 @@ class Stream:
 _METHODS_EXPECTING_BODY = frozenset({"PATCH", "POST", "PUT"})
 
 
-class _Dropped(Exception):
-    """The connection died after the request was (or was being) sent; ``cause`` says how."""
-
-    def __init__(self, cause: BaseException) -> None:
-        super().__init__(str(cause))
-        self.cause = cause
+def _died_under_it(exc: BaseException) -> bool:
+    """Whether a request failed because its connection died (the server closed or reset a
+    kept-alive one): what Go's net/http resends for an idempotent request. A timeout or a TLS
+    error is not among them: a slow or wrong server does not earn a second send."""
+    return isinstance(exc, http.client.HTTPException | OSError) and not isinstance(
+        exc, TimeoutError | ssl.SSLError
+    )
 
 
 def _send_request(
@@ -111,8 +112,8 @@ def _send_request(
     """Send one request on ``conn`` (connecting it first when it is new) and return the
     answer with its headers read. ``headers``: every header but Host and Content-Length.
 
-    Raises ``_Dropped`` when a kept-alive connection died under the request; timeouts, TLS
-    errors and a refused connection raise as they are.
+    Raises what ``http.client`` and the socket raise (``_died_under_it`` tells which of them
+    mean the connection died).
     """
     if conn.is_closed:
         conn.timeout = connect_timeout if total_timeout is None else total_timeout
@@ -127,26 +128,21 @@ def _send_request(
     else:
         conn.sock.settimeout(connect_timeout)
     try:
-        try:
-            # http.client's request(), step by step: putrequest writes the request line, Host
-            # and Accept-Encoding, putheader checks and writes each line.
-            conn.putrequest(method, target)
-            for name, value in headers.items():
-                conn.putheader(name, value)
-            if body is not None:
-                conn.putheader("Content-Length", str(len(body)))
-            elif method in _METHODS_EXPECTING_BODY:
-                conn.putheader("Content-Length", "0")
-            conn.endheaders(body)
-        except (BrokenPipeError, ConnectionResetError):
-            # The server may close after a valid answer (as urllib3 does): read it if it came.
-            pass
-        conn.sock.settimeout(read_timeout)
-        return conn.getresponse()
-    except (TimeoutError, ssl.SSLError):
-        raise
-    except (http.client.HTTPException, OSError) as exc:
-        raise _Dropped(exc) from exc
+        # http.client's request(), step by step: putrequest writes the request line, Host
+        # and Accept-Encoding, putheader checks and writes each line.
+        conn.putrequest(method, target)
+        for name, value in headers.items():
+            conn.putheader(name, value)
+        if body is not None:
+            conn.putheader("Content-Length", str(len(body)))
+        elif method in _METHODS_EXPECTING_BODY:
+            conn.putheader("Content-Length", "0")
+        conn.endheaders(body)
+    except (BrokenPipeError, ConnectionResetError):
+        # The server may close after a valid answer (as urllib3 does): read it if it came.
+        pass
+    conn.sock.settimeout(read_timeout)
+    return conn.getresponse()
 
 
 class Transport:
@@ -239,15 +235,10 @@ class Transport:
             except BaseException as exc:
                 # The connection's state is unknown: closed, never lent again.
                 conn.close()
-                if isinstance(exc, http.client.HTTPException | OSError) and not isinstance(
-                    exc, TimeoutError | ssl.SSLError
-                ):
-                    exc = _Dropped(exc)
-                if not isinstance(exc, _Dropped):
-                    raise
-                if attempts and reused:
+                # (a new connection that fails was refused or timed out: not resent)
+                if attempts and reused and _died_under_it(exc):
                     continue
-                raise exc.cause from exc
+                raise
             if answer.will_close:
                 conn.close()
             self.pool.put(conn)
@@ -285,9 +276,6 @@ class Transport:
                 read_timeout,
                 total_timeout,
             )
-        except _Dropped as exc:
-            conn.close()
-            raise exc.cause from exc
         except BaseException:
             conn.close()
             raise
