@@ -81,7 +81,8 @@ def load_rest_config(
     # None: a plugin (exec, auth-provider) or a field only the official loader knows
     config = static or Config.from_configuration(_official_from_files(paths, kubeconfig, master))
     try:
-        # what the official loader finds when it reads the files: said now, in one line
+        # what the official loader finds when it reads the files: said now, in one line (the
+        # pool is kept: the client made from this config uses it)
         config.pool()
     except (OSError, ValueError) as err:
         source = os.pathsep.join(paths)

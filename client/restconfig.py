@@ -42,13 +42,18 @@ class Config:
     proxy_headers: Mapping[str, str] | None = None
     no_proxy: str | None = None
     headers: Mapping[str, str] = field(default_factory=lambda: {"User-Agent": DEFAULT_USER_AGENT})
+    # made by the first pool(), shared by every client of this config
+    _pool: Pool | None = field(default=None, init=False, repr=False, compare=False)
 
     def pool(self) -> Pool:
-        """A connection pool for this server (client-go: ``transport.New``); raises
-        ``client.pool.ProxyError`` for a proxy it cannot use, ``ssl.SSLError``/``OSError``
-        for a certificate or key that does not load."""
-        proxy = proxy_for(self.host, self.proxy_url, self.proxy_headers, self.no_proxy)
-        return Pool(self.host, self.tls, proxy)
+        """The connection pool for this server, made on the first call and the same one after
+        (client-go: ``transport.New``, whose ``tlsTransportCache`` gives the clients of one
+        config one transport). Raises ``client.pool.ProxyError`` for a proxy it cannot use,
+        ``ssl.SSLError``/``OSError`` for a certificate or key that does not load."""
+        if self._pool is None:
+            proxy = proxy_for(self.host, self.proxy_url, self.proxy_headers, self.no_proxy)
+            self._pool = Pool(self.host, self.tls, proxy)
+        return self._pool
 
     @classmethod
     def from_configuration(cls, configuration: Any, *, clock: Any = time.time) -> Config:

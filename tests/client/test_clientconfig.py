@@ -192,3 +192,19 @@ def test_an_incomplete_pod_environment_falls_back_to_the_kubeconfig_rules(tmp_pa
         load_rest_config(
             environ=env, token_file=str(tmp_path / "no-token"), ca_file=str(tmp_path / "no-ca")
         )
+
+
+def test_the_pool_checked_at_load_is_the_one_the_client_uses(tls_sim, tmp_path):
+    """load_rest_config builds the pool to report a certificate that does not load; the
+    client made from the config then uses that pool, its TLS context made once."""
+    path = _kubeconfig(
+        tmp_path / "kc",
+        {"server": tls_sim.url, "certificate-authority-data": _ca_data(tls_sim)},
+        {"token": "s3cret"},
+    )
+    config = load_rest_config(path)
+    checked = config.pool()
+    rest = RESTClient(config)
+    assert rest._transport.pool is checked
+    rest.request("GET", NAMESPACES)
+    assert checked.opened == 1
