@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from client.auth import CachedFileTokenSource, StaticTokenSource, TokenSource
-from client.kubeconfig import NAMED_LISTS, KubeconfigProblem
+from client.kubeconfig import KubeconfigProblem, merge
 from client.pool import TLSSettings
 from client.restconfig import Config
 
@@ -123,7 +123,7 @@ def static_config(
 
     Raises ``KubeconfigProblem`` for a value that cannot be used (data that is not base64).
     """
-    merged = _merge(paths, docs)
+    merged = merge(paths, docs)
     context, _ = merged["contexts"].get(merged["current-context"], ({}, ""))
     cluster, cluster_file = merged["clusters"].get(context.get("cluster"), ({}, ""))
     user, user_file = merged["users"].get(context.get("user"), ({}, ""))
@@ -183,17 +183,3 @@ def _resolve(name: str, path: str) -> str:
     if os.path.isabs(name) or not path:
         return name
     return os.path.join(os.path.dirname(os.path.abspath(os.path.expanduser(path))), name)
-
-
-def _merge(paths: Sequence[str], docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """client/kubeconfig.py's merged view (the first file's entry of each name, the last
-    file's current-context), each entry with the file it came from."""
-    merged: dict[str, Any] = {key: {} for key in NAMED_LISTS}
-    merged["current-context"] = ""
-    for path, doc in zip(paths, docs, strict=True):
-        for key, body in NAMED_LISTS.items():
-            for entry in doc.get(key) or []:
-                merged[key].setdefault(entry["name"], (entry[body], path))
-        if "current-context" in doc:
-            merged["current-context"] = doc["current-context"] or ""
-    return merged

@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-__all__ = ["KubeconfigProblem", "check_usable", "read_kubeconfig"]
+__all__ = ["KubeconfigProblem", "check_usable", "merge", "read_kubeconfig"]
 
 # the named lists of a kubeconfig, with the key that holds each entry's body
 NAMED_LISTS = {"clusters": "cluster", "contexts": "context", "users": "user"}
@@ -90,13 +90,13 @@ def check_usable(paths: Sequence[str], docs: Sequence[dict[str, Any]], master: s
     context a cluster, and the cluster a server (unless ``master`` overrides it): the chain the
     loader follows, as client-go's ``ConfirmUsable`` checks it."""
     where = "kubeconfig " + os.pathsep.join(paths)
-    merged = _merge(docs)
+    merged = merge(paths, docs)
     current = merged["current-context"]
     if not current:
         raise KubeconfigProblem(
             f"{where}: current-context is not set (choose one: kubectl config use-context NAME)"
         )
-    context = merged["contexts"].get(current)
+    context, _ = merged["contexts"].get(current, (None, ""))
     if context is None:
         known = ", ".join(sorted(merged["contexts"])) or "none"
         raise KubeconfigProblem(
@@ -106,7 +106,7 @@ def check_usable(paths: Sequence[str], docs: Sequence[dict[str, Any]], master: s
     cluster_name = context.get("cluster")
     if not cluster_name or not isinstance(cluster_name, str):
         raise KubeconfigProblem(f"{where}: cluster was not specified for context {current!r}")
-    cluster = merged["clusters"].get(cluster_name)
+    cluster, _ = merged["clusters"].get(cluster_name, (None, ""))
     if cluster is None:
         raise KubeconfigProblem(
             f"{where}: cluster {cluster_name!r} was not found for context {current!r}"
@@ -153,15 +153,16 @@ def _check_named_list(path: str, doc: dict[str, Any], key: str, body: str) -> No
             )
 
 
-def _merge(docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The view the official loader builds from several files (KubeConfigMerger): named entries,
-    the first file's of each name; current-context, the last file's that sets it."""
+def merge(paths: Sequence[str], docs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The view the official loader builds from several files (KubeConfigMerger): named
+    entries, the first file's of each name, each as (entry, the file it came from, for paths
+    relative to it); current-context, the last file's that sets it."""
     merged: dict[str, Any] = {key: {} for key in NAMED_LISTS}
     merged["current-context"] = ""
-    for doc in docs:
+    for path, doc in zip(paths, docs, strict=True):
         for key, body in NAMED_LISTS.items():
             for entry in doc.get(key) or []:
-                merged[key].setdefault(entry["name"], entry[body])
+                merged[key].setdefault(entry["name"], (entry[body], path))
         if "current-context" in doc:
             merged["current-context"] = doc["current-context"] or ""
     return merged
