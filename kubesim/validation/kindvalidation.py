@@ -30,6 +30,7 @@ from kubesim.validation.metavalidation import (
 
 __all__ = [
     "nonnegative",
+    "validate_selector_and_template",
     "validate_deployment",
     "validate_deployment_status",
     "validate_event",
@@ -79,8 +80,11 @@ def validate_deployment(obj: dict, old: dict | None = None) -> list[dict]:
     return causes
 
 
-def _validate_deployment_spec(spec: dict) -> list[dict]:
-    causes = nonnegative(spec.get("replicas"), "spec.replicas")
+def validate_selector_and_template(spec: dict) -> list[dict]:
+    """The selector and template checks ValidateDeploymentSpec and ValidateReplicaSetSpec
+    share: a selector that is there, valid and not empty (upstream's wording, "for
+    deployment", in both), and a template that it selects."""
+    causes: list[dict] = []
     selector = spec.get("selector")
     if selector is None:
         causes.append(errors.field_required("spec.selector"))
@@ -103,6 +107,12 @@ def _validate_deployment_spec(spec: dict) -> list[dict]:
         )
     else:
         causes += validate_template_for_replica_set(spec.get("template") or {}, matcher)
+    return causes
+
+
+def _validate_deployment_spec(spec: dict) -> list[dict]:
+    causes = nonnegative(spec.get("replicas"), "spec.replicas")
+    causes += validate_selector_and_template(spec)
     causes += _validate_deployment_strategy(spec.get("strategy") or {})
     causes += nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds")
     causes += nonnegative(spec.get("revisionHistoryLimit"), "spec.revisionHistoryLimit")

@@ -19,13 +19,11 @@ from kubesim.validation.kindvalidation import (
     nonnegative,
     replica_status_causes,
     validate_pod_spec,
-    validate_template_for_replica_set,
+    validate_selector_and_template,
 )
 from kubesim.validation.metavalidation import (
     label_selector_value,
     name_is_dns_subdomain,
-    parse_label_selector,
-    validate_label_selector,
     validate_object_meta,
     validate_object_meta_update,
 )
@@ -102,29 +100,8 @@ def validate_replica_set(obj: dict, old: dict | None = None) -> list[dict]:
     spec = obj.get("spec") or {}
     causes += nonnegative(spec.get("replicas"), "spec.replicas")
     causes += nonnegative(spec.get("minReadySeconds"), "spec.minReadySeconds")
+    causes += validate_selector_and_template(spec)
     selector = spec.get("selector")
-    if selector is None:
-        causes.append(errors.field_required("spec.selector"))
-    else:
-        causes += validate_label_selector(selector, "spec.selector")
-        if not (selector.get("matchLabels") or selector.get("matchExpressions")):
-            causes.append(
-                errors.field_invalid(
-                    "spec.selector",
-                    label_selector_value(selector),
-                    # (upstream's wording, shared with the Deployment's check)
-                    "empty selector is invalid for deployment",
-                )
-            )
-    matcher = parse_label_selector(selector)
-    if matcher is None:
-        causes.append(
-            errors.field_invalid(
-                "spec.selector", label_selector_value(selector), "invalid label selector"
-            )
-        )
-    else:
-        causes += validate_template_for_replica_set(spec.get("template") or {}, matcher)
     if old is not None and selector != (old.get("spec") or {}).get("selector"):
         causes.append(
             errors.field_invalid(
