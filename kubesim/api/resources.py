@@ -321,7 +321,6 @@ def _builtin() -> list[ResourceInfo]:
             require_rv_on_update=False,
             generation_on_annotations=True,
         ),
-        # The same Events, read and written as events.k8s.io/v1 (one storage, converted).
         # The workload chain below a Deployment (controllers/workloads.py runs it when asked):
         # ReplicaSets with /status and /scale, Pods with /status. Their field selectors are the
         # registries' own (ReplicaSetToSelectableFields, PodToSelectableFields).
@@ -367,6 +366,7 @@ def _builtin() -> list[ResourceInfo]:
                 "status.nominatedNodeName",
             ),
         ),
+        # The same Events, read and written as events.k8s.io/v1 (one storage, converted).
         ResourceInfo(
             "events.k8s.io",
             "v1",
