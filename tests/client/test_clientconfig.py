@@ -208,3 +208,29 @@ def test_the_pool_checked_at_load_is_the_one_the_client_uses(tls_sim, tmp_path):
     assert rest._transport.pool is checked
     rest.request("GET", NAMESPACES)
     assert checked.opened == 1
+
+
+def test_a_client_certificate_logs_in_as_its_subject_from_files_or_inline(tmp_path):
+    """The certificate and key as files (kubesim's kubeconfig), or inline as kind writes its
+    admin's (``client-certificate-data``, ``client-key-data``): the server reads the user and
+    groups from the certificate, and no token is sent."""
+    with KubeSim(admin_client_certificate=True) as sim:
+        path = Path(sim.write_kubeconfig(tmp_path / "kc"))
+        doc = yaml.safe_load(path.read_text())
+        user = doc["users"][0]["user"]
+        assert set(user) == {"client-certificate", "client-key"}
+        inline = tmp_path / "kc-inline"
+        doc["users"][0]["user"] = {
+            f"{key}-data": base64.b64encode(Path(user[key]).read_bytes()).decode()
+            for key in ("client-certificate", "client-key")
+        }
+        inline.write_text(yaml.safe_dump(doc))
+        for kubeconfig in (path, inline):
+            review = RESTClient(load_rest_config(str(kubeconfig))).request(
+                "POST",
+                "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                body={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
+            )
+            info = review["status"]["userInfo"]
+            assert info["username"] == "kubernetes-admin"
+            assert info["groups"] == ["kubeadm:cluster-admins", "system:authenticated"]
